@@ -1,0 +1,37 @@
+# Warnings and hardening for our own targets (STYLE.md "Build"). Third-party code compiled here
+# (llhttp, BoringSSL) does not get these warnings; it gets the hardening.
+
+set(GK_WARNINGS
+  -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wswitch-enum -Wimplicit-fallthrough)
+
+# Exceptions are off in our code: errors are values (STYLE.md rule 6).
+set(GK_CXX_OPTIONS -fno-exceptions)
+
+set(GK_HARDENING -fstack-protector-strong)
+# _FORTIFY_SOURCE needs optimisation; glibc warns (an error under -Werror) without it.
+if(NOT CMAKE_BUILD_TYPE STREQUAL "Debug")
+  list(APPEND GK_HARDENING -D_FORTIFY_SOURCE=3)
+endif()
+add_compile_options(${GK_HARDENING})
+add_link_options(LINKER:-z,relro LINKER:-z,now LINKER:-z,noexecstack)
+
+if(GK_SANITIZE)
+  set(GK_SANITIZER_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=all
+                         -fno-omit-frame-pointer)
+  add_compile_options(${GK_SANITIZER_FLAGS})
+  add_link_options(${GK_SANITIZER_FLAGS})
+endif()
+
+if(GK_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "GK_FUZZ needs clang (libFuzzer); use the 'fuzz' preset")
+  endif()
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+# gk_target_defaults(<target>): our warnings and C++ options on one of our targets.
+function(gk_target_defaults target)
+  target_compile_options(${target} PRIVATE ${GK_WARNINGS}
+                         $<$<COMPILE_LANGUAGE:CXX>:${GK_CXX_OPTIONS}>)
+endfunction()

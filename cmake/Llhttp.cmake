@@ -1,0 +1,15 @@
+# llhttp compiled from the C sources Debian's node-llhttp ships. Strict by default; we never call
+# llhttp_set_lenient_* (a meta test checks).
+set(LLHTTP_SOURCE_DIR /usr/share/llhttp CACHE PATH "llhttp C sources (node-llhttp)")
+set(LLHTTP_INCLUDE_DIR /usr/share/include/llhttp CACHE PATH "llhttp header (node-llhttp)")
+foreach(f api.c http.c llhttp.c)
+  if(NOT EXISTS ${LLHTTP_SOURCE_DIR}/${f})
+    message(FATAL_ERROR "llhttp: ${LLHTTP_SOURCE_DIR}/${f} is missing; run .ci/setup (node-llhttp)")
+  endif()
+endforeach()
+add_library(deps_llhttp STATIC
+  ${LLHTTP_SOURCE_DIR}/api.c ${LLHTTP_SOURCE_DIR}/http.c ${LLHTTP_SOURCE_DIR}/llhttp.c)
+target_include_directories(deps_llhttp SYSTEM PUBLIC ${LLHTTP_INCLUDE_DIR})
+# Generated C: its own warnings are not ours to fix.
+target_compile_options(deps_llhttp PRIVATE -w)
+add_library(deps::llhttp ALIAS deps_llhttp)
