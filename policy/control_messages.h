@@ -1,0 +1,76 @@
+// Control-channel messages shared by the appliance (which answers them) and the controller
+// (which sends them): POST /network and POST /grants, with the validation messages of
+// reference-gatekeeper.md §4.2, and the fixed answer texts of §4.1.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "policy/corridor.h"
+#include "policy/result.h"
+#include "policy/secret.h"
+
+namespace policy {
+
+inline constexpr std::size_t kMaxControlBody = 1 << 20;  // 1 MiB
+inline constexpr std::size_t kMaxGrantIdLength = 64;
+inline constexpr std::size_t kMaxHeaderNameLength = 64;
+inline constexpr std::size_t kMaxSecretLength = 8192;  // bytes (API keys are ASCII)
+// JSON limits of a control body: a 500-domain list fits; nothing legitimate nests deeper than 2.
+inline constexpr std::size_t kMaxControlDepth = 16;
+inline constexpr std::size_t kMaxControlElements = 10000;
+
+// Fixed answers (§4.1).
+inline constexpr std::string_view kMsgNotJson = "the body is not JSON";
+inline constexpr std::string_view kMsgNotObject = "the body is not an object";
+inline constexpr std::string_view kMsgNoEndpoint = "no such control endpoint";
+inline constexpr std::string_view kMsgControlFailed = "the control channel could not serve this request";
+// Validation (§4.2).
+inline constexpr std::string_view kMsgBadMode = "mode is \"allowlist\" or \"open\"";
+inline constexpr std::string_view kMsgTooManyDomains = "at most 500 domains";
+inline constexpr std::string_view kMsgBadGrantId = "a grant id is 1 to 64 letters, digits, dots, dashes or underscores";
+inline constexpr std::string_view kMsgBadHeaderName = "a header name is 1 to 64 letters, digits or dashes";
+inline constexpr std::string_view kMsgHeaderNeedsSecret = "a grant with a header needs a secret";
+// Ours, not the reference's: it let such a secret in and failed each request later (§3.4).
+inline constexpr std::string_view kMsgSecretBadBytes = "a secret cannot hold CR, LF or NUL";
+inline constexpr std::string_view kMsgUpstreamNotUrl = "the upstream of a grant is a URL";
+inline constexpr std::string_view kMsgUpstreamScheme = "the upstream of a grant is http or https";
+// "'<name>' is not a domain name. The allowlist holds exact names, no wildcards and no addresses."
+std::string not_a_domain_message(std::string_view shown_name);
+
+// POST /network {mode, domains}. Result error: the 400 message. Body errors use kMsgNotJson /
+// kMsgNotObject.
+Result<NetworkPolicy> parse_network_request(std::string_view body);
+std::string network_request_json(const NetworkPolicy& policy);
+
+// A grant upstream: http or https URL with a host (name, IPv4 dotted quad or [IPv6]), an optional
+// port and a path (default "/"). No user info, no fragment.
+struct UpstreamUrl {
+  std::string scheme;   // "http" or "https"
+  std::string host;     // lower-cased; IPv6 without brackets
+  std::uint16_t port;   // explicit or the scheme's default
+  std::string path;     // starts with '/', may carry a query
+  [[nodiscard]] std::string to_string() const;
+};
+Result<UpstreamUrl> parse_upstream_url(std::string_view text);
+
+bool is_grant_id(std::string_view id);
+
+struct Grant {
+  std::string id;
+  UpstreamUrl upstream;
+  std::optional<std::string> header;  // lower-cased header name; set exactly when secret is set
+  std::optional<Secret> secret;
+};
+
+// POST /grants {id, upstream, header?, secret?}. If either "header" or "secret" is present (even
+// null), both must be valid. A secret with CR, LF or NUL is refused (it could split headers).
+Result<Grant> parse_grant_request(std::string_view body);
+
+// Answers the control channel gives.
+std::string error_json(std::string_view message);  // {"error":"..."}
+std::string ok_json();                              // {"ok":true}
+
+}  // namespace policy

@@ -1,0 +1,53 @@
+// The address classifier: which DNS answers the corridor refuses.
+//
+// One table row per range, each with its RFC and a one-line reason, built as
+// ../shared/reference/peers-egress.md §5.3 items 1-5 say. IPv4 is a block-list (every special
+// purpose row, multicast, cloud endpoints); IPv6 is an allow-list: only 2000::/3 is public, minus
+// the rows of the table. Every IPv6 form that embeds an IPv4 address is refused outright.
+// ranges.cc says when the table was read from the registries and how to refresh it.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "policy/address.h"
+
+namespace policy {
+
+struct Range {
+  Address prefix;           // first address of the range
+  std::uint8_t length;      // prefix length in bits
+  std::string_view name;    // e.g. "Private-Use"
+  std::string_view rfc;     // e.g. "RFC 1918"
+  std::string_view reason;  // one line: why the corridor refuses it
+  // Rows that only the test build (compile switch GATEKEEPER_UNSAFE_TEST_RANGES_PUBLIC) treats as
+  // public: 198.18.0.0/15 and 2001:2::/48, used for test upstreams. Never public in a release build.
+  bool public_in_test_build;
+};
+
+// The date the table was last compared with the IANA registries (YYYY-MM-DD).
+std::string_view ranges_table_date();
+
+std::span<const Range> ipv4_blocked_ranges();
+// Blocked rows inside and outside 2000::/3. Anything outside 2000::/3 is blocked even without a
+// row (the allow-list rule), and reported with the row "outside 2000::/3".
+std::span<const Range> ipv6_blocked_ranges();
+
+struct Classification {
+  bool blocked = true;          // zero value refuses
+  const Range* row = nullptr;   // the most specific matching row, when blocked
+};
+
+// True when this binary was built with the unsafe test switch (198.18.0.0/15 and 2001:2::/48
+// public). The release gatekeeper must answer false; a test proves it.
+bool unsafe_test_ranges_public();
+
+Classification classify(const Address& address);
+
+// True when `address` lies within `range`.
+bool range_contains(const Range& range, const Address& address);
+// The last address of a range.
+Address range_last(const Range& range);
+
+}  // namespace policy

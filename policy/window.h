@@ -1,0 +1,129 @@
+// The window's pure rules (reference-gatekeeper.md §3, issue #4): the route with its window key,
+// the window-key control message, the choice of the upstream address with the own-listener rule,
+// and the header rules for the request going up and the answer coming back.
+//   /k/<window key>/model/<grant id><rest>      rest: empty, or starts with '/' or '?'
+// Only decide_window_answers() creates a WindowEndpoint: the connector dials nothing else
+// (STYLE.md rule 4).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "policy/address.h"
+#include "policy/control_messages.h"
+#include "policy/decision.h"
+#include "policy/result.h"
+#include "policy/secret.h"
+
+namespace policy {
+
+// The window key: 32 random bytes as 64 lower-case hex digits (the host makes it).
+inline constexpr std::size_t kWindowKeyHexLength = 64;
+inline constexpr std::string_view kMsgBadWindowKey = "the window key is 64 hex digits";
+// Journal hosts of window refusals that have no upstream to name (reference §3.1-§3.2).
+inline constexpr std::string_view kHostUnknownGrant = "unknown-grant";
+inline constexpr std::string_view kHostGrantPath = "grant-path";
+inline constexpr std::string_view kHostWindowKey = "window-key";
+inline constexpr std::string_view kHostRequestFraming = "request-framing";
+
+// POST /window-key {"key":"<64 hex>"}: the key lower-cased, held as a Secret.
+Result<Secret> parse_window_key_request(std::string_view body);
+
+// The request target split at the route. `key` is whatever stood in the key segment (compared by
+// the caller in constant time); `grant_id` is set only when the part after the key has the shape
+// /model/<id>[/?...].
+struct WindowRoute {
+  bool has_key_segment = false;  // target starts with "/k/<segment>/"
+  std::string_view key;
+  std::optional<std::string_view> grant_id;
+  std::string_view rest;  // after the grant id, query included
+};
+WindowRoute split_window_route(std::string_view target);
+
+// Outgoing target: the upstream's path without one trailing '/', then rest verbatim (§3.1).
+std::string upstream_target(const UpstreamUrl& upstream, std::string_view rest);
+
+// "host[:port]" for the Host header: port omitted when it is the scheme's default; IPv6 bracketed.
+std::string upstream_authority(const UpstreamUrl& upstream);
+
+// The gatekeeper's own listeners, for the own-listener rule (§3.3 step 4).
+struct OwnListeners {
+  std::span<const Address> addresses;      // every interface address
+  std::span<const std::uint16_t> ports;    // corridor, window, control as bound
+};
+
+struct WindowAnswerDecision;
+
+class WindowEndpoint {
+ public:
+  [[nodiscard]] const Address& address() const noexcept { return address_; }
+  [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
+
+ private:
+  friend struct WindowAnswerDecision;
+  friend WindowAnswerDecision decide_window_answers(const UpstreamUrl&, std::span<const Address>,
+                                                    const OwnListeners&);
+  WindowEndpoint(Address address, std::uint16_t port) : address_(address), port_(port) {}
+  Address address_;
+  std::uint16_t port_;
+};
+
+struct WindowAnswerDecision {
+  Decision decision;                        // allow, deny:own-listener, deny:unresolved:no-answer
+  std::optional<WindowEndpoint> endpoint;   // set exactly when decision.allowed()
+};
+
+// No private-address rule and no port rule (§3.3 step 5-6: a grant is the user's decision). The
+// chosen address (first IPv4 answer, else the first) is refused when it is loopback, unspecified
+// or one of our interface addresses while the port is one of our listener ports.
+WindowAnswerDecision decide_window_answers(const UpstreamUrl& upstream,
+                                           std::span<const Address> answers,
+                                           const OwnListeners& own);
+
+// An upstream host that is an address literal needs no DNS.
+std::optional<Address> upstream_literal(const UpstreamUrl& upstream);
+// The grant upstream host is refused in every mode (ALWAYS_REFUSED, §3.3 step 2).
+bool upstream_always_refused(const UpstreamUrl& upstream);
+
+// --- header rules --------------------------------------------------------------------------
+struct Header {
+  std::string name;  // as sent
+  std::string value;
+};
+
+inline constexpr std::size_t kMaxHeaderLines = 128;
+
+// How the request body is framed. Anything else was refused by the framing check.
+enum class BodyFraming : std::uint8_t { kNone = 0, kLength, kChunked };
+
+// RFC 9112 §6.1/§6.3 smuggling shapes the window refuses (400, deny:malformed): Content-Length
+// with Transfer-Encoding, two Content-Length fields, a Transfer-Encoding other than exactly
+// "chunked" (a coding after chunked, or codings we would have to re-frame), Transfer-Encoding in
+// an HTTP/1.0 request, a Content-Length that is not plain decimal. obs-fold is found by the
+// parser on the raw bytes.
+struct FramingCheck {
+  bool ok = false;
+  BodyFraming framing = BodyFraming::kNone;
+  std::uint64_t length = 0;
+};
+FramingCheck check_request_framing(std::span<const Header> headers, bool http10);
+
+// The header block sent upstream (each line "name: value\r\n", no final empty line). Removed:
+// credentials the space sent, the grant's own header, hop-by-hop fields, Host, the body framing
+// fields and Expect (the window answers 100-continue itself); added: Host, the framing of the
+// re-framed body and, for a secret grant, its header.
+std::string upstream_request_headers(std::span<const Header> headers, const Grant& grant,
+                                     BodyFraming framing, std::uint64_t length);
+
+// The header block sent to the space (no final empty line): hop-by-hop fields and the body
+// framing fields removed (the window frames the body itself).
+std::string client_response_headers(std::span<const Header> headers);
+
+bool header_name_is(std::string_view name, std::string_view lower);
+
+}  // namespace policy

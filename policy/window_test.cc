@@ -1,0 +1,152 @@
+// The window's pure rules: route and key segment, window-key message, own-listener rule, request
+// framing (smuggling shapes) and the header rules both ways.
+#include "policy/window.h"
+
+#include <gtest/gtest.h>
+
+namespace policy {
+namespace {
+
+const std::string kKey(64, 'a');
+
+Grant make_grant(std::string_view upstream, std::optional<std::string> header, std::optional<std::string> secret) {
+  Grant g;
+  g.id = "g";
+  g.upstream = parse_upstream_url(upstream).value();
+  g.header = std::move(header);
+  if (secret) g.secret.emplace(std::move(*secret));
+  return g;
+}
+
+TEST(WindowRouteTest, SplitsKeyGrantAndRest) {
+  const std::string target = "/k/" + kKey + "/model/anthropic/v1/messages?stream=true";
+  const WindowRoute r = split_window_route(target);  // views into target
+  EXPECT_TRUE(r.has_key_segment);
+  EXPECT_EQ(r.key, kKey);
+  ASSERT_TRUE(r.grant_id);
+  EXPECT_EQ(*r.grant_id, "anthropic");
+  EXPECT_EQ(r.rest, "/v1/messages?stream=true");
+}
+
+TEST(WindowRouteTest, GrantIdAtSixtyFourCharactersAndOnePast) {
+  const std::string id64(64, 'x');
+  EXPECT_TRUE(split_window_route("/k/" + kKey + "/model/" + id64 + "/a").grant_id);
+  EXPECT_FALSE(split_window_route("/k/" + kKey + "/model/" + id64 + "x/a").grant_id);
+}
+
+TEST(WindowRouteTest, ShapesWithoutAGrant) {
+  EXPECT_FALSE(split_window_route("/model/x/y").has_key_segment);
+  EXPECT_FALSE(split_window_route("/k/" + kKey).has_key_segment);
+  EXPECT_FALSE(split_window_route("/k/" + kKey + "/model/").grant_id);
+  EXPECT_FALSE(split_window_route("/k/" + kKey + "/model/a%2f").grant_id);
+  EXPECT_FALSE(split_window_route("/k/" + kKey + "/other/a").grant_id);
+  EXPECT_TRUE(split_window_route("/k/" + kKey + "/model/a").grant_id);
+  EXPECT_TRUE(split_window_route("/k/" + kKey + "/model/a?x").grant_id);
+}
+
+TEST(WindowKeyTest, SixtyFourHexDigitsOnly) {
+  auto ok = parse_window_key_request(R"({"key":")" + std::string(64, 'A') + R"("})");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->reveal_for_upstream(), std::string(64, 'a'));
+  EXPECT_FALSE(parse_window_key_request(R"({"key":")" + std::string(63, 'a') + R"("})"));
+  EXPECT_FALSE(parse_window_key_request(R"({"key":")" + std::string(65, 'a') + R"("})"));
+  EXPECT_FALSE(parse_window_key_request(R"({"key":")" + std::string(63, 'a') + R"(g"})"));
+  EXPECT_EQ(parse_window_key_request(R"({"key":1})").error().message, kMsgBadWindowKey);
+  EXPECT_EQ(parse_window_key_request("[]").error().message, kMsgNotObject);
+  EXPECT_EQ(parse_window_key_request("{").error().message, kMsgNotJson);
+}
+
+TEST(WindowTargetTest, UpstreamPathWithoutTrailingSlashThenRest) {
+  EXPECT_EQ(upstream_target(parse_upstream_url("http://up:9000/v1").value(), "/messages?stream=true"),
+            "/v1/messages?stream=true");
+  EXPECT_EQ(upstream_target(parse_upstream_url("https://r.example/npm/").value(), "/-/package/left-pad"),
+            "/npm/-/package/left-pad");
+  EXPECT_EQ(upstream_target(parse_upstream_url("https://r.example/").value(), ""), "/");
+  EXPECT_EQ(upstream_target(parse_upstream_url("https://r.example/").value(), "?q=1"), "/?q=1");
+  EXPECT_EQ(upstream_authority(parse_upstream_url("https://r.example:8443/").value()), "r.example:8443");
+  EXPECT_EQ(upstream_authority(parse_upstream_url("https://r.example:443/").value()), "r.example");
+  EXPECT_EQ(upstream_authority(parse_upstream_url("http://[::1]:81/").value()), "[::1]:81");
+}
+
+TEST(WindowOwnListenerTest, LoopbackOrOwnAddressOnOwnPortIsRefused) {
+  const UpstreamUrl up = parse_upstream_url("http://loop.test:8080/").value();
+  const std::array<Address, 1> own = {parse_answer("10.0.0.2").value()};
+  const std::array<std::uint16_t, 3> ports = {3128, 8080, 9099};
+  const OwnListeners listeners{own, ports};
+  for (const char* a : {"127.0.0.1", "127.255.255.254", "0.0.0.0", "::1", "::", "::ffff:127.0.0.1", "10.0.0.2"}) {
+    const auto d = decide_window_answers(up, std::array{parse_answer(a).value()}, listeners);
+    EXPECT_EQ(d.decision.text(), "deny:own-listener") << a;
+  }
+  for (const char* a : {"10.0.0.3", "128.0.0.1", "192.168.1.1", "::2"}) {
+    const auto d = decide_window_answers(up, std::array{parse_answer(a).value()}, listeners);
+    EXPECT_EQ(d.decision.text(), "allow") << a;
+  }
+  const UpstreamUrl other_port = parse_upstream_url("http://loop.test:8081/").value();
+  EXPECT_TRUE(decide_window_answers(other_port, std::array{parse_answer("127.0.0.1").value()}, listeners).endpoint);
+  EXPECT_EQ(decide_window_answers(up, std::span<const Address>(), listeners).decision.text(),
+            "deny:unresolved:no-answer");
+}
+
+TEST(WindowOwnListenerTest, ChoosesTheFirstIpv4Answer) {
+  const UpstreamUrl up = parse_upstream_url("https://a.example/").value();
+  const std::array<Address, 3> answers = {parse_answer("2001:db8::1").value(), parse_answer("198.51.100.1").value(),
+                                          parse_answer("198.51.100.2").value()};
+  const auto d = decide_window_answers(up, answers, OwnListeners{});
+  ASSERT_TRUE(d.endpoint);
+  EXPECT_EQ(d.endpoint->address().to_string(), "198.51.100.1");
+  EXPECT_EQ(d.endpoint->port(), 443);
+}
+
+TEST(WindowFramingTest, SmugglingShapesAreRefused) {
+  using H = std::vector<Header>;
+  EXPECT_FALSE(check_request_framing(H{{"Content-Length", "5"}, {"Transfer-Encoding", "chunked"}}, false).ok);
+  EXPECT_FALSE(check_request_framing(H{{"Content-Length", "5"}, {"content-length", "6"}}, false).ok);
+  EXPECT_FALSE(check_request_framing(H{{"Content-Length", "5"}, {"content-length", "5"}}, false).ok);
+  EXPECT_FALSE(check_request_framing(H{{"Transfer-Encoding", "chunked, gzip"}}, false).ok);
+  EXPECT_FALSE(check_request_framing(H{{"Transfer-Encoding", "gzip, chunked"}}, false).ok);
+  EXPECT_FALSE(check_request_framing(H{{"Transfer-Encoding", "chunked"}}, true).ok);
+  EXPECT_FALSE(check_request_framing(H{{"Content-Length", "+5"}}, false).ok);
+  EXPECT_FALSE(check_request_framing(H{{"Content-Length", "1234567890123456"}}, false).ok);
+  const auto chunked = check_request_framing(H{{"Transfer-Encoding", "Chunked"}}, false);
+  EXPECT_TRUE(chunked.ok);
+  EXPECT_EQ(chunked.framing, BodyFraming::kChunked);
+  const auto length = check_request_framing(H{{"Content-Length", "123456789012345"}}, false);
+  EXPECT_TRUE(length.ok);
+  EXPECT_EQ(length.length, 123456789012345u);
+  EXPECT_EQ(check_request_framing(H{}, false).framing, BodyFraming::kNone);
+}
+
+TEST(WindowHeadersTest, CredentialsHopByHopAndGrantHeaderAreRemovedAndTheSecretAdded) {
+  const Grant g = make_grant("https://api.example:8443/v1", "x-api-key", "SECRET");
+  const std::vector<Header> in = {
+      {"Authorization", "Bearer fake"}, {"X-Api-Key", "fake"}, {"Cookie", "a=b"},
+      {"Proxy-Authorization", "x"},     {"Connection", "keep-alive, X-Drop"}, {"X-Drop", "1"},
+      {"Keep-Alive", "5"},              {"TE", "trailers"}, {"Trailer", "x"},
+      {"Upgrade", "websocket"},         {"Proxy-Connection", "x"}, {"Host", "gatekeeper:8080"},
+      {"Content-Length", "3"},          {"Expect", "100-continue"}, {"X-Keep", "yes"},
+      {"x-goog-api-key", "other"}};
+  const std::string out = upstream_request_headers(in, g, BodyFraming::kLength, 3);
+  EXPECT_EQ(out, "Host: api.example:8443\r\nX-Keep: yes\r\nx-goog-api-key: other\r\nContent-Length: 3\r\n"
+                 "x-api-key: SECRET\r\n");
+}
+
+TEST(WindowHeadersTest, BearerGrantAndOpenedDomain) {
+  const Grant bearer = make_grant("https://api.example/", "authorization", "S");
+  EXPECT_EQ(upstream_request_headers(std::vector<Header>{{"authorization", "Bearer fake"}}, bearer,
+                                     BodyFraming::kChunked, 0),
+            "Host: api.example\r\nTransfer-Encoding: chunked\r\nauthorization: Bearer S\r\n");
+  const Grant open = make_grant("http://registry.example/", std::nullopt, std::nullopt);
+  EXPECT_EQ(upstream_request_headers(std::vector<Header>{{"x-api-key", "k"}, {"Accept", "*/*"}}, open,
+                                     BodyFraming::kNone, 0),
+            "Host: registry.example\r\nAccept: */*\r\n");
+}
+
+TEST(WindowHeadersTest, ResponseLosesHopByHopAndFraming) {
+  const std::vector<Header> in = {{"Content-Type", "text/event-stream"}, {"Connection", "close, X-Hop"},
+                                  {"X-Hop", "1"}, {"Transfer-Encoding", "chunked"}, {"Keep-Alive", "t"},
+                                  {"Set-Cookie", "a=b"}, {"Content-Length", "4"}};
+  EXPECT_EQ(client_response_headers(in), "Content-Type: text/event-stream\r\nSet-Cookie: a=b\r\n");
+}
+
+}  // namespace
+}  // namespace policy
