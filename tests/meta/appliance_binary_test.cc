@@ -1,0 +1,127 @@
+// What the built appliance binary contains (issue #5 item 4; STYLE.md rule 3): no libgit2, no way
+// to start a program or a process, and no test-only trigger in the release build. Reads the ELF
+// symbol table itself, so the test needs no binutils.
+#include <elf.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+const std::string kRelease = GK_BINARY_DIR "/bin/gatekeeper";
+const std::string kTestBuild = GK_BINARY_DIR "/bin/gatekeeper-test";
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+struct Elf {
+  bool ok = false;
+  std::string error;
+  std::uint16_t type = 0;
+  bool has_interpreter = false;
+  std::set<std::string> symbols;  // every .symtab name, defined or not
+};
+
+template <class T>
+bool read_at(const std::string& bytes, std::uint64_t offset, T* out) {
+  if (offset > bytes.size() || bytes.size() - offset < sizeof(T)) return false;
+  std::memcpy(out, bytes.data() + offset, sizeof(T));
+  return true;
+}
+
+Elf parse_elf(const std::string& bytes) {
+  Elf elf;
+  Elf64_Ehdr header{};
+  if (!read_at(bytes, 0, &header) || std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 ||
+      header.e_ident[EI_CLASS] != ELFCLASS64) {
+    elf.error = "not a 64-bit ELF file";
+    return elf;
+  }
+  elf.type = header.e_type;
+  for (unsigned i = 0; i < header.e_phnum; ++i) {
+    Elf64_Phdr program{};
+    if (!read_at(bytes, header.e_phoff + std::uint64_t{i} * header.e_phentsize, &program)) break;
+    elf.has_interpreter = elf.has_interpreter || program.p_type == PT_INTERP;
+  }
+  std::vector<Elf64_Shdr> sections(header.e_shnum);
+  for (unsigned i = 0; i < header.e_shnum; ++i) {
+    if (!read_at(bytes, header.e_shoff + std::uint64_t{i} * header.e_shentsize, &sections[i])) {
+      elf.error = "section header out of range";
+      return elf;
+    }
+  }
+  for (const Elf64_Shdr& section : sections) {
+    if (section.sh_type != SHT_SYMTAB || section.sh_link >= sections.size()) continue;
+    const Elf64_Shdr& strings = sections[section.sh_link];
+    for (std::uint64_t at = section.sh_offset; at + sizeof(Elf64_Sym) <= section.sh_offset + section.sh_size;
+         at += sizeof(Elf64_Sym)) {
+      Elf64_Sym symbol{};
+      if (!read_at(bytes, at, &symbol) || symbol.st_name >= strings.sh_size) continue;
+      const char* name = bytes.data() + strings.sh_offset + symbol.st_name;
+      const std::size_t max = strings.sh_size - symbol.st_name;
+      elf.symbols.insert(std::string(name, strnlen(name, max)));
+    }
+  }
+  elf.ok = true;
+  return elf;
+}
+
+class ApplianceBinaryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    release_bytes = read_file(kRelease);
+    ASSERT_FALSE(release_bytes.empty()) << kRelease << " is not built";
+    release = parse_elf(release_bytes);
+    ASSERT_TRUE(release.ok) << kRelease << ": " << release.error;
+    // Without a symbol table every absence below would pass vacuously.
+    ASSERT_GT(release.symbols.size(), 1000u) << kRelease << " is stripped; the checks need .symtab";
+  }
+  std::string release_bytes;
+  Elf release;
+};
+
+TEST_F(ApplianceBinaryTest, IsAStaticPieWithNoInterpreter) {
+  if (GK_SANITIZED) GTEST_SKIP() << "sanitizer builds cannot link statically";
+  EXPECT_EQ(release.type, ET_DYN) << "a PIE is ET_DYN";
+  EXPECT_FALSE(release.has_interpreter) << "static-pie has no PT_INTERP";
+}
+
+TEST_F(ApplianceBinaryTest, ContainsNoLibgit2) {
+  for (const std::string& name : release.symbols) {
+    EXPECT_FALSE(name.starts_with("git_") || name.starts_with("_git_")) << "libgit2 symbol " << name;
+  }
+  EXPECT_EQ(release_bytes.find("libgit2"), std::string::npos);
+}
+
+// No exec and no fork: libuv's process.c is kept out by serve/no_process.cc, and nothing calls
+// system(3), popen(3) or posix_spawn(3). clone stays: glibc's pthread_create refers to it.
+TEST_F(ApplianceBinaryTest, ContainsNoExecOrForkSymbol) {
+  if (GK_SANITIZED) GTEST_SKIP() << "the sanitizer runtime forks its symbolizer";
+  for (const char* name : {"execve", "execveat", "fexecve", "execv", "execvp", "execvpe", "execl",
+                           "execlp", "execle", "fork", "vfork", "_Fork", "__libc_fork", "posix_spawn",
+                           "posix_spawnp", "__spawni", "system", "__libc_system", "popen", "_IO_proc_open",
+                           "uv_spawn"}) {
+    EXPECT_EQ(release.symbols.count(name), 0u) << kRelease << " contains " << name;
+  }
+}
+
+// The forbidden-syscall trigger exists only in the test build (serve/confine.h).
+TEST_F(ApplianceBinaryTest, TestOnlyTriggerIsInTheTestBuildOnly) {
+  const std::string trigger = std::string("--test-forbidden-") + "syscall-after-ready";
+  EXPECT_EQ(release_bytes.find(trigger), std::string::npos) << kRelease << " contains the test trigger";
+  const std::string test_bytes = read_file(kTestBuild);
+  ASSERT_FALSE(test_bytes.empty()) << kTestBuild << " is not built";
+  EXPECT_NE(test_bytes.find(trigger), std::string::npos) << "the test build must carry the trigger";
+}
+
+}  // namespace
