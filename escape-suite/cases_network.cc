@@ -1,0 +1,289 @@
+// Direct network access: the space's only way out is the corridor. Network rule of this suite:
+// no case sends traffic to a non-test address. "Direct internet" is tried only against RFC 5737
+// (192.0.2/24, 198.51.100/24, 203.0.113/24), RFC 2544 (198.18/15) and RFC 3849 (2001:db8::/32)
+// addresses, which go nowhere in a test network, and against addresses the runner passes; what is
+// asserted is the *local* failure (ENETUNREACH, EACCES, EPERM at connect/sendto time), which proves
+// the space has no route. Each denial needs the TCP control (the corridor port connects) to count.
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
+#include "escape-suite/case.h"
+#include "escape-suite/probe.h"
+
+namespace escape {
+namespace {
+
+bool local_failure(int err) {
+  return err == ENETUNREACH || err == EHOSTUNREACH || err == EACCES || err == EPERM ||
+         err == EADDRNOTAVAIL || err == EAFNOSUPPORT || err == EOPNOTSUPP || err == ENETDOWN;
+}
+
+// A connect/sendto that must fail before any packet leaves.
+Outcome expect_local_failure(Context& ctx, const std::string& what, bool connected, int err) {
+  const Control& control = tcp_control(ctx);
+  if (connected) return fail(what + ": connected");
+  if (!local_failure(err)) {
+    return fail(what + ": " + errno_name(err) + " (not a local refusal: packets left the space)");
+  }
+  if (!control.works) return inconclusive(what + ": " + errno_name(err) + "; " + control.evidence);
+  return pass(what + ": " + errno_name(err) + "; " + control.evidence);
+}
+
+Outcome tcp_local(Context& ctx, std::string_view host, std::uint16_t port) {
+  const auto to = parse_addr(host, port);
+  if (!to) return inconclusive("bad address " + std::string(host));
+  const ConnectResult r = tcp_connect(*to, ctx.opts.timeout_ms);
+  if (r.fd >= 0) ::close(r.fd);
+  return expect_local_failure(ctx, "tcp " + to->text, r.fd >= 0, r.err);
+}
+
+Outcome udp_local(Context& ctx, std::string_view host, std::uint16_t port) {
+  const auto to = parse_addr(host, port);
+  if (!to) return inconclusive("bad address " + std::string(host));
+  const int err = udp_send(*to, "openchamber-escape-probe");
+  return expect_local_failure(ctx, "udp " + to->text, err == 0, err);
+}
+
+// Any failure counts for runner-given addresses (host listeners, the other space): a timeout also
+// means "cannot", and the runner proved from outside that each one answers.
+Outcome all_unreachable(Context& ctx, const std::vector<std::string>& targets, std::uint16_t default_port,
+                        bool udp, const char* flag) {
+  if (targets.empty()) return inconclusive(std::string("the runner passed no ") + flag);
+  const Control& control = tcp_control(ctx);
+  std::string ev;
+  for (const std::string& t : targets) {
+    std::string host;
+    std::uint16_t port = 0;
+    if (!split_host_port(t, host, port)) return inconclusive("bad " + std::string(flag) + " " + t);
+    const auto to = parse_addr(host, port == 0 ? default_port : port);
+    if (!to) return inconclusive("bad " + std::string(flag) + " " + t);
+    if (udp) {
+      const int err = udp_send(*to, "openchamber-escape-probe");
+      if (err == 0) return fail("udp " + to->text + ": sent");
+      ev += to->text + " " + errno_name(err) + "; ";
+    } else {
+      const ConnectResult r = tcp_connect(*to, ctx.opts.timeout_ms);
+      if (r.fd >= 0) {
+        ::close(r.fd);
+        return fail("tcp " + to->text + ": connected");
+      }
+      ev += to->text + " " + errno_name(r.err) + "; ";
+    }
+  }
+  if (!control.works) return inconclusive(ev + control.evidence);
+  return pass(ev + control.evidence);
+}
+
+std::string first_interface() {
+  for (const std::string& name : list_dir("/sys/class/net")) {
+    if (name != "lo") return name;
+  }
+  return "eth0";
+}
+
+struct Family {
+  const char* id;
+  int domain;
+  int type;
+  int protocol;
+  const char* why;
+};
+
+const Family kFamilies[] = {
+    {"net.raw-socket-ipv4", AF_INET, SOCK_RAW, IPPROTO_RAW, "forge IPv4 packets, bypass the corridor"},
+    {"net.raw-socket-tcp", AF_INET, SOCK_RAW, IPPROTO_TCP, "forge TCP segments"},
+    {"net.raw-socket-icmp", AF_INET, SOCK_RAW, IPPROTO_ICMP, "ICMP tunnels"},
+    {"net.raw-socket-ipv6", AF_INET6, SOCK_RAW, IPPROTO_ICMPV6, "forge router advertisements"},
+    {"net.packet-socket-raw", AF_PACKET, SOCK_RAW, htons(ETH_P_ALL),
+     "sniff and forge frames, ARP spoofing (packet-socket UAF CVEs)"},
+    {"net.packet-socket-dgram", AF_PACKET, SOCK_DGRAM, htons(ETH_P_ALL), "layer-2 frames"},
+    {"net.sock-packet", AF_INET, SOCK_PACKET, htons(ETH_P_ALL), "obsolete layer-2 sockets"},
+    {"net.family-vsock", 40, SOCK_STREAM, 0, "talk to the hypervisor host (AF_VSOCK)"},
+    {"net.family-alg", 38, SOCK_SEQPACKET, 0, "kernel crypto API LPEs (AF_ALG)"},
+    {"net.family-key", 15, SOCK_RAW, 2, "IPsec key management (AF_KEY)"},
+    {"net.family-tipc", 30, SOCK_RDM, 0, "rare family: module autoload, LPE history"},
+    {"net.family-rds", 21, SOCK_SEQPACKET, 0, "rare family: LPE history (CVE-2010-3904)"},
+    {"net.family-can", 29, SOCK_RAW, 1, "rare family"},
+    {"net.family-bluetooth", 31, SOCK_RAW, 0, "rare family"},
+    {"net.family-xdp", 44, SOCK_RAW, 0, "AF_XDP frames"},
+    {"net.family-llc", 26, SOCK_DGRAM, 0, "rare family"},
+    {"net.family-pppox", 24, SOCK_STREAM, 0, "rare family"},
+    {"net.netlink-netfilter", AF_NETLINK, SOCK_RAW, 12, "nf_tables LPEs (CVE-2022-1015, CVE-2024-1086)"},
+    {"net.netlink-xfrm", AF_NETLINK, SOCK_RAW, 6, "xfrm LPEs"},
+    {"net.netlink-uevent", AF_NETLINK, SOCK_RAW, 15, "listen to host device events"},
+    {"net.netlink-generic", AF_NETLINK, SOCK_RAW, 16, "generic netlink families"},
+};
+
+}  // namespace
+
+void add_network_cases(std::vector<Case>& out) {
+  for (const Family& f : kFamilies) {
+    add_case(out, f.id, f.why, "socket(" + std::to_string(f.domain) + ", " + std::to_string(f.type) + ", " +
+                                   std::to_string(f.protocol) + ")",
+             "refused, or the family is not available", [f](Context& ctx) {
+               const int fd = ::socket(f.domain, f.type | SOCK_CLOEXEC, f.protocol);
+               const int err = errno;
+               if (fd >= 0) ::close(fd);
+               return judge_open_or_absent(ctx.opts, "socket", fd, err,
+                                           {EAFNOSUPPORT, EPROTONOSUPPORT, ESOCKTNOSUPPORT});
+             });
+  }
+  struct Target {
+    const char* id;
+    const char* host;
+    std::uint16_t port;
+    bool udp;
+    const char* why;
+  };
+  static constexpr Target kTargets[] = {
+      {"net.tcp-test-net-1", "192.0.2.1", 443, false, "bypass the corridor by address (RFC 5737)"},
+      {"net.tcp-test-net-2", "198.51.100.1", 443, false, "bypass the corridor (RFC 5737)"},
+      {"net.tcp-test-net-3", "203.0.113.1", 80, false, "plain HTTP out (RFC 5737)"},
+      {"net.tcp-benchmark-net", "198.18.0.1", 443, false, "reach the CI's stand-in public upstream directly (RFC 2544)"},
+      {"net.tcp-ipv6-doc-net", "2001:db8::1", 443, false, "bypass over IPv6 (RFC 3849)"},
+      {"net.udp-test-net", "192.0.2.1", 443, true, "QUIC/UDP out"},
+      {"net.udp-ipv6-doc-net", "2001:db8::1", 443, true, "UDP over IPv6"},
+      {"net.tcp-metadata", "169.254.169.254", 80, false, "cloud metadata credentials (IMDS)"},
+      {"net.tcp-metadata-ipv6", "fd00:ec2::254", 80, false, "AWS IMDS over IPv6"},
+      {"net.tcp-metadata-alibaba", "100.100.100.200", 80, false, "Alibaba metadata"},
+      {"net.tcp-metadata-azure-wireserver", "168.63.129.16", 80, false, "Azure WireServer"},
+      {"dns.direct-resolver-udp", "192.0.2.53", 53, true, "own DNS straight to a resolver (exfiltration)"},
+      {"dns.direct-resolver-tcp", "198.51.100.53", 53, false, "DNS over TCP to a resolver"},
+      {"dns.direct-dot", "203.0.113.53", 853, false, "DNS over TLS"},
+      {"dns.direct-resolver-ipv6", "2001:db8::53", 53, true, "DNS over IPv6"},
+  };
+  for (const Target& t : kTargets) {
+    add_case(out, t.id, t.why,
+             std::string(t.udp ? "sendto" : "connect") + " " + t.host + ":" + std::to_string(t.port),
+             "fails locally (ENETUNREACH/EACCES/EPERM): no route; TCP control to the corridor works",
+             [t](Context& ctx) { return t.udp ? udp_local(ctx, t.host, t.port) : tcp_local(ctx, t.host, t.port); });
+  }
+  add_case(out, "net.icmp-test-net", "ICMP tunnels out", "ping socket sendto 192.0.2.1",
+           "socket refused or sendto fails locally", [](Context& ctx) {
+             const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_ICMP);
+             if (fd < 0) return expect_local_failure(ctx, "ping socket", false, errno);
+             const auto to = parse_addr("192.0.2.1", 0);
+             const unsigned char echo[8] = {8, 0, 0, 0, 0, 1, 0, 1};
+             const ssize_t n = ::sendto(fd, echo, sizeof echo, MSG_DONTWAIT,
+                                        reinterpret_cast<const sockaddr*>(&to->ss), to->len);
+             const int err = errno;
+             ::close(fd);
+             return expect_local_failure(ctx, "icmp echo 192.0.2.1", n >= 0, err);
+           });
+  add_case(out, "net.ipv6-link-local-all-nodes", "reach IPv6 neighbours on the link",
+           "UDP to ff02::1%<iface>:9", "fails: IPv6 is off on the inner network", [](Context& ctx) {
+             return udp_local(ctx, "ff02::1%" + first_interface(), 9);
+           });
+  add_case(out, "net.ipv6-no-addresses", "use IPv6 on the inner network (not filtered like IPv4)",
+           "read /proc/net/if_inet6", "no address but ::1", [](Context&) {
+             const FileRead f = read_bounded("/proc/net/if_inet6");
+             std::string bad;
+             for (const std::string& line : split_lines(f.data)) {
+               if (line.rfind("00000000000000000000000000000001", 0) != 0 && !line.empty()) bad += line.substr(0, 40) + "; ";
+             }
+             return bad.empty() ? pass(f.ok ? "only ::1" : "IPv6 absent: " + errno_name(f.err)) : fail(bad);
+           });
+  add_case(out, "net.ipv6-no-routes", "route IPv6 anywhere", "read /proc/net/ipv6_route",
+           "every route is on lo", [](Context&) {
+             const FileRead f = read_bounded("/proc/net/ipv6_route");
+             std::string bad;
+             for (const std::string& line : split_lines(f.data)) {
+               const std::size_t sp = line.find_last_of(' ');
+               const std::string dev = sp == std::string::npos ? "" : line.substr(sp + 1);
+               if (!line.empty() && dev != "lo") bad += dev + " ";
+             }
+             return bad.empty() ? pass("no IPv6 route off lo") : fail("routes via: " + bad);
+           });
+  add_case(out, "net.ipv4-no-default-route", "send anywhere but the inner subnet",
+           "read /proc/net/route", "no default route and no gateway route", [](Context&) {
+             const FileRead f = read_bounded("/proc/net/route");
+             if (!f.ok) return inconclusive("read /proc/net/route: " + errno_name(f.err));
+             const auto lines = split_lines(f.data);
+             for (std::size_t i = 1; i < lines.size(); ++i) {
+               char dev[32] = {}, dest[16] = {}, gw[16] = {};
+               unsigned flags = 0;
+               if (std::sscanf(lines[i].c_str(), "%31s %15s %15s %x", dev, dest, gw, &flags) != 4) continue;
+               if (std::string_view(dest) == "00000000" || (flags & 0x2) != 0) {
+                 return fail(std::string("route via ") + dev + " dest " + dest + " gw " + gw);
+               }
+             }
+             return pass(std::to_string(lines.size() > 0 ? lines.size() - 1 : 0) + " routes, none default or via a gateway");
+           });
+  add_case(out, "net.neighbours-only-gatekeeper", "reach another container or the host on the link",
+           "read /proc/net/arp after the TCP control", "every complete entry is the gatekeeper",
+           [](Context& ctx) {
+             const Control& control = tcp_control(ctx);
+             const std::string& gk = gatekeeper_ip(ctx);
+             const FileRead f = read_bounded("/proc/net/arp");
+             std::string bad;
+             const auto lines = split_lines(f.data);
+             for (std::size_t i = 1; i < lines.size(); ++i) {
+               char ip[64] = {};
+               unsigned hw = 0, flags = 0;
+               if (std::sscanf(lines[i].c_str(), "%63s 0x%x 0x%x", ip, &hw, &flags) != 3) continue;
+               if ((flags & 0x2) != 0 && gk != ip) bad += std::string(ip) + " ";
+             }
+             if (!bad.empty()) return fail("neighbours besides the gatekeeper: " + bad);
+             if (!control.works) return inconclusive(control.evidence);
+             return pass("only the gatekeeper (" + gk + ") is a neighbour");
+           });
+  add_case(out, "net.host-listeners-tcp", "reach a service on the place's host",
+           "TCP to every --probe-address (listeners the runner opened on each host address)",
+           "every attempt fails; TCP control works", [](Context& ctx) {
+             return all_unreachable(ctx, ctx.opts.probe_addresses, 80, false, "--probe-address");
+           });
+  add_case(out, "net.host-listeners-udp", "reach a UDP service on the host",
+           "UDP to every --probe-address", "every sendto fails locally", [](Context& ctx) {
+             return all_unreachable(ctx, ctx.opts.probe_addresses, 53, true, "--probe-address");
+           });
+  add_case(out, "net.host-docker-api", "drive Docker over its TCP API (2375/2376) on the host",
+           "TCP to every --probe-address host on 2375 and 2376", "every attempt fails", [](Context& ctx) {
+             std::vector<std::string> targets;
+             for (const std::string& t : ctx.opts.probe_addresses) {
+               std::string host;
+               std::uint16_t port = 0;
+               if (!split_host_port(t, host, port)) continue;
+               const std::string h = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+               targets.push_back(h + ":2375");
+               targets.push_back(h + ":2376");
+             }
+             return all_unreachable(ctx, targets, 2375, false, "--probe-address");
+           });
+  add_case(out, "net.other-space-direct", "lateral movement to the other space",
+           "TCP to every --other-space address", "every attempt fails", [](Context& ctx) {
+             return all_unreachable(ctx, ctx.opts.other_space_addresses, 3128, false, "--other-space");
+           });
+  add_case(out, "net.control-channel-tcp", "reconfigure egress through the gatekeeper's control channel",
+           "TCP to the gatekeeper's inner address on --control-port (9099)",
+           "refused or unreachable, while the corridor port connects", [](Context& ctx) {
+             const std::string& gk = gatekeeper_ip(ctx);
+             if (gk.empty()) return inconclusive("gatekeeper has no address");
+             return all_unreachable(ctx, {(gk.find(':') != std::string::npos ? "[" + gk + "]" : gk) + ":" +
+                                          std::to_string(ctx.opts.control_port)},
+                                    ctx.opts.control_port, false, "--gatekeeper");
+           });
+  add_case(out, "net.control-channel-loopback", "the control channel on a shared loopback",
+           "TCP to 127.0.0.1:<control-port> and [::1]:<control-port>",
+           "refused: the space's loopback is its own", [](Context& ctx) {
+             const std::string port = std::to_string(ctx.opts.control_port);
+             return all_unreachable(ctx, {"127.0.0.1:" + port, "[::1]:" + port}, ctx.opts.control_port, false,
+                                    "--control-port");
+           });
+  add_case(out, "net.gatekeeper-other-ports", "another service on the gatekeeper",
+           "TCP to the gatekeeper on 22, 80, 443, 2375, 6443, 8443, 10250",
+           "every port refuses", [](Context& ctx) {
+             const std::string& gk = gatekeeper_ip(ctx);
+             if (gk.empty()) return inconclusive("gatekeeper has no address");
+             std::vector<std::string> targets;
+             for (const int p : {22, 80, 443, 2375, 6443, 8443, 10250}) targets.push_back(gk + ":" + std::to_string(p));
+             return all_unreachable(ctx, targets, 80, false, "--gatekeeper");
+           });
+}
+
+}  // namespace escape

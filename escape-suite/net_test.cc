@@ -1,0 +1,68 @@
+// The hand-written DNS, address and digest code that replaces NSS and libcrypto in the static binary.
+#include "escape-suite/net.h"
+
+#include <gtest/gtest.h>
+
+#include "escape-suite/sha256.h"
+
+namespace escape {
+namespace {
+
+TEST(NetTest, BuildsAStandardQuery) {
+  EXPECT_EQ(dns_build_query(0x1234, "gatekeeper", kDnsTypeA),
+            std::string("\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00"
+                        "\x0agatekeeper\x00\x00\x01\x00\x01", 28));
+  EXPECT_EQ(dns_build_query(1, "", kDnsTypeA), "");
+  EXPECT_EQ(dns_build_query(1, "a..b", kDnsTypeA), "");
+  EXPECT_EQ(dns_build_query(1, std::string(64, 'a') + ".com", kDnsTypeA), "");
+  EXPECT_NE(dns_build_query(1, std::string(63, 'a') + ".com", kDnsTypeA), "");
+}
+
+TEST(NetTest, ParsesAnAnswerWithACompressedName) {
+  std::string reply = dns_build_query(0x1234, "gatekeeper", kDnsTypeA);
+  reply[2] = '\x81';
+  reply[3] = '\x80';
+  reply[7] = 1;  // one answer
+  reply += std::string("\xc0\x0c\x00\x01\x00\x01\x00\x00\x02\x58\x00\x04\x0a\x09\x00\x01", 16);
+  DnsAnswer a;
+  ASSERT_TRUE(dns_parse_reply(reply, 0x1234, a));
+  EXPECT_EQ(a.rcode, 0);
+  ASSERT_EQ(a.addresses.size(), 1u);
+  EXPECT_EQ(a.addresses[0], "10.9.0.1");
+}
+
+TEST(NetTest, IgnoresRepliesToOtherQueriesAndTruncatedAnswers) {
+  std::string reply = dns_build_query(0x1234, "gatekeeper", kDnsTypeA);
+  reply[2] = '\x81';
+  DnsAnswer a;
+  EXPECT_FALSE(dns_parse_reply(reply, 0x4321, a));
+  reply[7] = 1;
+  reply += std::string("\xc0\x0c\x00\x01", 4);  // cut short
+  DnsAnswer b;
+  EXPECT_TRUE(dns_parse_reply(reply, 0x1234, b));
+  EXPECT_TRUE(b.addresses.empty());
+}
+
+TEST(NetTest, SplitsHostAndPort) {
+  std::string host;
+  std::uint16_t port = 0;
+  ASSERT_TRUE(split_host_port("[::ffff:a9fe:a9fe]:443", host, port));
+  EXPECT_EQ(host, "::ffff:a9fe:a9fe");
+  EXPECT_EQ(port, 443);
+  ASSERT_TRUE(split_host_port("10.0.0.1", host, port));
+  EXPECT_EQ(port, 0);
+  EXPECT_FALSE(split_host_port("10.0.0.1:65536", host, port));
+  EXPECT_FALSE(split_host_port("[::1", host, port));
+  EXPECT_FALSE(parse_addr("gatekeeper", 1).has_value());
+  EXPECT_TRUE(parse_addr("[fd00::1]", 1).has_value());
+}
+
+TEST(NetTest, Sha256MatchesFips180Vectors) {
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+}  // namespace
+}  // namespace escape

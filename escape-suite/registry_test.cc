@@ -1,0 +1,83 @@
+// Repository invariants of the case registry: enough cases, stable unique ids, and every case says
+// what it defends against, how it attacks and what proves "cannot".
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <set>
+
+#include "escape-suite/case.h"
+
+namespace escape {
+namespace {
+
+TEST(RegistryTest, HasAtLeast120Cases) { EXPECT_GE(all_cases().size(), 120u); }
+
+TEST(RegistryTest, IdsAreUniqueAndStable) {
+  std::set<std::string> seen;
+  const std::regex shape("^[a-z0-9]+\\.[a-z0-9-]+$");
+  for (const Case& c : all_cases()) {
+    EXPECT_TRUE(seen.insert(c.id).second) << "duplicate id " << c.id;
+    EXPECT_TRUE(std::regex_match(c.id, shape)) << c.id;
+  }
+}
+
+TEST(RegistryTest, EveryCaseHasThreatTechniqueProofAndCode) {
+  for (const Case& c : all_cases()) {
+    EXPECT_FALSE(c.threat.empty()) << c.id;
+    EXPECT_FALSE(c.technique.empty()) << c.id;
+    EXPECT_FALSE(c.proof.empty()) << c.id;
+    EXPECT_TRUE(static_cast<bool>(c.run)) << c.id;
+  }
+}
+
+TEST(RegistryTest, GroupIsTheIdPrefixAndKnown) {
+  const std::set<std::string> groups = {"identity", "leak", "signal", "secret", "fs", "proc", "sys",
+                                        "cgroup", "dev", "syscall", "net", "dns", "corridor",
+                                        "window", "res"};
+  for (const Case& c : all_cases()) {
+    EXPECT_EQ(c.id.substr(0, c.id.find('.')), c.group);
+    EXPECT_EQ(groups.count(c.group), 1u) << c.group;
+  }
+}
+
+TEST(RegistryTest, CoversTheIssueItems) {
+  std::set<std::string> ids;
+  for (const Case& c : all_cases()) ids.insert(c.id);
+  for (const char* id : {"net.raw-socket-ipv4", "net.packet-socket-raw", "net.icmp-test-net",
+                         "net.udp-test-net", "net.ipv6-link-local-all-nodes", "dns.direct-resolver-udp",
+                         "corridor.metadata-integer", "proc.core-pattern", "proc.sysrq-trigger",
+                         "proc.binfmt-misc-register", "sys.uevent-helper", "proc.modprobe",
+                         "dev.mknod-char-mem", "cgroup.release-agent", "cgroup.devices-allow",
+                         "syscall.keyctl", "syscall.ptrace-sibling", "syscall.process-vm-readv-sibling",
+                         "syscall.bpf", "syscall.userfaultfd", "syscall.io-uring-setup",
+                         "syscall.perf-event-open", "syscall.unshare-user", "syscall.setns-pid1-net",
+                         "syscall.kexec-load", "syscall.init-module", "syscall.personality-no-aslr",
+                         "leak.startup-descriptors", "signal.gatekeeper-not-visible",
+                         "fs.no-runtime-socket-var-run-docker-sock", "fs.no-runtime-abstract-socket",
+                         "res.fork-bomb-held", "res.memory-kills-only-offender", "res.disk-fill-tmp",
+                         "res.log-flood-delivered", "net.control-channel-tcp", "window.no-key",
+                         "window.wrong-key", "fs.readonly-root", "fs.writable-tmp",
+                         "fs.no-host-paths-in-mounts", "secret.key-not-in-proc-environ",
+                         "identity.no-new-privs", "identity.cap-bounding-zero",
+                         "identity.seccomp-filter-mode", "net.other-space-direct", "corridor.other-space"}) {
+    EXPECT_EQ(ids.count(id), 1u) << "missing " << id;
+  }
+}
+
+TEST(RegistryTest, GlobSelectsSubsets) {
+  EXPECT_TRUE(glob_match("net.*", "net.raw-socket-ipv4"));
+  EXPECT_TRUE(glob_match("*", ""));
+  EXPECT_TRUE(glob_match("corridor.metadata-?nteger", "corridor.metadata-integer"));
+  EXPECT_TRUE(glob_match("*.metadata-*", "corridor.metadata-hex"));
+  EXPECT_FALSE(glob_match("net.*", "dns.public-name-a"));
+  EXPECT_FALSE(glob_match("net", "net.raw-socket-ipv4"));
+  EXPECT_FALSE(glob_match(std::string(64, '*') + "b", std::string(10000, 'a')));  // no blow-up
+  Options o;
+  o.only = {"dns.*", "fs.writable-tmp"};
+  EXPECT_TRUE(selected(o, "dns.public-name-a"));
+  EXPECT_TRUE(selected(o, "fs.writable-tmp"));
+  EXPECT_FALSE(selected(o, "fs.writable-home"));
+}
+
+}  // namespace
+}  // namespace escape

@@ -1,0 +1,30 @@
+// Reports from one result list: human text, JSON, TAP 13 and JUnit XML. Evidence is hostile-ish
+// (paths, answers from the gatekeeper, readlink targets of other processes' descriptors): every
+// format escapes it so a report is always valid in its format and pure ASCII.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "escape-suite/case.h"
+
+namespace escape {
+
+std::string format_text(const std::vector<CaseResult>& results);
+std::string format_json(const std::vector<CaseResult>& results);
+std::string format_tap(const std::vector<CaseResult>& results);
+std::string format_junit(const std::vector<CaseResult>& results);
+std::string format_report(Format format, const std::vector<CaseResult>& results);
+
+// `--list`: one block per case with its threat, technique and proof.
+std::string format_list(const std::vector<Case>& cases, const Options& opts);
+
+// 0 when every result is PASS, or N/A with a reason; 1 otherwise (or when there are no results).
+int exit_code(const std::vector<CaseResult>& results);
+
+// Visible ASCII only: control and non-ASCII bytes become \xNN (used by text, TAP and XML).
+std::string printable(std::string_view text);
+// XML 1.0 text/attribute escaping of printable(text).
+std::string xml_escape(std::string_view text);
+
+}  // namespace escape
