@@ -1,0 +1,281 @@
+#include "tests/bench/corridor/client.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "tests/bench/corridor/upstream.h"
+
+namespace bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kIoTimeoutMs = 20000;
+constexpr std::size_t kClientBuffer = 1 << 20;
+constexpr std::size_t kHeadMax = 16 * 1024;
+
+int connect_ipv4(const std::string& ip, std::uint16_t port, std::string* error) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  timeval tv{kIoTimeoutMs / 1000, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  sockaddr_in sin{};
+  sin.sin_family = AF_INET;
+  sin.sin_port = htons(port);
+  inet_pton(AF_INET, ip.c_str(), &sin.sin_addr);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin) != 0) {
+    if (error != nullptr) *error = "connect(" + ip + ":" + std::to_string(port) + "): " + std::strerror(errno);
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+bool send_all(int fd, const std::string& bytes) {
+  std::size_t sent = 0;
+  while (sent < bytes.size()) {
+    const ssize_t n = send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    sent += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// Reads the proxy's answer head. The upstream sends nothing unasked, so a bulk read cannot take
+// tunnel bytes.
+std::string read_head(int fd) {
+  std::string head;
+  char buf[4096];
+  while (head.size() < kHeadMax && head.find("\r\n\r\n") == std::string::npos) {
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    head.append(buf, static_cast<std::size_t>(n));
+  }
+  return head;
+}
+
+bool is_200(const std::string& head) {
+  return head.size() >= 12 && head.rfind("HTTP/1.", 0) == 0 && head.compare(8, 4, " 200") == 0 &&
+         head.find("\r\n\r\n") == head.size() - 4;
+}
+
+bool expect_line(int fd, const char* want, std::string* error) {
+  char buf[64];
+  std::size_t have = 0;
+  const std::size_t length = std::strlen(want);
+  while (have < length) {
+    const ssize_t n = recv(fd, buf + have, length - have, 0);
+    if (n <= 0) {
+      *error = std::string("no '") + want + "' from the upstream (" + (n == 0 ? "EOF" : std::strerror(errno)) + ")";
+      return false;
+    }
+    have += static_cast<std::size_t>(n);
+  }
+  if (std::memcmp(buf, want, length) != 0) {
+    *error = "upstream answered '" + std::string(buf, have) + "'";
+    return false;
+  }
+  return true;
+}
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+double percentile(std::vector<double>& sorted, double q) {
+  const std::size_t at = std::min(sorted.size() - 1, static_cast<std::size_t>(q * static_cast<double>(sorted.size())));
+  return sorted[at];
+}
+
+}  // namespace
+
+int connect_loopback(std::uint16_t port) { return connect_ipv4("127.0.0.1", port, nullptr); }
+
+int http_post_loopback(std::uint16_t port, const std::string& path, const std::string& body) {
+  const int fd = connect_loopback(port);
+  if (fd < 0) return 0;
+  send_all(fd, "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + std::to_string(body.size()) +
+                   "\r\nConnection: close\r\n\r\n" + body);
+  const std::string head = read_head(fd);
+  close(fd);
+  if (head.size() < 12 || head.rfind("HTTP/1.", 0) != 0) return 0;
+  return std::atoi(head.c_str() + 9);
+}
+
+int open_route(const Route& route, std::string* error) {
+  if (!route.via_proxy) return connect_ipv4(route.upstream_ip, kUpstreamPort, error);
+  const int fd = connect_ipv4("127.0.0.1", route.proxy_port, error);
+  if (fd < 0) return -1;
+  if (!send_all(fd, "CONNECT " + route.target + " HTTP/1.1\r\nHost: " + route.target + "\r\n\r\n")) {
+    *error = "send CONNECT failed";
+    close(fd);
+    return -1;
+  }
+  const std::string head = read_head(fd);
+  if (!is_200(head)) {
+    *error = "CONNECT " + route.target + " answered '" + head.substr(0, head.find('\r')) + "'";
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+bool ping_route(const Route& route, std::string* error) {
+  const int fd = open_route(route, error);
+  if (fd < 0) return false;
+  const bool ok = send_all(fd, "PING\n") && expect_line(fd, "PONG\n", error);
+  close(fd);
+  return ok;
+}
+
+Latency connect_latency(const Route& route, int count, bool ping_after) {
+  Latency result;
+  std::vector<double> samples;
+  samples.reserve(static_cast<std::size_t>(count));
+  std::string error;
+  for (int i = 0; i < count; ++i) {
+    const auto start = Clock::now();
+    const int fd = open_route(route, &error);
+    if (fd < 0 || (ping_after && !(send_all(fd, "PING\n") && expect_line(fd, "PONG\n", &error)))) {
+      if (result.first_failure.empty()) result.first_failure = error + " (connection " + std::to_string(i) + ")";
+      ++result.failures;
+      if (fd >= 0) close(fd);
+      continue;
+    }
+    samples.push_back(ms_since(start));
+    close(fd);
+  }
+  if (samples.empty()) return result;
+  std::sort(samples.begin(), samples.end());
+  result.p50_ms = percentile(samples, 0.50);
+  result.p99_ms = percentile(samples, 0.99);
+  result.ok = result.failures == 0;
+  return result;
+}
+
+Transfer transfer(const Route& route, int tunnels, std::uint64_t bytes_each, Flow flow) {
+  Transfer result;
+  struct Leg {
+    int fd = -1;
+    std::uint64_t moved = 0;
+    bool sent_all = false;
+    bool done = false;
+  };
+  std::vector<Leg> legs(static_cast<std::size_t>(tunnels));
+  auto close_all = [&] {
+    for (auto& leg : legs) {
+      if (leg.fd >= 0) close(leg.fd);
+    }
+  };
+  for (auto& leg : legs) {
+    leg.fd = open_route(route, &result.error);
+    if (leg.fd < 0) {
+      close_all();
+      return result;
+    }
+  }
+  const int epfd = epoll_create1(EPOLL_CLOEXEC);
+  const std::string command =
+      (flow == Flow::kDownload ? "SOURCE " : "SINK ") + std::to_string(bytes_each) + "\n";
+  std::vector<char> buffer(kClientBuffer, 'y');
+  const auto start = Clock::now();
+  for (std::size_t i = 0; i < legs.size(); ++i) {
+    send_all(legs[i].fd, command);
+    fcntl(legs[i].fd, F_SETFL, fcntl(legs[i].fd, F_GETFL) | O_NONBLOCK);
+    epoll_event ev{};
+    ev.events = flow == Flow::kDownload ? EPOLLIN : (EPOLLIN | EPOLLOUT);
+    ev.data.u64 = i;
+    epoll_ctl(epfd, EPOLL_CTL_ADD, legs[i].fd, &ev);
+  }
+  std::size_t remaining = legs.size();
+  std::vector<epoll_event> events(64);
+  while (remaining > 0) {
+    const int n = epoll_wait(epfd, events.data(), static_cast<int>(events.size()), kIoTimeoutMs);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      result.error = "stalled for " + std::to_string(kIoTimeoutMs / 1000) + " s";
+      break;
+    }
+    for (int e = 0; e < n && result.error.empty(); ++e) {
+      Leg& leg = legs[events[e].data.u64];
+      if (leg.done) continue;
+      if (flow == Flow::kUpload && !leg.sent_all && (events[e].events & EPOLLOUT) != 0) {
+        while (leg.moved < bytes_each) {
+          const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), bytes_each - leg.moved));
+          const ssize_t sent = send(leg.fd, buffer.data(), want, MSG_NOSIGNAL);
+          if (sent < 0 && errno == EAGAIN) break;
+          if (sent <= 0) {
+            result.error = std::string("send: ") + std::strerror(errno);
+            break;
+          }
+          leg.moved += static_cast<std::uint64_t>(sent);
+        }
+        if (leg.moved == bytes_each) {
+          leg.sent_all = true;
+          epoll_event ev{};
+          ev.events = EPOLLIN;
+          ev.data.u64 = events[e].data.u64;
+          epoll_ctl(epfd, EPOLL_CTL_MOD, leg.fd, &ev);
+        }
+      }
+      if ((events[e].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) == 0) continue;
+      while (!leg.done) {
+        const ssize_t got = recv(leg.fd, buffer.data(), buffer.size(), 0);
+        if (got < 0 && errno == EAGAIN) break;
+        if (got <= 0) {
+          result.error = got == 0 ? "EOF after " + std::to_string(leg.moved) + " bytes"
+                                  : std::string("recv: ") + std::strerror(errno);
+          break;
+        }
+        if (flow == Flow::kDownload) {
+          leg.moved += static_cast<std::uint64_t>(got);
+          leg.done = leg.moved >= bytes_each;
+        } else {
+          leg.done = leg.sent_all && got == 3 && std::memcmp(buffer.data(), "OK\n", 3) == 0;
+          if (!leg.done) result.error = "unexpected upload answer";
+        }
+      }
+      if (leg.done) {
+        epoll_ctl(epfd, EPOLL_CTL_DEL, leg.fd, nullptr);
+        --remaining;
+      }
+      if (!result.error.empty()) break;
+    }
+    if (!result.error.empty()) break;
+  }
+  const double seconds = ms_since(start) / 1000.0;
+  close(epfd);
+  close_all();
+  if (!result.error.empty()) return result;
+  result.mib_per_s = static_cast<double>(bytes_each) * tunnels / (1024.0 * 1024.0) / seconds;
+  result.ok = true;
+  return result;
+}
+
+std::vector<int> hold_tunnels(const Route& route, int count, std::string* error) {
+  std::vector<int> fds;
+  for (int i = 0; i < count; ++i) {
+    const int fd = open_route(route, error);
+    if (fd < 0 || !(send_all(fd, "PING\n") && expect_line(fd, "PONG\n", error))) {
+      if (fd >= 0) close(fd);
+      for (int held : fds) close(held);
+      return {};
+    }
+    fds.push_back(fd);
+  }
+  return fds;
+}
+
+}  // namespace bench

@@ -1,0 +1,52 @@
+// Child processes of the benchmark: fork + execv with an argv (never a shell), optionally inside a
+// network namespace; every child is registered so that a signal or an early exit still kills it
+// and removes the namespace (nothing the benchmark starts outlives it).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+struct SpawnOptions {
+  int netns_fd = -1;          // setns() into this network namespace first (-1: stay here)
+  bool capture_stdout = false;
+  std::string stderr_path;    // empty: /dev/null
+  int uid = -1;               // >= 0: drop to this uid/gid (no supplementary groups) before exec
+  int gid = -1;
+};
+
+struct Child {
+  pid_t pid = -1;
+  int stdout_fd = -1;  // read end when capture_stdout
+};
+
+// Starts argv[0] (a path) with argv. The child dies with us (PR_SET_PDEATHSIG) unless it changes
+// credentials (squid does); the registry covers that case.
+Child spawn(const std::vector<std::string>& argv, const SpawnOptions& options);
+// Runs `body` in a forked child (inside netns_fd when >= 0); the child exits with its result.
+pid_t fork_run(int netns_fd, const std::function<int()>& body);
+// Runs argv to completion with stdout and stderr discarded; returns the exit status or -1.
+int run(const std::vector<std::string>& argv);
+
+// SIGTERM, then SIGKILL after timeout_ms; reaps and unregisters the child.
+void stop(pid_t pid, int timeout_ms);
+// Drops a child that was already reaped elsewhere from the registry.
+void forget(pid_t pid);
+// VmRSS of pid in KiB from /proc/<pid>/status; -1 when unreadable.
+long vm_rss_kib(pid_t pid);
+// One line (without '\n') from fd within timeout_ms; empty on timeout or EOF.
+std::string read_line(int fd, int timeout_ms);
+
+// Cleanup on SIGINT/SIGTERM/SIGHUP, on a crash (SIGSEGV/SIGBUS/SIGABRT/SIGFPE) and at exit: kill every registered child, then run
+// `ip netns del <name>` if a namespace was registered.
+void install_cleanup_handlers();
+void register_netns(const std::string& name);
+void unregister_netns();
+void cleanup_now();
+
+}  // namespace bench

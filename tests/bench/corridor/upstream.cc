@@ -1,0 +1,182 @@
+#include "tests/bench/corridor/upstream.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+namespace bench {
+namespace {
+
+constexpr std::size_t kIoBuffer = 1 << 20;
+
+struct Conn {
+  int fd = -1;
+  std::string line;
+  std::uint64_t to_send = 0;  // SOURCE bytes left
+  std::uint64_t to_sink = 0;  // SINK bytes left
+  bool sinking = false;
+};
+
+class Server {
+ public:
+  explicit Server(int epfd) : epfd_(epfd), buffer_(kIoBuffer, 'x'), rx_(kIoBuffer) {}
+
+  void accept_all(int listen_fd) {
+    while (true) {
+      const int fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) return;
+      auto conn = std::make_unique<Conn>();
+      conn->fd = fd;
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.fd = fd;
+      epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev);
+      conns_[fd] = std::move(conn);
+    }
+  }
+
+  void on_event(int fd, std::uint32_t events) {
+    auto it = conns_.find(fd);
+    if (it == conns_.end()) return;
+    Conn& c = *it->second;
+    bool alive = true;
+    if ((events & EPOLLOUT) != 0 && c.to_send > 0) alive = pump_source(c);
+    if (alive && (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0 && c.to_send == 0) alive = read_some(c);
+    if (!alive) {
+      close(fd);
+      conns_.erase(it);
+    }
+  }
+
+ private:
+  void want_write(Conn& c, bool on) {
+    epoll_event ev{};
+    ev.events = on ? EPOLLOUT : EPOLLIN;
+    ev.data.fd = c.fd;
+    epoll_ctl(epfd_, EPOLL_CTL_MOD, c.fd, &ev);
+  }
+
+  bool pump_source(Conn& c) {
+    while (c.to_send > 0) {
+      const std::size_t n = c.to_send < buffer_.size() ? c.to_send : buffer_.size();
+      const ssize_t sent = send(c.fd, buffer_.data(), n, MSG_NOSIGNAL);
+      if (sent < 0 && errno == EAGAIN) return true;
+      if (sent <= 0) return false;
+      c.to_send -= static_cast<std::uint64_t>(sent);
+    }
+    want_write(c, false);
+    return true;
+  }
+
+  bool answer(Conn& c, const char* text) {
+    return send(c.fd, text, std::strlen(text), MSG_NOSIGNAL) == static_cast<ssize_t>(std::strlen(text));
+  }
+
+  // Consumes bytes already read: SINK counts them, line mode parses them.
+  bool consume(Conn& c, const char* data, std::size_t length) {
+    while (length > 0) {
+      if (c.sinking) {
+        const std::size_t take = length < c.to_sink ? length : static_cast<std::size_t>(c.to_sink);
+        c.to_sink -= take;
+        data += take;
+        length -= take;
+        if (c.to_sink == 0) {
+          c.sinking = false;
+          if (!answer(c, "OK\n")) return false;
+        }
+        continue;
+      }
+      const char* nl = static_cast<const char*>(std::memchr(data, '\n', length));
+      const std::size_t take = nl ? static_cast<std::size_t>(nl - data) : length;
+      c.line.append(data, take);
+      if (c.line.size() > kUpstreamLineMax) return false;
+      if (nl == nullptr) return true;
+      data += take + 1;
+      length -= take + 1;
+      if (!command(c)) return false;
+      c.line.clear();
+      if (c.to_send > 0) return length == 0;  // the client waits for SOURCE bytes before sending
+    }
+    return true;
+  }
+
+  bool command(Conn& c) {
+    if (c.line == "PING") return answer(c, "PONG\n");
+    if (c.line.rfind("SOURCE ", 0) == 0) {
+      c.to_send = std::strtoull(c.line.c_str() + 7, nullptr, 10);
+      if (c.to_send == 0) return true;
+      want_write(c, true);
+      return pump_source(c);
+    }
+    if (c.line.rfind("SINK ", 0) == 0) {
+      c.to_sink = std::strtoull(c.line.c_str() + 5, nullptr, 10);
+      c.sinking = c.to_sink > 0;
+      return c.sinking || answer(c, "OK\n");
+    }
+    return false;
+  }
+
+  bool read_some(Conn& c) {
+    while (true) {
+      const ssize_t n = recv(c.fd, rx_.data(), rx_.size(), 0);
+      if (n < 0 && errno == EAGAIN) return true;
+      if (n <= 0) return false;
+      if (!consume(c, rx_.data(), static_cast<std::size_t>(n))) return false;
+      if (c.to_send > 0) return true;
+    }
+  }
+
+  int epfd_;
+  std::vector<char> buffer_;  // what SOURCE sends
+  std::vector<char> rx_;      // what every read lands in
+  std::unordered_map<int, std::unique_ptr<Conn>> conns_;
+};
+
+}  // namespace
+
+int run_upstream(const std::string& ip, std::uint16_t port, int ready_fd) {
+  const int listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  int one = 1;
+  setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in sin{};
+  sin.sin_family = AF_INET;
+  sin.sin_port = htons(port);
+  inet_pton(AF_INET, ip.c_str(), &sin.sin_addr);
+  if (bind(listen_fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin) != 0 || listen(listen_fd, 1024) != 0) {
+    std::fprintf(stderr, "upstream: bind/listen %s:%u: %s\n", ip.c_str(), port, std::strerror(errno));
+    return 1;
+  }
+  const int epfd = epoll_create1(EPOLL_CLOEXEC);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = listen_fd;
+  epoll_ctl(epfd, EPOLL_CTL_ADD, listen_fd, &ev);
+  Server server(epfd);
+  if (write(ready_fd, "ready\n", 6) != 6) return 1;
+  close(ready_fd);
+  std::vector<epoll_event> events(256);
+  while (true) {
+    const int n = epoll_wait(epfd, events.data(), static_cast<int>(events.size()), -1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return 1;
+    for (int i = 0; i < n; ++i) {
+      if (events[i].data.fd == listen_fd) {
+        server.accept_all(listen_fd);
+      } else {
+        server.on_event(events[i].data.fd, events[i].events);
+      }
+    }
+  }
+}
+
+}  // namespace bench
