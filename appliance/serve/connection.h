@@ -1,0 +1,85 @@
+// One accepted socket and whatever handles its handler adds (upstream socket, timers). Handle
+// memory lives inside this object, which never moves and deletes itself after the last close
+// callback (STYLE.md rule 10). A refusal is sent with finish_with(): the status line, then FIN
+// (uv_shutdown), then every byte still arriving is read and discarded until the peer ends, so the
+// close is never an RST that destroys the unread status line (reference §1.1). At most
+// kMaxLingering such sockets per listener linger; the next one evicts the oldest.
+#pragma once
+
+#include <uv.h>
+
+#include <cstddef>
+#include <list>
+#include <memory>
+#include <string>
+
+#include "appliance/serve/context.h"
+
+namespace appliance::serve {
+
+class TcpListener;
+
+inline constexpr std::size_t kReadChunk = 64 * 1024;
+inline constexpr std::size_t kMaxLingering = 16;
+
+// A read buffer handed from alloc_cb to whoever keeps it (the relay queues it without a copy).
+struct ChunkFree {
+  void operator()(char* p) const noexcept { std::free(p); }
+};
+using Chunk = std::unique_ptr<char, ChunkFree>;
+
+class Connection {
+ public:
+  Connection(ServeContext& ctx, TcpListener& listener);
+  virtual ~Connection() = default;
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  uv_tcp_t* client() noexcept { return &client_; }
+  // After uv_accept: start reading and let the handler arm its deadlines.
+  void start();
+  // Closes every handle; the object deletes itself after the last close callback.
+  void close_all();
+  [[nodiscard]] bool closing() const noexcept { return closing_; }
+
+  // Listener bookkeeping (intrusive positions in the listener's lists).
+  std::list<Connection*>::iterator all_position;
+  std::list<Connection*>::iterator linger_position;
+  bool lingering = false;
+
+ protected:
+  virtual void on_started() {}
+  virtual void on_read(Chunk chunk, std::size_t length) = 0;
+  // UV_EOF or an error on the client socket (not called while draining).
+  virtual void on_client_end(int status) = 0;
+  // Close the handler's own handles with close_handle(); called once from close_all().
+  virtual void close_own_handles() {}
+
+  // Sends `bytes` on the client socket, then FIN, then drains and lingers (see above).
+  void finish_with(std::string bytes);
+  // Writes `bytes` on `stream`; `on_error` is not needed: errors close everything.
+  void write_text(uv_stream_t* stream, std::string bytes);
+  // Counts the handle as open; its close callback counts it closed.
+  void opened(uv_handle_t* handle);
+  void close_handle(uv_handle_t* handle);
+
+  static void alloc_chunk(uv_handle_t* handle, std::size_t suggested, uv_buf_t* buf) noexcept;
+  // Restarts reading the client after a pause (backpressure).
+  void resume_client_reading();
+
+  ServeContext& ctx_;
+  TcpListener& listener_;
+  uv_tcp_t client_{};
+  bool draining_ = false;
+
+ private:
+  static void on_client_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) noexcept;
+  static void on_handle_closed(uv_handle_t* handle) noexcept;
+  static void on_text_written(uv_write_t* req, int status) noexcept;
+  static void on_finish_shutdown(uv_shutdown_t* req, int status) noexcept;
+
+  int open_handles_ = 0;
+  bool closing_ = false;
+};
+
+}  // namespace appliance::serve

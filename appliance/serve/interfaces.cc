@@ -1,0 +1,106 @@
+#include "appliance/serve/interfaces.h"
+
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <string>
+
+namespace appliance::serve {
+
+using policy::Address;
+using policy::Error;
+using policy::Result;
+
+Result<std::vector<Address>> interface_addresses() {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) {
+    return Error{std::string("getifaddrs: ") + std::strerror(errno)};
+  }
+  std::vector<Address> out;
+  for (ifaddrs* it = list; it != nullptr; it = it->ifa_next) {
+    if (it->ifa_addr == nullptr) continue;
+    if (it->ifa_addr->sa_family == AF_INET) {
+      const auto* sin = reinterpret_cast<const sockaddr_in*>(it->ifa_addr);
+      std::array<std::uint8_t, 4> bytes{};
+      std::memcpy(bytes.data(), &sin->sin_addr, 4);
+      out.push_back(Address::v4_bytes(bytes));
+    } else if (it->ifa_addr->sa_family == AF_INET6) {
+      const auto* sin6 = reinterpret_cast<const sockaddr_in6*>(it->ifa_addr);
+      std::array<std::uint8_t, 16> bytes{};
+      std::memcpy(bytes.data(), &sin6->sin6_addr, 16);
+      out.push_back(Address::v6(bytes));
+    }
+  }
+  freeifaddrs(list);
+  return out;
+}
+
+namespace {
+
+bool prefix_matches(const Address& a, const Address& prefix, unsigned length) {
+  if (a.family() != prefix.family()) return false;
+  const auto& x = a.bytes();
+  const auto& y = prefix.bytes();
+  for (unsigned bit = 0; bit < length; ++bit) {
+    const unsigned byte = bit / 8;
+    const unsigned mask = 0x80u >> (bit % 8);
+    if ((x[byte] & mask) != (y[byte] & mask)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<Address> address_in_subnet(std::string_view cidr) {
+  const auto slash = cidr.find('/');
+  if (slash == std::string_view::npos) {
+    return Error{"--inner-subnet '" + std::string(cidr) + "' is not a CIDR (address/length)"};
+  }
+  auto prefix = policy::parse_answer(cidr.substr(0, slash));
+  const std::string_view length_text = cidr.substr(slash + 1);
+  unsigned length = 0;
+  auto [ptr, ec] = std::from_chars(length_text.data(), length_text.data() + length_text.size(), length);
+  const unsigned max_length = prefix && prefix->is_v4() ? 32 : 128;
+  if (!prefix || ec != std::errc() || ptr != length_text.data() + length_text.size() ||
+      length_text.empty() || length > max_length) {
+    return Error{"--inner-subnet '" + std::string(cidr) + "' is not a CIDR (address/length)"};
+  }
+  auto all = interface_addresses();
+  if (!all) return all.error();
+  std::vector<Address> inside;
+  for (const Address& a : *all) {
+    if (prefix_matches(a, *prefix, length)) inside.push_back(a);
+  }
+  if (inside.empty()) {
+    return Error{"no interface address lies inside --inner-subnet " + std::string(cidr)};
+  }
+  if (inside.size() > 1) {
+    return Error{std::to_string(inside.size()) + " interface addresses lie inside --inner-subnet " +
+                 std::string(cidr) + "; expected one"};
+  }
+  return inside.front();
+}
+
+Result<Address> own_bind_address(std::string_view text) {
+  auto address = policy::parse_answer(text);
+  if (!address) return Error{"--bind '" + std::string(text) + "' is not an IP address"};
+  const auto& bytes = address->bytes();
+  bool all_zero = true;
+  for (auto b : bytes) all_zero = all_zero && b == 0;
+  if (all_zero) {
+    return Error{"--bind '" + std::string(text) + "' is the unspecified address; give one interface's address"};
+  }
+  auto all = interface_addresses();
+  if (!all) return all.error();
+  for (const Address& a : *all) {
+    if (a == *address) return *address;
+  }
+  return Error{"--bind '" + std::string(text) + "' is not the address of one interface"};
+}
+
+}  // namespace appliance::serve

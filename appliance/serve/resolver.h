@@ -1,0 +1,69 @@
+// The one c-ares boundary (STYLE.md rule 11): a channel driven by the uv loop (uv_poll per socket
+// c-ares opens, one uv_timer for its timeouts). Names are resolved once, A and AAAA together
+// (AF_UNSPEC, resolver order kept: ARES_AI_NOSORT), with no search domains, no /etc/hosts
+// (lookups "b") and our own deadline on top of c-ares' per-try timeout.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "appliance/serve/options.h"
+#include "policy/address.h"
+#include "policy/result.h"
+
+struct ares_channeldata;
+struct ares_addrinfo;
+
+namespace appliance::serve {
+
+inline constexpr std::uint64_t kDnsDeadlineMs = 5'000;
+inline constexpr int kDnsTryTimeoutMs = 1'500;
+inline constexpr int kDnsTries = 2;
+
+struct Resolution {
+  bool ok = false;
+  std::string detail;                       // when !ok: ENOTFOUND, ESERVFAIL, timeout, ...
+  std::vector<policy::Address> addresses;   // when ok: every answer in resolver order
+};
+
+class Resolver {
+ public:
+  using Callback = void (*)(void* owner, Resolution resolution);
+  struct Query;
+
+  static policy::Result<std::unique_ptr<Resolver>> create(uv_loop_t* loop,
+                                                          const std::vector<DnsServer>& servers);
+  ~Resolver();
+  Resolver(const Resolver&) = delete;
+  Resolver& operator=(const Resolver&) = delete;
+
+  // Starts a lookup. `callback` runs exactly once, unless cancel() is called first.
+  Query* resolve(const std::string& name, Callback callback, void* owner);
+  // The owner goes away: its callback will not run.
+  static void cancel(Query* query);
+  // Ends every query and closes every handle (shutdown).
+  void close();
+
+ private:
+  explicit Resolver(uv_loop_t* loop);
+  struct Poll;
+  static void on_sock_state(void* data, int fd, int readable, int writable) noexcept;
+  static void on_poll(uv_poll_t* handle, int status, int events) noexcept;
+  static void on_timer(uv_timer_t* handle) noexcept;
+  static void on_answer(void* arg, int status, int timeouts, ::ares_addrinfo* result) noexcept;
+  static void on_deadline(uv_timer_t* handle) noexcept;
+  void reschedule();
+
+  uv_loop_t* loop_;
+  ares_channeldata* channel_ = nullptr;
+  uv_timer_t timer_{};
+  std::map<int, Poll*> polls_;
+  bool closed_ = false;
+};
+
+}  // namespace appliance::serve

@@ -1,0 +1,338 @@
+#include "appliance/serve/upstream.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "appliance/serve/context.h"
+
+namespace appliance::serve {
+namespace {
+
+struct UpstreamWrite {
+  uv_write_t req{};
+  std::string bytes;
+  UpstreamConnection* self = nullptr;
+};
+
+constexpr std::size_t kUpstreamReadChunk = 64 * 1024;
+
+}  // namespace
+
+UpstreamConnection::UpstreamConnection(UpstreamPool& pool, std::string key)
+    : pool_(pool), key_(std::move(key)) {
+  uv_tcp_init(pool_.ctx_.loop, &tcp_);
+  uv_timer_init(pool_.ctx_.loop, &timer_);
+  tcp_.data = this;
+  timer_.data = this;
+  open_handles_ = 2;
+}
+
+int UpstreamConnection::dial(const policy::WindowEndpoint& endpoint, std::unique_ptr<TlsSession> tls) {
+  tls_ = std::move(tls);
+  // STYLE.md rule 4: the only address dialled is the one decide_window_answers() checked.
+  sockaddr_storage storage{};
+  const policy::Address& address = endpoint.address();
+  if (address.is_v4()) {
+    auto* sin = reinterpret_cast<sockaddr_in*>(&storage);
+    sin->sin_family = AF_INET;
+    sin->sin_port = htons(endpoint.port());
+    std::memcpy(&sin->sin_addr, address.bytes().data(), 4);
+  } else {
+    auto* sin6 = reinterpret_cast<sockaddr_in6*>(&storage);
+    sin6->sin6_family = AF_INET6;
+    sin6->sin6_port = htons(endpoint.port());
+    std::memcpy(&sin6->sin6_addr, address.bytes().data(), 16);
+  }
+  connect_req_.data = this;
+  return uv_tcp_connect(&connect_req_, &tcp_, reinterpret_cast<const sockaddr*>(&storage), on_connected);
+}
+
+void UpstreamConnection::attach(UpstreamUser* user) { user_ = user; }
+
+void UpstreamConnection::on_connected(uv_connect_t* req, int status) noexcept {
+  auto* self = static_cast<UpstreamConnection*>(req->data);
+  if (status == UV_ECANCELED || self->closing_) return;
+  if (status < 0) {
+    self->fail(uv_err_name(status));
+    return;
+  }
+  self->connected_ = true;
+  uv_tcp_nodelay(&self->tcp_, 1);
+  self->resume_reading();
+  if (!self->tls_) {
+    self->became_ready();
+    return;
+  }
+  std::string detail;
+  if (self->tls_->handshake(detail) != TlsSession::Progress::kOk) {
+    self->fail(detail);
+    return;
+  }
+  self->flush_tls();
+}
+
+void UpstreamConnection::became_ready() {
+  if (user_ != nullptr) user_->upstream_ready();
+}
+
+void UpstreamConnection::on_alloc(uv_handle_t*, std::size_t, uv_buf_t* buf) noexcept {
+  buf->base = static_cast<char*>(std::malloc(kUpstreamReadChunk));
+  buf->len = buf->base == nullptr ? 0 : kUpstreamReadChunk;
+}
+
+void UpstreamConnection::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) noexcept {
+  auto* self = static_cast<UpstreamConnection*>(stream->data);
+  std::unique_ptr<char, decltype(&std::free)> chunk(buf->base, &std::free);
+  if (self->closing_ || nread == 0) return;
+  if (self->idle_) {
+    // An idle connection owes nothing: a byte is a protocol error, EOF is the server closing.
+    self->close();
+    return;
+  }
+  if (nread == UV_EOF) {
+    if (self->user_ != nullptr) {
+      UpstreamUser* user = self->user_;
+      self->user_ = nullptr;
+      user->upstream_ended();
+    }
+    self->close();
+    return;
+  }
+  if (nread < 0) {
+    self->fail(uv_err_name(static_cast<int>(nread)));
+    return;
+  }
+  const auto length = static_cast<std::size_t>(nread);
+  if (!self->tls_) {
+    if (self->user_ != nullptr) self->user_->upstream_data(chunk.get(), length);
+    return;
+  }
+  const bool was_done = self->tls_->handshake_done();
+  std::string plaintext;
+  std::string detail;
+  const TlsSession::Progress p = self->tls_->receive(chunk.get(), length, plaintext, detail);
+  self->flush_tls();
+  if (self->closing_) return;
+  if (!was_done && self->tls_->handshake_done() && p == TlsSession::Progress::kOk) self->became_ready();
+  if (self->closing_) return;
+  if (!plaintext.empty() && self->user_ != nullptr) self->user_->upstream_data(plaintext.data(), plaintext.size());
+  if (self->closing_) return;
+  switch (p) {
+    case TlsSession::Progress::kOk: return;
+    case TlsSession::Progress::kClosed:
+      if (self->user_ != nullptr) {
+        UpstreamUser* user = self->user_;
+        self->user_ = nullptr;
+        user->upstream_ended();
+      }
+      self->close();
+      return;
+    case TlsSession::Progress::kFailed: self->fail(detail); return;
+  }
+}
+
+void UpstreamConnection::flush_tls() {
+  if (!tls_ || closing_) return;
+  std::string out = tls_->take_output();
+  if (!out.empty()) write_raw(std::move(out));
+}
+
+void UpstreamConnection::send(std::string_view plaintext) {
+  if (closing_) return;
+  if (!tls_) {
+    write_raw(std::string(plaintext));
+    return;
+  }
+  std::string detail;
+  if (tls_->send(plaintext, detail) != TlsSession::Progress::kOk) {
+    fail(detail);
+    return;
+  }
+  flush_tls();
+}
+
+void UpstreamConnection::write_raw(std::string bytes) {
+  auto* w = new UpstreamWrite;
+  w->bytes = std::move(bytes);
+  w->self = this;
+  w->req.data = w;
+  uv_buf_t buf = uv_buf_init(w->bytes.data(), static_cast<unsigned>(w->bytes.size()));
+  const int rc = uv_write(&w->req, reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1, on_written);
+  if (rc != 0) {
+    delete w;
+    fail(uv_err_name(rc));
+  }
+}
+
+void UpstreamConnection::on_written(uv_write_t* req, int status) noexcept {
+  auto* w = static_cast<UpstreamWrite*>(req->data);
+  UpstreamConnection* self = w->self;
+  delete w;
+  if (status == UV_ECANCELED || self->closing_) return;
+  if (status < 0) {
+    self->fail(uv_err_name(status));
+    return;
+  }
+  if (self->user_ != nullptr && self->queued() < kUpstreamLowWater) self->user_->upstream_drained();
+}
+
+std::size_t UpstreamConnection::queued() const noexcept {
+  return uv_stream_get_write_queue_size(reinterpret_cast<const uv_stream_t*>(&tcp_));
+}
+
+void UpstreamConnection::pause_reading() {
+  if (!reading_ || closing_) return;
+  uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
+  reading_ = false;
+}
+
+void UpstreamConnection::resume_reading() {
+  if (reading_ || closing_ || !connected_) return;
+  if (uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), on_alloc, on_read) == 0) reading_ = true;
+}
+
+void UpstreamConnection::release(bool reusable) {
+  user_ = nullptr;
+  if (closing_) return;
+  if (!reusable || !connected_ || queued() != 0 || pool_.shut_) {
+    close();
+    return;
+  }
+  resume_reading();  // an idle connection still notices the upstream closing it
+  pool_.make_idle(this);
+}
+
+void UpstreamConnection::fail(std::string_view detail) {
+  if (closing_) return;
+  UpstreamUser* user = user_;
+  user_ = nullptr;
+  close();
+  if (user != nullptr) user->upstream_failed(detail);
+}
+
+void UpstreamConnection::on_idle_timeout(uv_timer_t* timer) noexcept {
+  auto* self = static_cast<UpstreamConnection*>(timer->data);
+  if (self->idle_) self->close();
+}
+
+void UpstreamConnection::close() {
+  if (closing_) return;
+  closing_ = true;
+  user_ = nullptr;
+  pool_.closing(this);
+  uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), on_closed);
+  uv_close(reinterpret_cast<uv_handle_t*>(&timer_), on_closed);
+}
+
+void UpstreamConnection::on_closed(uv_handle_t* handle) noexcept {
+  auto* self = static_cast<UpstreamConnection*>(handle->data);
+  if (--self->open_handles_ == 0) delete self;
+}
+
+// ------------------------------------------------------------------------------------- pool
+UpstreamPool::UpstreamPool(ServeContext& ctx, std::size_t max_total) : ctx_(ctx), max_total_(max_total) {}
+
+UpstreamConnection* UpstreamPool::acquire(const std::string& key, const policy::WindowEndpoint& endpoint,
+                                          const TlsContext* tls_context, const policy::UpstreamUrl& upstream,
+                                          UpstreamUser* user, bool fresh_only, std::string& error) {
+  if (shut_) {
+    error = "shutting-down";
+    return nullptr;
+  }
+  if (!fresh_only) {
+    // Most recently idle first: the least likely to be closing on the other side.
+    for (auto it = idle_.rbegin(); it != idle_.rend(); ++it) {
+      UpstreamConnection* c = *it;
+      if (c->key_ != key) continue;
+      leave_idle(c);
+      c->reused_ = true;
+      c->attach(user);
+      ++reused_count_;
+      return c;
+    }
+  }
+  if (all_.size() >= max_total_ && !idle_.empty()) idle_.front()->close();  // oldest idle makes room
+  if (all_.size() >= max_total_) return nullptr;
+  std::unique_ptr<TlsSession> tls;
+  if (upstream.scheme == "https") {
+    auto session = TlsSession::start(*tls_context, upstream.host, policy::upstream_literal(upstream).has_value());
+    if (!session) {
+      error = "tls-setup";
+      return nullptr;
+    }
+    tls = std::move(session.value());
+  }
+  auto* c = new UpstreamConnection(*this, key);
+  all_.push_back(c);
+  c->all_position_ = std::prev(all_.end());
+  ++dialled_;
+  if (const int rc = c->dial(endpoint, std::move(tls)); rc != 0) {
+    c->close();
+    error = uv_err_name(rc);
+    return nullptr;
+  }
+  c->attach(user);
+  return c;
+}
+
+void UpstreamPool::make_idle(UpstreamConnection* c) {
+  std::size_t same_key = 0;
+  for (UpstreamConnection* i : idle_) same_key += i->key_ == c->key_ ? 1 : 0;
+  if (same_key >= kMaxIdlePerKey) {
+    c->close();
+    return;
+  }
+  idle_.push_back(c);
+  c->idle_position_ = std::prev(idle_.end());
+  c->idle_ = true;
+  uv_timer_start(&c->timer_, UpstreamConnection::on_idle_timeout, kPoolIdleMs, 0);
+  wake_one();
+}
+
+void UpstreamPool::leave_idle(UpstreamConnection* c) {
+  if (!c->idle_) return;
+  idle_.erase(c->idle_position_);
+  c->idle_ = false;
+  uv_timer_stop(&c->timer_);
+}
+
+void UpstreamPool::closing(UpstreamConnection* c) {
+  leave_idle(c);
+  all_.erase(c->all_position_);
+  wake_one();
+}
+
+void UpstreamPool::wake_one() {
+  if (waiters_.empty() || shut_) return;
+  PoolWaiter* w = waiters_.front();
+  waiters_.pop_front();
+  w->waiting = false;
+  w->pool_has_room();
+}
+
+void UpstreamPool::wait(PoolWaiter* waiter) {
+  if (waiter->waiting) return;
+  waiters_.push_back(waiter);
+  waiter->position = std::prev(waiters_.end());
+  waiter->waiting = true;
+}
+
+void UpstreamPool::cancel(PoolWaiter* waiter) {
+  if (!waiter->waiting) return;
+  waiters_.erase(waiter->position);
+  waiter->waiting = false;
+}
+
+void UpstreamPool::shut_down() {
+  shut_ = true;
+  for (PoolWaiter* w : waiters_) w->waiting = false;
+  waiters_.clear();
+  // close() erases from all_: walk a copy.
+  const std::list<UpstreamConnection*> every = all_;
+  for (UpstreamConnection* c : every) c->close();
+}
+
+}  // namespace appliance::serve

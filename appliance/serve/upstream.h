@@ -1,0 +1,142 @@
+// Connections from the window to grant upstreams, and their keep-alive pool.
+//
+// An UpstreamConnection owns its TCP handle (and a TLS session for https). Its memory lives until
+// the handle's close callback (STYLE.md rule 10); it outlives the window request that dialled it
+// when it goes back to the pool. The pool is bounded: at most kMaxIdlePerKey idle connections per
+// key (grant id + upstream + checked address), at most --max-upstream-sockets connections in all
+// (idle ones are closed first to make room; past that, requests wait in order). An idle connection
+// is closed after kPoolIdleMs, on any byte or EOF from the upstream, and at shutdown.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <list>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "appliance/serve/tls_client.h"
+#include "policy/window.h"
+
+namespace appliance::serve {
+
+struct ServeContext;
+class UpstreamPool;
+
+inline constexpr std::size_t kMaxIdlePerKey = 8;
+// Shorter than common server keep-alive timeouts (nginx 75 s, Node 5 s) so the window rarely
+// sends on a connection the upstream is closing.
+inline constexpr std::uint64_t kPoolIdleMs = 4'000;
+inline constexpr std::size_t kUpstreamHighWater = 256 * 1024;
+inline constexpr std::size_t kUpstreamLowWater = 64 * 1024;
+
+// The window side of one exchange.
+class UpstreamUser {
+ public:
+  virtual ~UpstreamUser() = default;
+  virtual void upstream_ready() = 0;                               // connected (and TLS verified)
+  virtual void upstream_data(const char* data, std::size_t length) = 0;  // plaintext
+  virtual void upstream_ended() = 0;                               // FIN or close_notify
+  virtual void upstream_failed(std::string_view detail) = 0;      // errno name or tls-* word
+  virtual void upstream_drained() = 0;                             // write queue below low water
+};
+
+class UpstreamConnection {
+ public:
+  UpstreamConnection(const UpstreamConnection&) = delete;
+  UpstreamConnection& operator=(const UpstreamConnection&) = delete;
+
+  // Writes plaintext (encrypted first for https). Errors reach the user as upstream_failed.
+  void send(std::string_view plaintext);
+  [[nodiscard]] std::size_t queued() const noexcept;
+  void pause_reading();
+  void resume_reading();
+  // The user is done. Reusable: back to the pool (idle), else closed.
+  void release(bool reusable);
+  [[nodiscard]] bool reused() const noexcept { return reused_; }
+
+ private:
+  friend class UpstreamPool;
+  UpstreamConnection(UpstreamPool& pool, std::string key);
+  int dial(const policy::WindowEndpoint& endpoint, std::unique_ptr<TlsSession> tls);
+  void attach(UpstreamUser* user);
+  void close();
+  void fail(std::string_view detail);
+  void write_raw(std::string bytes);
+  void flush_tls();
+  void became_ready();
+  static void on_connected(uv_connect_t* req, int status) noexcept;
+  static void on_alloc(uv_handle_t* handle, std::size_t suggested, uv_buf_t* buf) noexcept;
+  static void on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) noexcept;
+  static void on_written(uv_write_t* req, int status) noexcept;
+  static void on_idle_timeout(uv_timer_t* timer) noexcept;
+  static void on_closed(uv_handle_t* handle) noexcept;
+
+  UpstreamPool& pool_;
+  std::string key_;
+  uv_tcp_t tcp_{};
+  uv_timer_t timer_{};
+  uv_connect_t connect_req_{};
+  int open_handles_ = 0;
+  std::unique_ptr<TlsSession> tls_;
+  UpstreamUser* user_ = nullptr;
+  bool connected_ = false;
+  bool closing_ = false;
+  bool idle_ = false;
+  bool reading_ = false;
+  bool reused_ = false;
+  std::list<UpstreamConnection*>::iterator idle_position_;
+  std::list<UpstreamConnection*>::iterator all_position_;
+  std::uint64_t idle_since_ = 0;
+};
+
+// A request that waits for room in the pool.
+class PoolWaiter {
+ public:
+  virtual ~PoolWaiter() = default;
+  virtual void pool_has_room() = 0;
+  bool waiting = false;
+  std::list<PoolWaiter*>::iterator position;
+};
+
+class UpstreamPool {
+ public:
+  UpstreamPool(ServeContext& ctx, std::size_t max_total);
+  UpstreamPool(const UpstreamPool&) = delete;
+  UpstreamPool& operator=(const UpstreamPool&) = delete;
+
+  // An idle connection for `key`, attached to `user` (the caller then sends at once), or a new
+  // one being dialled (upstream_ready follows). nullptr with `error` empty: the pool is full
+  // (then wait()); with `error` set: the dial failed at once (an errno name).
+  UpstreamConnection* acquire(const std::string& key, const policy::WindowEndpoint& endpoint,
+                              const TlsContext* tls_context, const policy::UpstreamUrl& upstream,
+                              UpstreamUser* user, bool fresh_only, std::string& error);
+  void wait(PoolWaiter* waiter);
+  void cancel(PoolWaiter* waiter);
+  void shut_down();
+
+  [[nodiscard]] std::size_t open() const noexcept { return all_.size(); }
+  [[nodiscard]] std::size_t idle() const noexcept { return idle_.size(); }
+  [[nodiscard]] std::uint64_t dialled() const noexcept { return dialled_; }
+  [[nodiscard]] std::uint64_t reused() const noexcept { return reused_count_; }
+
+ private:
+  friend class UpstreamConnection;
+  void make_idle(UpstreamConnection* c);
+  void leave_idle(UpstreamConnection* c);
+  void closing(UpstreamConnection* c);
+  void wake_one();
+
+  ServeContext& ctx_;
+  std::size_t max_total_;
+  std::list<UpstreamConnection*> all_;
+  std::list<UpstreamConnection*> idle_;  // oldest first, every key (a scan of ≤ max_total_)
+  std::list<PoolWaiter*> waiters_;
+  std::uint64_t dialled_ = 0;
+  std::uint64_t reused_count_ = 0;
+  bool shut_ = false;
+};
+
+}  // namespace appliance::serve
