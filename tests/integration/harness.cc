@@ -1,0 +1,541 @@
+#include "tests/integration/harness.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "policy/json.h"
+
+namespace gk_it {
+
+// ---------------------------------------------------------------- sockets
+void set_timeout(int fd, int timeout_ms) {
+  timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+int connect_tcp(const std::string& ip, std::uint16_t port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in sin{};
+  sin.sin_family = AF_INET;
+  sin.sin_port = htons(port);
+  inet_pton(AF_INET, ip.c_str(), &sin.sin_addr);
+  set_timeout(fd, 10000);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+bool send_all(int fd, std::string_view bytes) {
+  std::size_t sent = 0;
+  while (sent < bytes.size()) {
+    const ssize_t n = send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    sent += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+std::string read_until_close(int fd, int timeout_ms, bool* eof, std::size_t max) {
+  std::string out;
+  if (eof) *eof = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  char buf[65536];
+  while (out.size() < max) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) break;
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left)) <= 0) break;
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n == 0) {
+      if (eof) *eof = true;
+      break;
+    }
+    if (n < 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
+std::string read_head(int fd, int timeout_ms) {
+  std::string out;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (out.size() < 65536) {
+    if (out.size() >= 4 && out.compare(out.size() - 4, 4, "\r\n\r\n") == 0) break;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) break;
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left)) <= 0) break;
+    char c;
+    if (recv(fd, &c, 1, 0) != 1) break;
+    out.push_back(c);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- sha256
+namespace {
+constexpr std::uint32_t kK[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+inline std::uint32_t rotr(std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+}  // namespace
+
+Sha256::Sha256()
+    : h_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
+
+void Sha256::block(const std::uint8_t* p) {
+  std::uint32_t w[64];
+  for (int i = 0; i < 16; ++i) {
+    w[i] = (std::uint32_t(p[4 * i]) << 24) | (std::uint32_t(p[4 * i + 1]) << 16) |
+           (std::uint32_t(p[4 * i + 2]) << 8) | std::uint32_t(p[4 * i + 3]);
+  }
+  for (int i = 16; i < 64; ++i) {
+    const std::uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+    const std::uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+    w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+  }
+  std::uint32_t a = h_[0], b = h_[1], c = h_[2], d = h_[3], e = h_[4], f = h_[5], g = h_[6], h = h_[7];
+  for (int i = 0; i < 64; ++i) {
+    const std::uint32_t t1 = h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + kK[i] + w[i];
+    const std::uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+    h = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
+  }
+  h_[0] += a; h_[1] += b; h_[2] += c; h_[3] += d; h_[4] += e; h_[5] += f; h_[6] += g; h_[7] += h;
+}
+
+void Sha256::update(const void* data, std::size_t length) {
+  const auto* p = static_cast<const std::uint8_t*>(data);
+  total_ += length;
+  while (length > 0) {
+    if (buffered_ == 0 && length >= 64) {
+      block(p);
+      p += 64;
+      length -= 64;
+      continue;
+    }
+    const std::size_t take = std::min<std::size_t>(64 - buffered_, length);
+    std::memcpy(buffer_ + buffered_, p, take);
+    buffered_ += take;
+    p += take;
+    length -= take;
+    if (buffered_ == 64) {
+      block(buffer_);
+      buffered_ = 0;
+    }
+  }
+}
+
+std::string Sha256::hex() {
+  const std::uint64_t bits = total_ * 8;
+  const std::uint8_t pad = 0x80;
+  update(&pad, 1);
+  const std::uint8_t zero = 0;
+  while (buffered_ != 56) update(&zero, 1);
+  std::uint8_t len[8];
+  for (int i = 0; i < 8; ++i) len[i] = static_cast<std::uint8_t>(bits >> (56 - 8 * i));
+  update(len, 8);
+  char out[65];
+  for (int i = 0; i < 8; ++i) std::snprintf(out + 8 * i, 9, "%08x", h_[i]);
+  return std::string(out, 64);
+}
+
+void fill_pattern(std::uint32_t seed, std::uint64_t offset, char* out, std::size_t length) {
+  for (std::size_t i = 0; i < length; ++i) {
+    std::uint64_t x = (offset + i) * 0x9E3779B97F4A7C15ull + seed;
+    x ^= x >> 29;
+    out[i] = static_cast<char>(x & 0xff);
+  }
+}
+
+// ---------------------------------------------------------------- gatekeeper child
+namespace {
+
+// In the forked child, before exec. False (errno set) when a step failed.
+bool drop_to_gatekeeper_user() {
+  if (getuid() != 0) return true;
+  constexpr unsigned kAmbient[] = {CAP_SETPCAP, CAP_NET_BIND_SERVICE};
+  if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0 || setgroups(0, nullptr) != 0 ||
+      setresgid(kGatekeeperUid, kGatekeeperUid, kGatekeeperUid) != 0 ||
+      setresuid(kGatekeeperUid, kGatekeeperUid, kGatekeeperUid) != 0) {
+    return false;
+  }
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3]{};
+  for (unsigned cap : kAmbient) {
+    data[cap / 32].permitted |= 1u << (cap % 32);
+    data[cap / 32].effective |= 1u << (cap % 32);
+    data[cap / 32].inheritable |= 1u << (cap % 32);
+  }
+  if (syscall(SYS_capset, &header, data) != 0) return false;
+  for (unsigned cap : kAmbient) {
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) != 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Gatekeeper::Gatekeeper(std::vector<std::string> extra) {
+  std::vector<std::string> args = {GK_BINARY_DIR "/bin/gatekeeper-test", "serve", "--bind", "127.0.0.1",
+                                   "--corridor-port", "0", "--window-port", "0", "--control-port", "0"};
+  for (auto& e : extra) args.push_back(std::move(e));
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) return;
+  err_path_ = "/tmp/gk-it-" + std::to_string(getpid()) + "-" + std::to_string(reinterpret_cast<std::uintptr_t>(this)) + ".err";
+  pid_ = fork();
+  if (pid_ == 0) {
+    dup2(out[1], 1);
+    const int err = open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (err >= 0) dup2(err, 2);
+    if (!drop_to_gatekeeper_user()) {
+      const char message[] = "harness: dropping to the gatekeeper user failed\n";
+      (void)!write(2, message, sizeof message - 1);
+      _exit(126);
+    }
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  close(out[1]);
+  stdout_fd_ = out[0];
+  std::string line;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd p{stdout_fd_, POLLIN, 0};
+    if (poll(&p, 1, 200) <= 0) continue;
+    char c;
+    if (read(stdout_fd_, &c, 1) != 1) break;
+    if (c == '\n') break;
+    line.push_back(c);
+  }
+  ready_line = line;
+  auto port_of = [&](const std::string& key) -> std::uint16_t {
+    const auto at = line.find(key + "=");
+    if (at == std::string::npos) return 0;
+    const auto colon = line.find(':', at);
+    return static_cast<std::uint16_t>(std::atoi(line.c_str() + colon + 1));
+  };
+  corridor = port_of("corridor");
+  window = port_of("window");
+  control = port_of("control");
+  ready_ = line.rfind("gatekeeper: ready ", 0) == 0 && corridor && window && control;
+}
+
+Gatekeeper::~Gatekeeper() {
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  if (stdout_fd_ >= 0) close(stdout_fd_);
+  if (!err_path_.empty()) unlink(err_path_.c_str());
+}
+
+bool Gatekeeper::alive() { return pid_ > 0 && waitpid(pid_, nullptr, WNOHANG) == 0; }
+
+std::string Gatekeeper::stderr_text() {
+  std::ifstream in(err_path_);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+int Gatekeeper::wait_for_signal(int timeout_ms) {
+  if (pid_ <= 0) return -1;
+  int status = 0;
+  for (int waited = 0; waited < timeout_ms; waited += 20) {
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    }
+    usleep(20000);
+  }
+  return -1;
+}
+
+int Gatekeeper::terminate(int timeout_ms) {
+  if (pid_ <= 0) return -1;
+  kill(pid_, SIGTERM);
+  int status = 0;
+  for (int waited = 0; waited < timeout_ms; waited += 20) {
+    const pid_t r = waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) {
+      pid_ = -1;
+      return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    }
+    usleep(20000);
+  }
+  return -1;
+}
+
+Gatekeeper::Answer Gatekeeper::request(const std::string& method, const std::string& path,
+                                       const std::string& body) {
+  Answer a;
+  const int fd = connect_tcp("127.0.0.1", control);
+  if (fd < 0) return a;
+  std::string req = method + " " + path + " HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                    std::to_string(body.size()) + "\r\n\r\n" + body;
+  send_all(fd, req);
+  const std::string answer = read_until_close(fd, 10000, nullptr, 16 << 20);
+  close(fd);
+  if (answer.size() < 12) return a;
+  a.status = std::atoi(answer.c_str() + 9);
+  const auto at = answer.find("\r\n\r\n");
+  if (at != std::string::npos) a.body = answer.substr(at + 4);
+  return a;
+}
+
+void Gatekeeper::allow(const std::vector<std::string>& domains, const std::string& mode) {
+  std::string body = "{\"mode\":\"" + mode + "\",\"domains\":[";
+  for (std::size_t i = 0; i < domains.size(); ++i) body += (i ? ",\"" : "\"") + domains[i] + "\"";
+  body += "]}";
+  request("POST", "/network", body);
+}
+
+std::vector<Gatekeeper::Record> Gatekeeper::journal() {
+  std::vector<Record> out;
+  const Answer a = request("GET", "/journal");
+  auto parsed = policy::json::parse(a.body, policy::json::Limits{16 << 20, 16, 100000});
+  if (!parsed) return out;
+  const policy::json::Value* records = parsed->find("records");
+  if (records == nullptr) return out;
+  for (const auto& r : records->items()) {
+    Record rec;
+    if (auto* v = r.find("listener")) rec.listener = v->as_string();
+    if (auto* v = r.find("host")) rec.host = v->as_string();
+    if (auto* v = r.find("decision")) rec.decision = v->as_string();
+    if (auto* v = r.find("port")) rec.port = static_cast<long>(v->as_int().value_or(-1));
+    out.push_back(rec);
+  }
+  return out;
+}
+
+Tunnel open_tunnel(std::uint16_t corridor, const std::string& target, const std::string& extra) {
+  Tunnel t;
+  t.fd = connect_tcp("127.0.0.1", corridor);
+  if (t.fd < 0) return t;
+  send_all(t.fd, "CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n" + extra);
+  t.head = read_head(t.fd, 15000);
+  return t;
+}
+
+// ---------------------------------------------------------------- test network
+namespace {
+
+bool run(const std::string& command) { return std::system((command + " >/dev/null 2>&1").c_str()) == 0; }
+
+}  // namespace
+
+TestNet::TestNet()
+    : name_("gkit" + std::to_string(getpid())),
+      // One /24 per test process, so tests may run in parallel (ctest -j).
+      prefix_("198.18." + std::to_string(1 + getpid() % 250) + ".") {
+  const std::string ns = name_;
+  const std::string host_if = "gkh" + std::to_string(getpid());
+  const std::string ns_if = "gkn" + std::to_string(getpid());
+  run("ip netns del " + ns);
+  if (!run("ip netns add " + ns) ||
+      !run("ip link add " + host_if + " type veth peer name " + ns_if + " netns " + ns) ||
+      !run("ip addr add " + prefix_ + "1/24 dev " + host_if) || !run("ip link set " + host_if + " up") ||
+      !run("ip -n " + ns + " addr add " + prefix_ + "2/24 dev " + ns_if) ||
+      !run("ip -n " + ns + " addr add " + prefix_ + "4/24 dev " + ns_if) ||
+      !run("ip -n " + ns + " link set " + ns_if + " up") || !run("ip -n " + ns + " link set lo up")) {
+    error = "ip netns/veth setup failed";
+    return;
+  }
+  // dnsmasq inside the namespace: the test DNS server.
+  dnsmasq_ = fork();
+  if (dnsmasq_ == 0) {
+    const int null = open("/dev/null", O_RDWR);
+    dup2(null, 1);
+    dup2(null, 2);
+    const std::string listen = "--listen-address=" + prefix_ + "2";
+    const std::string pub = "--address=/public.test/" + prefix_ + "2";
+    const std::string mixed = "--host-record=mixed.test," + prefix_ + "2,fd00::1";
+    const std::string refused = "--address=/refused.test/" + prefix_ + "4";
+    const std::string slow = "--address=/slow.test/" + prefix_ + "77";
+    execl("/usr/sbin/ip", "ip", "netns", "exec", ns.c_str(), "/usr/sbin/dnsmasq", "--no-daemon",
+          "--conf-file=/dev/null", "--no-resolv", "--no-hosts", listen.c_str(), "--bind-interfaces",
+          "--pid-file=", "--user=root", pub.c_str(), mixed.c_str(), "--address=/loop.test/127.0.0.1",
+          refused.c_str(), slow.c_str(), "--address=/nx.test/", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // The upstream socket is created inside the namespace (setns on this thread, then back).
+  const int self_ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+  const int target_ns = open(("/var/run/netns/" + ns).c_str(), O_RDONLY | O_CLOEXEC);
+  if (self_ns < 0 || target_ns < 0 || setns(target_ns, CLONE_NEWNET) != 0) {
+    error = "setns into " + ns + " failed";
+    return;
+  }
+  listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int one = 1;
+  setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in sin{};
+  sin.sin_family = AF_INET;
+  sin.sin_port = htons(443);
+  inet_pton(AF_INET, (prefix_ + "2").c_str(), &sin.sin_addr);
+  const bool bound = bind(listen_fd_, reinterpret_cast<sockaddr*>(&sin), sizeof sin) == 0 &&
+                     listen(listen_fd_, 512) == 0;
+  setns(self_ns, CLONE_NEWNET);
+  close(self_ns);
+  close(target_ns);
+  if (!bound) {
+    error = "bind " + prefix_ + "2:443 in the namespace failed";
+    return;
+  }
+  acceptor_ = std::thread([this] { serve(); });
+  // Wait until dnsmasq answers (it binds within a few ms).
+  for (int i = 0; i < 100; ++i) {
+    if (run("ip netns exec " + ns + " sh -c 'ss -lun | grep -q " + prefix_ + "2:53'")) {
+      ok_ = true;
+      return;
+    }
+    usleep(50000);
+  }
+  error = "dnsmasq did not start in " + ns;
+}
+
+TestNet::~TestNet() {
+  stopping_ = true;
+  if (listen_fd_ >= 0) shutdown(listen_fd_, SHUT_RDWR);
+  if (acceptor_.joinable()) acceptor_.join();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& w : workers_) w.join();
+  }
+  if (listen_fd_ >= 0) close(listen_fd_);
+  if (dnsmasq_ > 0) {
+    kill(dnsmasq_, SIGTERM);
+    waitpid(dnsmasq_, nullptr, 0);
+  }
+  run("ip netns pids " + name_ + " | xargs -r kill");
+  run("ip netns del " + name_);
+}
+
+int TestNet::listen_in_namespace(std::uint16_t port) {
+  const int self_ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+  const int target_ns = open(("/var/run/netns/" + name_).c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = -1;
+  if (self_ns >= 0 && target_ns >= 0 && setns(target_ns, CLONE_NEWNET) == 0) {
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in sin{};
+    sin.sin_family = AF_INET;
+    sin.sin_port = htons(port);
+    inet_pton(AF_INET, (prefix_ + "2").c_str(), &sin.sin_addr);
+    if (bind(fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin) != 0 || listen(fd, 512) != 0) {
+      close(fd);
+      fd = -1;
+    }
+    setns(self_ns, CLONE_NEWNET);
+  }
+  if (self_ns >= 0) close(self_ns);
+  if (target_ns >= 0) close(target_ns);
+  return fd;
+}
+
+void TestNet::serve() {
+  while (!stopping_) {
+    const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (stopping_ || errno == EINVAL) return;
+      continue;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    workers_.emplace_back([this, fd] { session(fd); });
+  }
+}
+
+void TestNet::session(int fd) {
+  ++sessions_started;
+  set_timeout(fd, 60000);
+  std::string line;
+  char c;
+  while (line.size() < 64 && recv(fd, &c, 1, 0) == 1 && c != '\n') line.push_back(c);
+  std::vector<char> buf(1 << 16);
+  if (line == "ECHO") {
+    while (true) {
+      const ssize_t n = recv(fd, buf.data(), buf.size(), 0);
+      if (n <= 0) break;
+      if (!send_all(fd, std::string_view(buf.data(), static_cast<std::size_t>(n)))) break;
+    }
+    shutdown(fd, SHUT_WR);
+    read_until_close(fd, 5000);
+  } else if (line.rfind("SEND ", 0) == 0) {
+    const std::uint64_t total = std::strtoull(line.c_str() + 5, nullptr, 10);
+    std::uint64_t sent = 0;
+    while (sent < total) {
+      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), total - sent));
+      fill_pattern(1, sent, buf.data(), n);
+      if (!send_all(fd, std::string_view(buf.data(), n))) break;
+      sent += n;
+    }
+    shutdown(fd, SHUT_WR);
+    while (true) {
+      const ssize_t n = recv(fd, buf.data(), buf.size(), 0);
+      if (n <= 0) break;
+      bytes_after_fin += static_cast<std::uint64_t>(n);
+    }
+  } else if (line == "SINK") {
+    Sha256 sha;
+    while (true) {
+      const ssize_t n = recv(fd, buf.data(), buf.size(), 0);
+      if (n <= 0) break;
+      sha.update(buf.data(), static_cast<std::size_t>(n));
+    }
+    send_all(fd, sha.hex() + "\n");
+  } else if (line == "HOLD") {
+    read_until_close(fd, 120000);
+  }
+  close(fd);
+  ++sessions_done;
+}
+
+SilentDns::SilentDns() {
+  fd_ = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_in sin{};
+  sin.sin_family = AF_INET;
+  inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+  bind(fd_, reinterpret_cast<sockaddr*>(&sin), sizeof sin);
+  socklen_t len = sizeof sin;
+  getsockname(fd_, reinterpret_cast<sockaddr*>(&sin), &len);
+  port = ntohs(sin.sin_port);
+}
+
+SilentDns::~SilentDns() { close(fd_); }
+
+}  // namespace gk_it

@@ -1,0 +1,411 @@
+// The window (issue #4): a TLS upstream in the test namespace with a certificate from a test CA
+// made here, grants of both styles and an opened domain, every traversal shape, the window key,
+// streaming, timeouts, smuggling shapes, certificate names and keep-alive reuse.
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <set>
+
+#include "tests/integration/harness.h"
+#include "tests/integration/http_upstream.h"
+#include "tests/support/environment.h"
+
+namespace {
+
+using gk_it::Gatekeeper;
+
+constexpr std::uint16_t kTlsPort = 8443;
+constexpr std::uint16_t kPlainPort = 8080;
+const std::string kKey = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+const std::string kBearerSecret = "sk-grant-BEARER-0123456789";
+const std::string kApiKeySecret = "sk-grant-XAPIKEY-9876543210";
+const std::string kFakeKey = "sk-space-FAKE-key";
+const std::string kNoSuchGrant = R"({"error":"no such grant"})";
+
+struct Answer {
+  int status = 0;
+  std::string head;
+  std::string body;
+  std::string raw;
+};
+
+Answer parse_answer(const std::string& raw) {
+  Answer a;
+  a.raw = raw;
+  if (raw.size() >= 12 && raw.rfind("HTTP/1.1 ", 0) == 0) a.status = std::atoi(raw.c_str() + 9);
+  const auto at = raw.find("\r\n\r\n");
+  a.head = raw.substr(0, at);
+  if (at != std::string::npos) a.body = raw.substr(at + 4);
+  return a;
+}
+
+Answer send_raw(std::uint16_t port, const std::string& request, int timeout_ms = 15000) {
+  const int fd = gk_it::connect_tcp("127.0.0.1", port);
+  if (fd < 0) return {};
+  gk_it::send_all(fd, request);
+  const std::string raw = gk_it::read_until_close(fd, timeout_ms);
+  close(fd);
+  return parse_answer(raw);
+}
+
+std::string get(const std::string& target, const std::string& extra = "") {
+  return "GET " + target + " HTTP/1.1\r\nHost: gatekeeper:8080\r\n" + extra + "\r\n";
+}
+
+std::string window_path(const std::string& grant, const std::string& rest) {
+  return "/k/" + kKey + "/model/" + grant + rest;
+}
+
+class WindowTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    GK_REQUIRE(gk_test::can_use_network_namespaces(), "root and ip netns are needed for the test network");
+    if (IsSkipped() || HasFatalFailure()) return;
+    net_ = std::make_unique<gk_it::TestNet>();
+    ASSERT_TRUE(net_->ok()) << net_->error;
+    char dir_template[] = "/tmp/gk-window-XXXXXX";
+    ASSERT_NE(mkdtemp(dir_template), nullptr);
+    dir_ = dir_template;
+    chmod(dir_.c_str(), 0755);
+    pki_ = gk_it::make_test_pki(dir_, {"public.test"});
+    ASSERT_TRUE(pki_.ok);
+    const int tls_fd = net_->listen_in_namespace(kTlsPort);
+    const int plain_fd = net_->listen_in_namespace(kPlainPort);
+    ASSERT_GE(tls_fd, 0);
+    ASSERT_GE(plain_fd, 0);
+    tls_ = std::make_unique<gk_it::HttpUpstream>(tls_fd, &pki_);
+    plain_ = std::make_unique<gk_it::HttpUpstream>(plain_fd, nullptr);
+  }
+  void TearDown() override {
+    gk_.reset();
+    tls_.reset();
+    plain_.reset();
+    if (!dir_.empty()) std::system(("rm -rf " + dir_).c_str());
+  }
+
+  void start(std::vector<std::string> extra = {}, bool set_key = true) {
+    std::vector<std::string> args = {"--dns-server", net_->dns(), "--ca-file", pki_.ca_file};
+    for (auto& e : extra) args.push_back(std::move(e));
+    gk_ = std::make_unique<Gatekeeper>(args);
+    ASSERT_TRUE(gk_->ready()) << gk_->ready_line << gk_->stderr_text();
+    if (set_key) {
+      ASSERT_EQ(gk_->request("POST", "/window-key", R"({"key":")" + kKey + R"("})").status, 200);
+    }
+    grant(R"({"id":"bearer","upstream":"https://public.test:8443/v1/","header":"authorization","secret":")" +
+          kBearerSecret + R"("})");
+    grant(R"({"id":"anthropic","upstream":"https://public.test:8443/","header":"x-api-key","secret":")" +
+          kApiKeySecret + R"("})");
+    grant(R"({"id":"registry","upstream":"http://public.test:8080/npm/"})");
+  }
+  void grant(const std::string& body) {
+    const auto a = gk_->request("POST", "/grants", body);
+    ASSERT_EQ(a.status, 200) << a.body;
+  }
+  std::vector<std::string> window_decisions() {
+    std::vector<std::string> out;
+    for (const auto& r : gk_->journal()) {
+      if (r.listener == "window") out.push_back(r.decision);
+    }
+    return out;
+  }
+
+  std::unique_ptr<gk_it::TestNet> net_;
+  std::string dir_;
+  gk_it::TestPki pki_;
+  std::unique_ptr<gk_it::HttpUpstream> tls_;
+  std::unique_ptr<gk_it::HttpUpstream> plain_;
+  std::unique_ptr<Gatekeeper> gk_;
+};
+
+TEST_F(WindowTest, InjectsTheGrantSecretAndNeverForwardsTheSpaceCredentials) {
+  start();
+  const std::string fakes = "Authorization: Bearer " + kFakeKey + "\r\nX-Api-Key: " + kFakeKey +
+                            "\r\nCookie: session=" + kFakeKey + "\r\nProxy-Authorization: " + kFakeKey +
+                            "\r\nConnection: keep-alive, X-Hop\r\nX-Hop: 1\r\n";
+  const Answer bearer = send_raw(gk_->window, get(window_path("bearer", "/messages?stream=false"), fakes));
+  EXPECT_EQ(bearer.status, 200) << bearer.raw;
+  EXPECT_EQ(bearer.body, "ok /v1/messages?stream=false\n");
+  EXPECT_NE(bearer.head.find("\r\nConnection: close"), std::string::npos);
+  EXPECT_EQ(bearer.head.find("keep-alive"), std::string::npos);  // the upstream's hop-by-hop field
+  const Answer key = send_raw(gk_->window, get(window_path("anthropic", "/v1/messages"), fakes));
+  EXPECT_EQ(key.status, 200) << key.raw;
+  EXPECT_EQ(key.body, "ok /v1/messages\n");
+  const auto seen = tls_->requests();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].host, "public.test:8443");
+  EXPECT_EQ(seen[0].credential_sha256.size(), 1u);
+  EXPECT_EQ(seen[0].credential_sha256.at("authorization"), gk_it::sha256_hex("Bearer " + kBearerSecret));
+  EXPECT_EQ(seen[1].credential_sha256.size(), 1u);
+  EXPECT_EQ(seen[1].credential_sha256.at("x-api-key"), gk_it::sha256_hex(kApiKeySecret));
+  const std::set<std::string> fake_hashes = {gk_it::sha256_hex(kFakeKey), gk_it::sha256_hex("Bearer " + kFakeKey),
+                                             gk_it::sha256_hex("session=" + kFakeKey)};
+  for (const auto& r : seen) {
+    for (const auto& [name, hash] : r.credential_sha256) EXPECT_EQ(fake_hashes.count(hash), 0u) << name;
+    for (const auto& name : r.header_names) {
+      EXPECT_NE(name, "cookie");
+      EXPECT_NE(name, "x-hop");
+      EXPECT_NE(name, "connection");
+    }
+  }
+  EXPECT_EQ(window_decisions(), (std::vector<std::string>{"allow", "allow"}));
+  // The secret is in no answer, no journal, no policy, no health, no metrics.
+  for (const char* path : {"/policy", "/journal", "/health", "/metrics"}) {
+    const std::string body = gk_->request("GET", path).body;
+    EXPECT_EQ(body.find("sk-grant"), std::string::npos) << path;
+    EXPECT_EQ(body.find(kKey), std::string::npos) << path;
+  }
+  EXPECT_EQ(bearer.raw.find("sk-grant"), std::string::npos);
+  EXPECT_EQ(gk_->stderr_text().find("sk-grant"), std::string::npos);
+}
+
+TEST_F(WindowTest, OpenedDomainGrantForwardsWithoutAnyCredential) {
+  start();
+  const Answer a = send_raw(gk_->window, get(window_path("registry", "/-/package/left-pad?x=1"),
+                                             "Authorization: Bearer " + kFakeKey + "\r\nX-Api-Key: k\r\n"));
+  EXPECT_EQ(a.status, 200) << a.raw;
+  EXPECT_EQ(a.body, "ok /npm/-/package/left-pad?x=1\n");
+  const auto seen = plain_->requests();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_TRUE(seen[0].credential_sha256.empty());
+  EXPECT_EQ(seen[0].host, "public.test:8080");
+}
+
+TEST_F(WindowTest, ScopedNpmPathsAndOtherAllowedShapesPass) {
+  start();
+  for (const std::string rest : {"/@scope%2fname/-/name-1.0.0.tgz", "/@types%2Fnode", "/a..b/c", "/...",
+                                 "/messages?q=hello%20world", "/owner/repo.git/info/refs?service=git-upload-pack", ""}) {
+    const Answer a = send_raw(gk_->window, get(window_path("registry", rest)));
+    EXPECT_EQ(a.status, 200) << rest << "\n" << a.raw;
+    EXPECT_EQ(a.body, "ok /npm" + rest + "\n") << rest;
+  }
+}
+
+TEST_F(WindowTest, EveryTraversalShapeIsRefusedBeforeTheUpstream) {
+  start();
+  std::vector<std::string> shapes = {
+      "/../admin", "/%2e%2e/admin", "/..%2fadmin", "/.%2e/admin", "/x/..%5cadmin", "/..;/admin",
+      "/%252e%252e/admin", "/%25252e%25252e/admin", "/%2525252e%2525252e/admin", "/%2e%2e%2fadmin",
+      "/v1/..", "/v1/..?x=1", "/%zz", "/v1/../../admin", "/..",
+      // ours: backslash, semicolon, %00, overlong UTF-8 of '.', '/' (undecodable → refused)
+      "/..\\admin", "/x/..;jsessionid=1/admin", "/a/%00/../b", "/%00", "/v1/..%00", "/x%2500", "/%c0%ae%c0%ae/admin", "/..%c0%afadmin",
+      "/%2E%2E/admin", "/..%2Fadmin"};
+  // '.' percent-encoded 1 to 6 times: %2e, %252e, %25252e, ...
+  for (int times = 1; times <= 6; ++times) {
+    std::string dot = "%";
+    for (int i = 1; i < times; ++i) dot += "25";
+    dot += "2e";
+    shapes.push_back("/" + dot + dot + "/admin");
+    shapes.push_back("/x/" + dot + "." + "/admin");
+  }
+  for (const std::string& rest : shapes) {
+    for (const char* grant : {"registry", "bearer"}) {
+      const Answer a = send_raw(gk_->window, get(window_path(grant, rest)));
+      EXPECT_EQ(a.status, 403) << rest;
+      EXPECT_EQ(a.body, kNoSuchGrant) << rest;
+    }
+  }
+  EXPECT_EQ(tls_->hits.load() + plain_->hits.load(), 0);
+  const auto decisions = window_decisions();
+  EXPECT_EQ(decisions.size(), shapes.size() * 2);
+  for (const auto& d : decisions) EXPECT_EQ(d, "deny:path-walks-out");
+  for (const auto& r : gk_->journal()) {
+    if (r.listener == "window") {
+      EXPECT_EQ(r.host, "grant-path");
+    }
+  }
+}
+
+TEST_F(WindowTest, MissingOrWrongWindowKeyIsRefusedLikeAnUnknownGrant) {
+  start({}, false);
+  // No key set yet: even the right-looking key is refused.
+  const Answer before = send_raw(gk_->window, get(window_path("registry", "/x")));
+  EXPECT_EQ(before.status, 403);
+  EXPECT_EQ(before.body, kNoSuchGrant);
+  ASSERT_EQ(gk_->request("POST", "/window-key", R"({"key":"short"})").body,
+            R"({"error":"the window key is 64 hex digits"})");
+  ASSERT_EQ(gk_->request("POST", "/window-key", R"({"key":")" + kKey + R"("})").status, 200);
+  std::string wrong = kKey;
+  wrong[63] = 'e';
+  const Answer unknown = send_raw(gk_->window, get(window_path("no-such", "/x")));
+  for (const std::string& target : std::vector<std::string>{"/model/registry/x", "/k/" + wrong + "/model/registry/x",
+                                    "/k/" + kKey.substr(0, 63) + "/model/registry/x", "/k//model/registry/x", "/",
+                                    "/k/" + kKey + "0/model/registry/x"}) {
+    const Answer a = send_raw(gk_->window, get(target));
+    EXPECT_EQ(a.raw, unknown.raw) << target;  // byte-identical to an unknown grant
+  }
+  EXPECT_EQ(plain_->hits.load(), 0);
+  const auto decisions = window_decisions();
+  ASSERT_EQ(decisions.size(), 8u);
+  EXPECT_EQ(decisions[0], "deny:bad-window-key");
+  EXPECT_EQ(decisions[1], "deny:no-grant");
+  for (std::size_t i = 2; i < decisions.size(); ++i) EXPECT_EQ(decisions[i], "deny:bad-window-key");
+  const Answer ok = send_raw(gk_->window, get(window_path("registry", "/x")));
+  EXPECT_EQ(ok.status, 200);
+}
+
+TEST_F(WindowTest, ServerSentEventsPassChunkByChunk) {
+  start();
+  const int fd = gk_it::connect_tcp("127.0.0.1", gk_->window);
+  ASSERT_GE(fd, 0);
+  gk_it::send_all(fd, get(window_path("anthropic", "/v1/sse")));
+  std::string seen;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (seen.find("data: one") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    seen += gk_it::read_until_close(fd, 200, nullptr, 1);
+  }
+  EXPECT_NE(seen.find("data: one"), std::string::npos) << "chunk 1 did not arrive before chunk 2 was sent";
+  EXPECT_EQ(seen.find("data: two"), std::string::npos);
+  tls_->release_sse();
+  seen += gk_it::read_until_close(fd, 5000);
+  close(fd);
+  EXPECT_TRUE(tls_->sse_released_in_time.load());
+  EXPECT_NE(seen.find("Transfer-Encoding: chunked"), std::string::npos);
+  EXPECT_NE(seen.find("data: two"), std::string::npos);
+  EXPECT_NE(seen.find("\r\n0\r\n\r\n"), std::string::npos);
+}
+
+TEST_F(WindowTest, SixtyFourHungRequestsAllRecoverWith504AndTheWindowServesAgain) {
+  start({"--idle-seconds", "2"});
+  std::vector<int> fds;
+  for (int i = 0; i < 64; ++i) {
+    const int fd = gk_it::connect_tcp("127.0.0.1", gk_->window);
+    ASSERT_GE(fd, 0);
+    gk_it::send_all(fd, get(window_path("anthropic", "/hang")));
+    fds.push_back(fd);
+  }
+  int timeouts = 0;
+  for (int fd : fds) {
+    const Answer a = parse_answer(gk_it::read_until_close(fd, 15000));
+    close(fd);
+    if (a.status == 504 && a.body == R"({"error":"the upstream did not answer in time"})") ++timeouts;
+  }
+  EXPECT_EQ(timeouts, 64);
+  const auto decisions = window_decisions();
+  EXPECT_EQ(std::count(decisions.begin(), decisions.end(), "failed:timeout"), 64);
+  EXPECT_EQ(std::count(decisions.begin(), decisions.end(), "allow"), 64);
+  const Answer again = send_raw(gk_->window, get(window_path("anthropic", "/after")));
+  EXPECT_EQ(again.status, 200) << again.raw;
+}
+
+TEST_F(WindowTest, SlowUploadIsNotCutWhileBytesKeepArriving) {
+  start({"--idle-seconds", "1"});
+  const int fd = gk_it::connect_tcp("127.0.0.1", gk_->window);
+  ASSERT_GE(fd, 0);
+  const std::string piece(1000, 'u');
+  gk_it::send_all(fd, "POST " + window_path("anthropic", "/upload") +
+                          " HTTP/1.1\r\nHost: g\r\nContent-Length: " + std::to_string(piece.size() * 6) + "\r\n\r\n");
+  std::string body;
+  for (int i = 0; i < 6; ++i) {
+    usleep(500000);  // 3 s in all, three times the idle limit
+    gk_it::send_all(fd, piece);
+    body += piece;
+  }
+  const Answer a = parse_answer(gk_it::read_until_close(fd, 10000));
+  close(fd);
+  EXPECT_EQ(a.status, 200) << a.raw;
+  EXPECT_EQ(a.body, gk_it::sha256_hex(body) + "\n");
+}
+
+TEST_F(WindowTest, ChunkedUploadIsReframedAndArrivesWhole) {
+  start();
+  const Answer a = send_raw(gk_->window, "POST " + window_path("registry", "/upload") +
+                                             " HTTP/1.1\r\nHost: g\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                             "5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nX-Trailer: t\r\n\r\n");
+  EXPECT_EQ(a.status, 200) << a.raw;
+  EXPECT_EQ(a.body, gk_it::sha256_hex("hello world") + "\n");
+}
+
+TEST_F(WindowTest, RequestSmugglingShapesAreRefused) {
+  start();
+  const std::string target = window_path("registry", "/upload");
+  const std::vector<std::string> shapes = {
+      "POST " + target + " HTTP/1.1\r\nHost: g\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+      "POST " + target + " HTTP/1.1\r\nHost: g\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n",
+      "POST " + target + " HTTP/1.1\r\nHost: g\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
+      "POST " + target + " HTTP/1.1\r\nHost: g\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello",
+      "GET " + target + " HTTP/1.1\r\nHost: g\r\nX-Folded: a\r\n b\r\n\r\n",
+      "GET " + target + " HTTP/1.1\r\nHost: g\r\nX-Folded: a\r\n\tb\r\n\r\n",
+      "POST " + target + " HTTP/1.1\r\nHost: g\r\nTransfer-Encoding: chunked, gzip\r\n\r\n",
+      "POST " + target + " HTTP/1.1\r\nHost: g\r\nTransfer-Encoding: gzip\r\n\r\n",
+      "POST " + target + " HTTP/1.1\r\nHost: g\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",
+      "POST " + target + " HTTP/1.1\r\nHost: g\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+      "POST " + target + " HTTP/1.0\r\nHost: g\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+  };
+  for (const std::string& shape : shapes) {
+    const Answer a = send_raw(gk_->window, shape);
+    EXPECT_EQ(a.raw, gk_it::k400) << shape;
+  }
+  EXPECT_EQ(plain_->hits.load(), 0);
+  const auto decisions = window_decisions();
+  EXPECT_EQ(decisions.size(), shapes.size());
+  for (const auto& d : decisions) EXPECT_EQ(d, "deny:malformed");
+}
+
+TEST_F(WindowTest, CertificateForAnotherNameIsRefused) {
+  start();
+  grant(R"({"id":"wrong-name","upstream":"https://mixed.test:8443/","header":"x-api-key","secret":"sk-grant-x"})");
+  const Answer a = send_raw(gk_->window, get(window_path("wrong-name", "/v1/messages")));
+  EXPECT_EQ(a.status, 502) << a.raw;
+  EXPECT_EQ(a.body, R"({"error":"the upstream did not answer"})");
+  EXPECT_EQ(tls_->hits.load(), 0);
+  EXPECT_EQ(window_decisions(), (std::vector<std::string>{"allow", "failed:tls-certificate"}));
+}
+
+TEST_F(WindowTest, KeepAliveReusesOneUpstreamConnection) {
+  start();
+  for (int i = 0; i < 20; ++i) {
+    const Answer a = send_raw(gk_->window, get(window_path("anthropic", "/v1/n" + std::to_string(i))));
+    ASSERT_EQ(a.status, 200) << a.raw;
+  }
+  EXPECT_EQ(tls_->hits.load(), 20);
+  EXPECT_EQ(tls_->connections.load(), 1);
+}
+
+TEST_F(WindowTest, SixteenMebibyteTlsDownloadIsByteExact) {
+  start();
+  const int fd = gk_it::connect_tcp("127.0.0.1", gk_->window);
+  gk_it::send_all(fd, get(window_path("anthropic", "/big")));
+  const std::string head = gk_it::read_head(fd, 10000);
+  EXPECT_NE(head.find("Content-Length: 16777216\r\n"), std::string::npos) << head;
+  const std::string body = gk_it::read_until_close(fd, 60000, nullptr, 32u << 20);
+  close(fd);
+  ASSERT_EQ(body.size(), 16u << 20);
+  std::string expected(body.size(), '\0');
+  gk_it::fill_pattern(7, 0, expected.data(), expected.size());
+  EXPECT_TRUE(body == expected);
+}
+
+TEST_F(WindowTest, SigtermWithPooledAndHungUpstreamsLeavesNoHandleOpen) {
+  start();
+  ASSERT_EQ(send_raw(gk_->window, get(window_path("anthropic", "/v1/pooled"))).status, 200);
+  const int hung = gk_it::connect_tcp("127.0.0.1", gk_->window);
+  gk_it::send_all(hung, get(window_path("registry", "/hang")));
+  for (int i = 0; i < 100 && plain_->hits.load() == 0; ++i) usleep(20000);
+  EXPECT_EQ(gk_->terminate(), 0) << gk_->stderr_text();
+  close(hung);
+}
+
+TEST_F(WindowTest, OwnListenerAlwaysRefusedAndUnresolvedUpstreams) {
+  start();
+  grant(R"({"id":"self","upstream":"http://loop.test:)" + std::to_string(gk_->window) + R"(/"})");
+  grant(R"({"id":"oai","upstream":"https://auth.openai.com/"})");
+  grant(R"({"id":"nx","upstream":"https://nx.test/"})");
+  const Answer self = send_raw(gk_->window, get(window_path("self", "/x")));
+  EXPECT_EQ(self.status, 403);
+  EXPECT_EQ(self.body, R"({"error":"refused destination"})");
+  const Answer oai = send_raw(gk_->window, get(window_path("oai", "/x")));
+  EXPECT_EQ(oai.status, 403);
+  EXPECT_EQ(oai.body, R"({"error":"refused destination"})");
+  const Answer nx = send_raw(gk_->window, get(window_path("nx", "/x")));
+  EXPECT_EQ(nx.status, 502);
+  EXPECT_EQ(nx.body, R"({"error":"the upstream of this grant does not resolve"})");
+  EXPECT_EQ(window_decisions(),
+            (std::vector<std::string>{"deny:own-listener", "deny:always-refused", "deny:unresolved:ENOTFOUND"}));
+}
+
+}  // namespace
