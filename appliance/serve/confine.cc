@@ -152,6 +152,11 @@ constexpr SeccompRule kTable[] = {
      "no file is opened after start-up; libuv's EMFILE trick (uv__emfile_trick) reopens "
      "/dev/null after accept4 hits EMFILE, and a kill there would let a descriptor flood stop the "
      "gatekeeper"},
+#if defined(GK_SANITIZER_BUILD)
+    // --- sanitizer builds only (the asan preset; never the release or test image binaries)
+    {"pipe2", SeccompAction::kAllow,
+     "ASan/UBSan runtime: IsAccessibleMemoryRange() probes memory by writing it into a pipe"},
+#endif
 };
 
 const char* action_text(SeccompAction action) {
