@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -73,6 +74,8 @@ struct Context {
   std::optional<Control> tcp_control;        // TCP to the corridor port connected
   std::optional<Control> dns_control;        // the embedded resolver answers `gatekeeper`
   std::optional<std::string> gatekeeper_ip;  // empty string: could not be resolved
+  // Verdicts of the off-link probes (cases_network.cc), run together once: "tcp 1.2.3.4:443" -> verdict.
+  std::optional<std::map<std::string, ProbeVerdict>> offlink;
 };
 
 // Controls (controls.cc). Each returns the cached result after the first call.

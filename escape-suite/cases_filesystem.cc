@@ -213,20 +213,27 @@ void add_filesystem_cases(std::vector<Case>& out) {
            });
   add_case(out, "fs.mountpoints-allowlisted", "reach a host directory mounted into the space",
            "compare every mount point with the expected set",
-           "only /, /proc*, /dev*, /sys*, /tmp, $HOME, /spaces/<id> and /etc/{hosts,hostname,resolv.conf}",
+           "only /, /proc*, /dev*, /sys*, /tmp, $HOME, /spaces/<id>, /etc/{hosts,hostname,resolv.conf} and "
+           "/sbin/docker-init when mounted ro (the runtime's init, bind-mounted by --init, which the space "
+           "needs to reap zombies; read-only it cannot be replaced to run as pid 1 again)",
            [](Context& ctx) {
              std::string bad;
              const std::string h = home();
              for (const Mount& m : mounts()) {
                const std::string& p = m.point;
                const bool ok = p == "/" || p == "/tmp" || (!h.empty() && p == h) ||
+                               (p == "/sbin/docker-init" && has_option(m.options, "ro")) ||
                                (!ctx.opts.space_id.empty() && p == "/spaces/" + ctx.opts.space_id) ||
                                p == "/etc/hosts" || p == "/etc/hostname" || p == "/etc/resolv.conf" ||
                                p.rfind("/proc", 0) == 0 || p.rfind("/dev", 0) == 0 ||
                                p.rfind("/sys", 0) == 0;
                if (!ok) bad += p + "(" + m.fstype + ") ";
              }
-             return bad.empty() ? pass("every mount point is expected") : fail("unexpected mounts: " + bad);
+             bool init_ro = false;
+             for (const Mount& m : mounts()) init_ro = init_ro || (m.point == "/sbin/docker-init" && has_option(m.options, "ro"));
+             return bad.empty() ? pass(std::string("every mount point is expected") +
+                                       (init_ro ? " (/sbin/docker-init is the runtime's init, mounted ro)" : ""))
+                                : fail("unexpected mounts: " + bad);
            });
   add_case(out, "fs.no-host-paths-in-mounts", "read the user's files through a bind mount",
            "inspect root and source of every mountinfo entry",

@@ -4,14 +4,20 @@
 // addresses, which go nowhere in a test network, and against addresses the runner passes; what is
 // asserted is the *local* failure (ENETUNREACH, EACCES, EPERM at connect/sendto time), which proves
 // the space has no route. Each denial needs the TCP control (the corridor port connects) to count.
+// Docker Engine 20.10 gives a container on an --internal network a default route via the IPAM
+// gateway even though no host interface holds that address: there the kernel's verdict is
+// EHOSTUNREACH after its ARP probes for the gateway go unanswered (~3 s), which counts only with
+// the runner's proof that the gateway is unowned (--gateway-unowned) and an unresolved ARP entry.
 #include <arpa/inet.h>
 #include <linux/if_ether.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 
 #include "escape-suite/case.h"
 #include "escape-suite/probe.h"
@@ -19,9 +25,138 @@
 namespace escape {
 namespace {
 
+// EHOSTUNREACH is not here: it is also what a remote router's ICMP says, so it needs the
+// gateway evidence of judge_offlink.
 bool local_failure(int err) {
-  return err == ENETUNREACH || err == EHOSTUNREACH || err == EACCES || err == EPERM ||
-         err == EADDRNOTAVAIL || err == EAFNOSUPPORT || err == EOPNOTSUPP || err == ENETDOWN;
+  return err == ENETUNREACH || err == EACCES || err == EPERM || err == EADDRNOTAVAIL ||
+         err == EAFNOSUPPORT || err == EOPNOTSUPP || err == ENETDOWN;
+}
+
+// ARP probes: mcast_solicit 3 x retrans_time 1 s, then the neighbour layer fails the queue.
+// Five seconds lets that verdict arrive with slack; only the off-link probes wait this long.
+constexpr int kVerdictWaitMs = 5000;
+
+// IPv4 default routes and gateway routes of /proc/net/route: "default via GW dev DEV" each.
+struct GatewayRoute {
+  std::string gateway;  // dotted quad ("" for a default route without a gateway)
+  std::string text;
+};
+std::vector<GatewayRoute> gateway_routes(std::string& error) {
+  std::vector<GatewayRoute> out;
+  const FileRead f = read_bounded("/proc/net/route");
+  if (!f.ok) error = "read /proc/net/route: " + errno_name(f.err);
+  const auto lines = split_lines(f.data);
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    char dev[32] = {}, dest[16] = {}, gw[16] = {};
+    unsigned flags = 0;
+    if (std::sscanf(lines[i].c_str(), "%31s %15s %15s %x", dev, dest, gw, &flags) != 4) continue;
+    if (std::string_view(dest) != "00000000" && (flags & 0x2) == 0) continue;  // 0x2: RTF_GATEWAY
+    // The kernel prints the network-order word as a host integer: reading it back restores it.
+    in_addr a{};
+    a.s_addr = static_cast<in_addr_t>(std::strtoul(gw, nullptr, 16));
+    char text[INET_ADDRSTRLEN] = {};
+    ::inet_ntop(AF_INET, &a, text, sizeof text);
+    const std::string g = a.s_addr == 0 ? "" : text;
+    out.push_back({g, std::string(std::string_view(dest) == "00000000" ? "default" : dest) + " via " +
+                          (g.empty() ? "-" : g) + " dev " + dev});
+  }
+  return out;
+}
+
+// /proc/net/arp flags of `ip`: -1 absent, else the flags (0x2 ATF_COM: someone answered).
+int arp_flags(const std::string& ip) {
+  const FileRead f = read_bounded("/proc/net/arp");
+  const auto lines = split_lines(f.data);
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    char addr[64] = {};
+    unsigned hw = 0, flags = 0;
+    if (std::sscanf(lines[i].c_str(), "%63s 0x%x 0x%x", addr, &hw, &flags) == 3 && ip == addr) {
+      return static_cast<int>(flags);
+    }
+  }
+  return -1;
+}
+
+// Why a route via a gateway goes nowhere; `ok` false with the reason when that is not proved.
+struct GatewayProof {
+  bool ok = false;
+  bool answered_arp = false;  // a FAIL: something holds the gateway address on the link
+  std::string evidence;
+};
+GatewayProof gateway_unowned(const Context& ctx) {
+  GatewayProof p;
+  std::string error;
+  const std::vector<GatewayRoute> routes = gateway_routes(error);
+  std::string ev = error;
+  for (const GatewayRoute& r : routes) {
+    ev += r.text;
+    const int flags = r.gateway.empty() ? -1 : arp_flags(r.gateway);
+    if (flags >= 0 && (flags & 0x2) != 0) p.answered_arp = true;
+    ev += flags < 0 ? " (no ARP entry)" : (flags & 0x2) != 0 ? " (ARP answered!)" : " (ARP unanswered)";
+    ev += "; ";
+  }
+  if (p.answered_arp) {
+    p.evidence = ev + "a neighbour answered ARP for the gateway: packets can leave through it";
+    return p;
+  }
+  if (!ctx.opts.gateway_unowned) {
+    p.evidence = ev + "the runner did not prove the gateway unowned (--gateway-unowned)";
+    return p;
+  }
+  p.ok = true;
+  p.evidence = ev + "runner: no host address on the inner bridge (verify network_host_isolation)";
+  return p;
+}
+
+std::string probe_key(ProbeKind kind, const Addr& to) {
+  switch (kind) {
+    case ProbeKind::kTcp: return "tcp " + to.text;
+    case ProbeKind::kUdp: return "udp " + to.text;
+    case ProbeKind::kIcmpEcho: return "icmp " + to.text;
+  }
+  return to.text;
+}
+
+std::vector<ProbeSpec> offlink_probe_list(const Context& ctx);
+
+// The verdict for one off-link probe; the first call runs every probe of the run at once.
+ProbeVerdict offlink(Context& ctx, ProbeKind kind, const Addr& to) {
+  if (!ctx.offlink) {
+    const std::vector<ProbeSpec> list = offlink_probe_list(ctx);
+    const std::vector<ProbeVerdict> v = probe_all(list, std::max(kVerdictWaitMs, ctx.opts.timeout_ms));
+    ctx.offlink.emplace();
+    for (std::size_t i = 0; i < list.size(); ++i) (*ctx.offlink)[probe_key(list[i].kind, list[i].to)] = v[i];
+  }
+  const auto it = ctx.offlink->find(probe_key(kind, to));
+  if (it != ctx.offlink->end()) return it->second;
+  return probe_all({ProbeSpec{kind, to}}, std::max(kVerdictWaitMs, ctx.opts.timeout_ms)).front();
+}
+
+// Judges the kernel's verdict on a probe that must go nowhere. A connection or reply is a FAIL;
+// so is ECONNREFUSED (an ICMP port-unreachable: the datagram reached a host) and a plain timeout
+// (no verdict in 5 s: the packet may have left). EHOSTUNREACH passes only when the ICMP error came
+// from this space's own address (or none was queued) and the gateway is proved unowned.
+Outcome judge_offlink(Context& ctx, const std::string& what, const ProbeVerdict& v) {
+  const Control& control = tcp_control(ctx);
+  std::string ev = what + ": ";
+  if (v.answered) return fail(ev + "answered (connected, or a reply came back)");
+  ev += errno_name(v.err);
+  if (!v.icmp_from.empty()) {
+    ev += " (ICMP from " + v.icmp_from + (v.icmp_is_local() ? ", this space's own address" : "") + ")";
+  }
+  if (v.err == ETIMEDOUT) return fail(ev + ": no local verdict within 5 s, a packet may have left");
+  if (v.err == ECONNREFUSED) return fail(ev + ": a host answered port-unreachable, the datagram arrived");
+  if (v.err == EHOSTUNREACH) {
+    if (!v.icmp_from.empty() && !v.icmp_is_local()) return fail(ev + ": a remote host reported it, the packet left");
+    const GatewayProof g = gateway_unowned(ctx);
+    if (g.answered_arp) return fail(ev + "; " + g.evidence);
+    if (!g.ok) return inconclusive(ev + "; " + g.evidence);
+    ev += " after ARP for the gateway failed; " + g.evidence;
+  } else if (!local_failure(v.err) && !is_refusal(ctx.opts, v.err)) {  // is_refusal: the profile's errno
+    return fail(ev + " (not a local refusal)");
+  }
+  if (!control.works) return inconclusive(ev + "; " + control.evidence);
+  return pass(ev + "; " + control.evidence);
 }
 
 // A connect/sendto that must fail before any packet leaves.
@@ -35,12 +170,10 @@ Outcome expect_local_failure(Context& ctx, const std::string& what, bool connect
   return pass(what + ": " + errno_name(err) + "; " + control.evidence);
 }
 
-Outcome tcp_local(Context& ctx, std::string_view host, std::uint16_t port) {
+Outcome offlink_case(Context& ctx, ProbeKind kind, std::string_view host, std::uint16_t port) {
   const auto to = parse_addr(host, port);
   if (!to) return inconclusive("bad address " + std::string(host));
-  const ConnectResult r = tcp_connect(*to, ctx.opts.timeout_ms);
-  if (r.fd >= 0) ::close(r.fd);
-  return expect_local_failure(ctx, "tcp " + to->text, r.fd >= 0, r.err);
+  return judge_offlink(ctx, probe_key(kind, *to), offlink(ctx, kind, *to));
 }
 
 Outcome udp_local(Context& ctx, std::string_view host, std::uint16_t port) {
@@ -64,9 +197,10 @@ Outcome all_unreachable(Context& ctx, const std::vector<std::string>& targets, s
     const auto to = parse_addr(host, port == 0 ? default_port : port);
     if (!to) return inconclusive("bad " + std::string(flag) + " " + t);
     if (udp) {
-      const int err = udp_send(*to, "openchamber-escape-probe");
-      if (err == 0) return fail("udp " + to->text + ": sent");
-      ev += to->text + " " + errno_name(err) + "; ";
+      // sendto() only queues while ARP runs; the kernel's verdict comes later (judge_offlink).
+      const Outcome o = judge_offlink(ctx, probe_key(ProbeKind::kUdp, *to), offlink(ctx, ProbeKind::kUdp, *to));
+      if (o.verdict != Verdict::kPass) return o;
+      ev += to->text + " " + errno_name(offlink(ctx, ProbeKind::kUdp, *to).err) + "; ";
     } else {
       const ConnectResult r = tcp_connect(*to, ctx.opts.timeout_ms);
       if (r.fd >= 0) {
@@ -76,8 +210,48 @@ Outcome all_unreachable(Context& ctx, const std::vector<std::string>& targets, s
       ev += to->text + " " + errno_name(r.err) + "; ";
     }
   }
+  if (udp) ev += gateway_unowned(ctx).evidence + "; ";
   if (!control.works) return inconclusive(ev + control.evidence);
   return pass(ev + control.evidence);
+}
+
+struct Target {
+  const char* id;
+  const char* host;
+  std::uint16_t port;
+  bool udp;
+  const char* why;
+};
+constexpr Target kTargets[] = {
+    {"net.tcp-test-net-1", "192.0.2.1", 443, false, "bypass the corridor by address (RFC 5737)"},
+    {"net.tcp-test-net-2", "198.51.100.1", 443, false, "bypass the corridor (RFC 5737)"},
+    {"net.tcp-test-net-3", "203.0.113.1", 80, false, "plain HTTP out (RFC 5737)"},
+    {"net.tcp-benchmark-net", "198.18.0.1", 443, false, "reach the CI's stand-in public upstream directly (RFC 2544)"},
+    {"net.tcp-ipv6-doc-net", "2001:db8::1", 443, false, "bypass over IPv6 (RFC 3849)"},
+    {"net.udp-test-net", "192.0.2.1", 443, true, "QUIC/UDP out"},
+    {"net.udp-ipv6-doc-net", "2001:db8::1", 443, true, "UDP over IPv6"},
+    {"net.tcp-metadata", "169.254.169.254", 80, false, "cloud metadata credentials (IMDS)"},
+    {"net.tcp-metadata-ipv6", "fd00:ec2::254", 80, false, "AWS IMDS over IPv6"},
+    {"net.tcp-metadata-alibaba", "100.100.100.200", 80, false, "Alibaba metadata"},
+    {"net.tcp-metadata-azure-wireserver", "168.63.129.16", 80, false, "Azure WireServer"},
+    {"dns.direct-resolver-udp", "192.0.2.53", 53, true, "own DNS straight to a resolver (exfiltration)"},
+    {"dns.direct-resolver-tcp", "198.51.100.53", 53, false, "DNS over TCP to a resolver"},
+    {"dns.direct-dot", "203.0.113.53", 853, false, "DNS over TLS"},
+    {"dns.direct-resolver-ipv6", "2001:db8::53", 53, true, "DNS over IPv6"},
+};
+std::vector<ProbeSpec> offlink_probe_list(const Context& ctx) {
+  std::vector<ProbeSpec> out;
+  for (const Target& t : kTargets) {
+    if (const auto to = parse_addr(t.host, t.port)) out.push_back({t.udp ? ProbeKind::kUdp : ProbeKind::kTcp, *to});
+  }
+  if (const auto to = parse_addr("192.0.2.1", 0)) out.push_back({ProbeKind::kIcmpEcho, *to});
+  for (const std::string& p : ctx.opts.probe_addresses) {
+    std::string host;
+    std::uint16_t port = 0;
+    if (!split_host_port(p, host, port)) continue;
+    if (const auto to = parse_addr(host, port == 0 ? 53 : port)) out.push_back({ProbeKind::kUdp, *to});
+  }
+  return out;
 }
 
 std::string first_interface() {
@@ -134,47 +308,24 @@ void add_network_cases(std::vector<Case>& out) {
                                            {EAFNOSUPPORT, EPROTONOSUPPORT, ESOCKTNOSUPPORT});
              });
   }
-  struct Target {
-    const char* id;
-    const char* host;
-    std::uint16_t port;
-    bool udp;
-    const char* why;
-  };
-  static constexpr Target kTargets[] = {
-      {"net.tcp-test-net-1", "192.0.2.1", 443, false, "bypass the corridor by address (RFC 5737)"},
-      {"net.tcp-test-net-2", "198.51.100.1", 443, false, "bypass the corridor (RFC 5737)"},
-      {"net.tcp-test-net-3", "203.0.113.1", 80, false, "plain HTTP out (RFC 5737)"},
-      {"net.tcp-benchmark-net", "198.18.0.1", 443, false, "reach the CI's stand-in public upstream directly (RFC 2544)"},
-      {"net.tcp-ipv6-doc-net", "2001:db8::1", 443, false, "bypass over IPv6 (RFC 3849)"},
-      {"net.udp-test-net", "192.0.2.1", 443, true, "QUIC/UDP out"},
-      {"net.udp-ipv6-doc-net", "2001:db8::1", 443, true, "UDP over IPv6"},
-      {"net.tcp-metadata", "169.254.169.254", 80, false, "cloud metadata credentials (IMDS)"},
-      {"net.tcp-metadata-ipv6", "fd00:ec2::254", 80, false, "AWS IMDS over IPv6"},
-      {"net.tcp-metadata-alibaba", "100.100.100.200", 80, false, "Alibaba metadata"},
-      {"net.tcp-metadata-azure-wireserver", "168.63.129.16", 80, false, "Azure WireServer"},
-      {"dns.direct-resolver-udp", "192.0.2.53", 53, true, "own DNS straight to a resolver (exfiltration)"},
-      {"dns.direct-resolver-tcp", "198.51.100.53", 53, false, "DNS over TCP to a resolver"},
-      {"dns.direct-dot", "203.0.113.53", 853, false, "DNS over TLS"},
-      {"dns.direct-resolver-ipv6", "2001:db8::53", 53, true, "DNS over IPv6"},
-  };
+
   for (const Target& t : kTargets) {
     add_case(out, t.id, t.why,
              std::string(t.udp ? "sendto" : "connect") + " " + t.host + ":" + std::to_string(t.port),
-             "fails locally (ENETUNREACH/EACCES/EPERM): no route; TCP control to the corridor works",
-             [t](Context& ctx) { return t.udp ? udp_local(ctx, t.host, t.port) : tcp_local(ctx, t.host, t.port); });
+             "the kernel refuses it locally: ENETUNREACH/EACCES/EPERM, or EHOSTUNREACH from this space's own "
+             "address after ARP for a gateway the runner proved unowned (--gateway-unowned); a timeout or an "
+             "answer FAILs; TCP control to the corridor works",
+             [t](Context& ctx) { return offlink_case(ctx, t.udp ? ProbeKind::kUdp : ProbeKind::kTcp, t.host, t.port); });
   }
-  add_case(out, "net.icmp-test-net", "ICMP tunnels out", "ping socket sendto 192.0.2.1",
-           "socket refused or sendto fails locally", [](Context& ctx) {
+  add_case(out, "net.icmp-test-net", "ICMP tunnels out", "ping socket: connect, send an echo to 192.0.2.1, wait 5 s",
+           "socket refused, or the kernel's verdict is local: ENETUNREACH, or EHOSTUNREACH from this space's own "
+           "address (IP_RECVERR names the ICMP sender) after ARP for an unowned gateway; an echo reply, a "
+           "remote ICMP error or silence FAILs",
+           [](Context& ctx) {
              const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_ICMP);
              if (fd < 0) return expect_local_failure(ctx, "ping socket", false, errno);
-             const auto to = parse_addr("192.0.2.1", 0);
-             const unsigned char echo[8] = {8, 0, 0, 0, 0, 1, 0, 1};
-             const ssize_t n = ::sendto(fd, echo, sizeof echo, MSG_DONTWAIT,
-                                        reinterpret_cast<const sockaddr*>(&to->ss), to->len);
-             const int err = errno;
              ::close(fd);
-             return expect_local_failure(ctx, "icmp echo 192.0.2.1", n >= 0, err);
+             return offlink_case(ctx, ProbeKind::kIcmpEcho, "192.0.2.1", 0);
            });
   add_case(out, "net.ipv6-link-local-all-nodes", "reach IPv6 neighbours on the link",
            "UDP to ff02::1%<iface>:9", "fails: IPv6 is off on the inner network", [](Context& ctx) {
@@ -201,19 +352,20 @@ void add_network_cases(std::vector<Case>& out) {
              return bad.empty() ? pass("no IPv6 route off lo") : fail("routes via: " + bad);
            });
   add_case(out, "net.ipv4-no-default-route", "send anywhere but the inner subnet",
-           "read /proc/net/route", "no default route and no gateway route", [](Context&) {
-             const FileRead f = read_bounded("/proc/net/route");
-             if (!f.ok) return inconclusive("read /proc/net/route: " + errno_name(f.err));
-             const auto lines = split_lines(f.data);
-             for (std::size_t i = 1; i < lines.size(); ++i) {
-               char dev[32] = {}, dest[16] = {}, gw[16] = {};
-               unsigned flags = 0;
-               if (std::sscanf(lines[i].c_str(), "%31s %15s %15s %x", dev, dest, gw, &flags) != 4) continue;
-               if (std::string_view(dest) == "00000000" || (flags & 0x2) != 0) {
-                 return fail(std::string("route via ") + dev + " dest " + dest + " gw " + gw);
-               }
-             }
-             return pass(std::to_string(lines.size() > 0 ? lines.size() - 1 : 0) + " routes, none default or via a gateway");
+           "read /proc/net/route (after the off-link probes asked ARP for any gateway)",
+           "no default or gateway route; or each one points at an address nobody holds: the runner proved "
+           "the inner bridge has no host address (--gateway-unowned) and ARP for it stays unanswered "
+           "(Docker Engine 20.10 installs such a route on --internal networks)",
+           [](Context& ctx) {
+             std::string error;
+             const std::vector<GatewayRoute> routes = gateway_routes(error);
+             if (!error.empty()) return inconclusive(error);
+             if (routes.empty()) return pass("no default route and no route via a gateway");
+             // Make the kernel ask for the gateway first, so "unanswered" means someone was asked.
+             if (const auto to = parse_addr("192.0.2.1", 443)) (void)offlink(ctx, ProbeKind::kTcp, *to);
+             const GatewayProof g = gateway_unowned(ctx);
+             if (g.answered_arp) return fail(g.evidence);
+             return g.ok ? pass("the route goes nowhere: " + g.evidence) : inconclusive(g.evidence);
            });
   add_case(out, "net.neighbours-only-gatekeeper", "reach another container or the host on the link",
            "read /proc/net/arp after the TCP control", "every complete entry is the gatekeeper",

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/errqueue.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -30,7 +31,127 @@ bool wait_fd(int fd, short events, std::int64_t deadline) {
   }
 }
 
+std::string sockaddr_text(const sockaddr_storage& ss) {
+  char text[INET6_ADDRSTRLEN] = {};
+  if (ss.ss_family == AF_INET) {
+    ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&ss)->sin_addr, text, sizeof text);
+  } else if (ss.ss_family == AF_INET6) {
+    ::inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&ss)->sin6_addr, text, sizeof text);
+  }
+  return text;
+}
+
+std::string local_address(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "";
+  const std::string t = sockaddr_text(ss);
+  return t == "0.0.0.0" || t == "::" ? "" : t;
+}
+
+// The sender of the first ICMP error IP_RECVERR queued on fd ("" when none).
+std::string queued_icmp_sender(int fd) {
+  char data[256];
+  alignas(cmsghdr) char control[512];
+  iovec iov{data, sizeof data};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  if (::recvmsg(fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) return "";
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    const bool v4 = c->cmsg_level == SOL_IP && c->cmsg_type == IP_RECVERR;
+    const bool v6 = c->cmsg_level == SOL_IPV6 && c->cmsg_type == IPV6_RECVERR;
+    if (!v4 && !v6) continue;
+    sock_extended_err ee{};
+    std::memcpy(&ee, CMSG_DATA(c), sizeof ee);
+    if (ee.ee_origin != SO_EE_ORIGIN_ICMP && ee.ee_origin != SO_EE_ORIGIN_ICMP6) continue;
+    // The offender address follows the extended error (SO_EE_OFFENDER); copied, not cast in place.
+    sockaddr_storage off{};
+    const std::size_t room = c->cmsg_len - CMSG_LEN(sizeof ee);
+    std::memcpy(&off, CMSG_DATA(c) + sizeof ee, room < sizeof off ? room : sizeof off);
+    return sockaddr_text(off);
+  }
+  return "";
+}
+
 }  // namespace
+
+std::vector<ProbeVerdict> probe_all(const std::vector<ProbeSpec>& probes, int timeout_ms) {
+  std::vector<ProbeVerdict> out(probes.size());
+  std::vector<int> fds(probes.size(), -1);
+  const auto finish = [&](std::size_t i, int err) {
+    out[i].err = err;
+    if (err != 0) out[i].icmp_from = queued_icmp_sender(fds[i]);
+    out[i].local = local_address(fds[i]);
+    ::close(fds[i]);
+    fds[i] = -1;
+  };
+  for (std::size_t i = 0; i < probes.size(); ++i) {
+    const ProbeSpec& p = probes[i];
+    const bool v6 = p.to.family() == AF_INET6;
+    const int type = p.kind == ProbeKind::kTcp ? SOCK_STREAM : SOCK_DGRAM;
+    const int icmp = v6 ? static_cast<int>(IPPROTO_ICMPV6) : static_cast<int>(IPPROTO_ICMP);
+    const int proto = p.kind == ProbeKind::kIcmpEcho ? icmp : 0;
+    fds[i] = ::socket(p.to.family(), type | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
+    if (fds[i] < 0) {
+      out[i].err = errno;
+      continue;
+    }
+    const int on = 1;
+    ::setsockopt(fds[i], v6 ? SOL_IPV6 : SOL_IP, v6 ? IPV6_RECVERR : IP_RECVERR, &on, sizeof on);
+    if (::connect(fds[i], reinterpret_cast<const sockaddr*>(&p.to.ss), p.to.len) != 0 && errno != EINPROGRESS) {
+      finish(i, errno);
+      continue;
+    }
+    if (p.kind == ProbeKind::kTcp) continue;
+    // An echo request (type 8, or 128 for ICMPv6; the kernel fills id and checksum) or a datagram.
+    const unsigned char echo[8] = {static_cast<unsigned char>(v6 ? 128 : 8), 0, 0, 0, 0, 1, 0, 1};
+    const std::string_view udp = "openchamber-escape-probe";
+    const ssize_t n = p.kind == ProbeKind::kIcmpEcho ? ::send(fds[i], echo, sizeof echo, MSG_DONTWAIT)
+                                                     : ::send(fds[i], udp.data(), udp.size(), MSG_DONTWAIT);
+    if (n < 0) finish(i, errno);
+  }
+  const std::int64_t deadline = now_ms() + timeout_ms;
+  for (;;) {
+    std::vector<pollfd> waits;
+    std::vector<std::size_t> index;
+    for (std::size_t i = 0; i < probes.size(); ++i) {
+      if (fds[i] < 0) continue;
+      waits.push_back(pollfd{fds[i], static_cast<short>(probes[i].kind == ProbeKind::kTcp ? POLLOUT : POLLIN), 0});
+      index.push_back(i);
+    }
+    const std::int64_t left = deadline - now_ms();
+    if (waits.empty() || left <= 0) break;
+    const int r = ::poll(waits.data(), waits.size(), static_cast<int>(left));
+    if (r < 0 && errno != EINTR) break;
+    for (std::size_t w = 0; r > 0 && w < waits.size(); ++w) {
+      if (waits[w].revents == 0) continue;
+      const std::size_t i = index[w];
+      if (probes[i].kind == ProbeKind::kTcp) {
+        int soerr = 0;
+        socklen_t len = sizeof soerr;
+        ::getsockopt(fds[i], SOL_SOCKET, SO_ERROR, &soerr, &len);
+        if (soerr == 0 && (waits[w].revents & POLLOUT) != 0) out[i].answered = true;
+        finish(i, soerr == 0 && !out[i].answered ? EIO : soerr);
+        continue;
+      }
+      char buf[512];
+      const ssize_t n = ::recv(fds[i], buf, sizeof buf, MSG_DONTWAIT);
+      if (n >= 0) {
+        out[i].answered = true;
+        finish(i, 0);
+      } else if (errno != EAGAIN && errno != EINTR) {
+        finish(i, errno);
+      }
+    }
+  }
+  for (std::size_t i = 0; i < probes.size(); ++i) {
+    if (fds[i] >= 0) finish(i, ETIMEDOUT);
+  }
+  return out;
+}
 
 bool split_host_port(std::string_view text, std::string& host, std::uint16_t& port) {
   port = 0;

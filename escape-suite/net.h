@@ -37,6 +37,27 @@ ConnectResult tcp_connect(const Addr& to, int timeout_ms);
 // One UDP datagram; returns 0 when sendto() accepted it, else the errno (socket() or sendto()).
 int udp_send(const Addr& to, std::string_view payload);
 
+// An attempt that waits for the kernel's verdict instead of judging sendto(). On a network whose
+// default route names a gateway address nobody holds (Docker Engine 20.10's --internal bridges),
+// a SYN or datagram is queued while the kernel asks ARP for the gateway; after the ARP probes fail
+// (about 3 s) the neighbour layer drops it and reports an ICMP host-unreachable *from this host's
+// own address*. IP_RECVERR makes that error readable with its sender, so the case can tell a local
+// verdict from a remote router's.
+enum class ProbeKind : std::uint8_t { kTcp, kUdp, kIcmpEcho };
+struct ProbeSpec {
+  ProbeKind kind = ProbeKind::kTcp;
+  Addr to;
+};
+struct ProbeVerdict {
+  bool answered = false;  // TCP connected, or a datagram/echo reply came back
+  int err = 0;            // socket/connect/send/recv errno; ETIMEDOUT: no verdict by the deadline
+  std::string icmp_from;  // sender of the queued ICMP error ("" when none was queued)
+  std::string local;      // this socket's own address ("" when unbound)
+  bool icmp_is_local() const { return !icmp_from.empty() && icmp_from == local; }
+};
+// Runs every probe at once (nonblocking sockets, one poll loop) so N probes cost one deadline.
+std::vector<ProbeVerdict> probe_all(const std::vector<ProbeSpec>& probes, int timeout_ms);
+
 struct DnsAnswer {
   bool answered = false;  // a reply with our id came back
   int rcode = -1;         // 0 NOERROR, 2 SERVFAIL, 3 NXDOMAIN, 5 REFUSED

@@ -34,10 +34,12 @@ std::string_view usage() {
          "         [--pids-limit N] [--memory-limit BYTES] [--home-quota BYTES]\n"
          "         [--log-flood-mib 50] [--allow-exhaustion] [--seccomp-errno 95]\n"
          "         [--expect-uid 1000] [--timeout-ms 3000] [--unsafe-privileged]\n"
+         "         [--gateway-unowned]\n"
          "Runs attacks from inside a space; exit 0 only when every selected case is PASS or N/A.\n"
          "--allow-exhaustion enables the fork bomb, memory, disk and log cases: inside a space only.\n"
          "--unsafe-privileged runs even as root with capabilities (a deliberately weakened space):\n"
-         "  the attempts then act on whatever this process can reach.\n";
+         "  the attempts then act on whatever this process can reach.\n"
+         "--gateway-unowned: the runner proved no host address holds the inner gateway.\n";
 }
 
 policy::Result<Options> parse_options(const std::vector<std::string_view>& args) {
@@ -54,6 +56,10 @@ policy::Result<Options> parse_options(const std::vector<std::string_view>& args)
     }
     if (name == "--allow-exhaustion") {
       o.allow_exhaustion = true;
+      continue;
+    }
+    if (name == "--gateway-unowned") {
+      o.gateway_unowned = true;
       continue;
     }
     if (i + 1 >= args.size()) return Error{"flag " + std::string(name) + ": missing value"};

@@ -38,6 +38,10 @@ struct Options {
   std::uint64_t log_flood_mib = 50;        // --log-flood-mib N
   bool unsafe_privileged = false;          // --unsafe-privileged: run even as root with capabilities
   bool allow_exhaustion = false;           // --allow-exhaustion: fork bomb, OOM, disk, log flood
+  // --gateway-unowned: the runner proved from the host that the inner network's gateway address is
+  // held by no host interface (verify's network_host_isolation), so a default route via it goes
+  // nowhere (Docker Engine 20.10 installs one even on --internal networks).
+  bool gateway_unowned = false;
   int seccomp_errno = 95;                  // --seccomp-errno N (space.json: EOPNOTSUPP)
   std::uint32_t expect_uid = 1000;         // --expect-uid N
   int timeout_ms = 3000;                   // --timeout-ms: per network operation

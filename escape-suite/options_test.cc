@@ -18,6 +18,8 @@ TEST(OptionsTest, ParsesRunnerFlags) {
   EXPECT_EQ(o.value().pids_limit, 512u);
   EXPECT_TRUE(o.value().allow_exhaustion);
   EXPECT_EQ(o.value().only, (std::vector<std::string>{"net.*", "dns.*"}));
+  EXPECT_FALSE(o.value().gateway_unowned);  // only the runner's host check may claim it
+  EXPECT_TRUE(parse_options({"--gateway-unowned"}).value().gateway_unowned);
 }
 
 TEST(OptionsTest, RefusesBadValues) {
