@@ -1,0 +1,220 @@
+// argv building: every hardening flag is in the `docker create` argv, and a secret never reaches
+// any argv (a recording fake `docker` first in PATH sees every call of a real spacectl run).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include <gtest/gtest.h>
+
+#include "controller/process.h"
+#include "controller/spec.h"
+
+namespace controller {
+namespace {
+
+SpaceSpec sample() {
+  SpaceSpec s;
+  s.id = "0123456789ab";
+  s.owner = "testowner";
+  s.name = "t";
+  s.created = "2026-01-01T00:00:00Z";
+  s.space_image = "sha256:" + std::string(64, 'a');
+  s.gatekeeper_image = "sha256:" + std::string(64, 'b');
+  s.seccomp_space = "/p/space.json";
+  s.seccomp_gatekeeper = "/p/gatekeeper.json";
+  s.memory_bytes = 512ll << 20;
+  s.window_key = std::string(64, 'c');
+  s.engine_major = 20;
+  return s;
+}
+
+bool has_pair(const std::vector<std::string>& a, const std::string& flag, const std::string& value) {
+  for (std::size_t i = 0; i + 1 < a.size(); ++i)
+    if (a[i] == flag && a[i + 1] == value) return true;
+  return false;
+}
+bool has(const std::vector<std::string>& a, const std::string& flag) { return std::find(a.begin(), a.end(), flag) != a.end(); }
+
+void expect_common(const std::vector<std::string>& a, const std::string& user, const std::string& profile, const std::string& memory) {
+  EXPECT_TRUE(has_pair(a, "--user", user));
+  EXPECT_TRUE(has(a, "--read-only"));
+  EXPECT_TRUE(has_pair(a, "--cap-drop", "ALL"));
+  EXPECT_TRUE(has_pair(a, "--security-opt", "no-new-privileges"));
+  EXPECT_TRUE(has_pair(a, "--security-opt", "seccomp=" + profile));
+  EXPECT_TRUE(has_pair(a, "--pids-limit", "512"));
+  EXPECT_TRUE(has_pair(a, "--memory", memory));
+  EXPECT_TRUE(has_pair(a, "--memory-swap", memory));
+  EXPECT_TRUE(has_pair(a, "--ipc", "private"));
+  EXPECT_TRUE(has_pair(a, "--cgroupns", "private"));
+  EXPECT_TRUE(has_pair(a, "--log-driver", "local"));
+  EXPECT_TRUE(has_pair(a, "--log-opt", "max-size=10m"));
+  for (const char* never : {"--privileged", "-p", "--publish", "--publish-all", "-v", "--volume", "--device", "--cap-add", "--pid", "--userns"})
+    EXPECT_FALSE(has(a, never)) << never;
+  for (const std::string& arg : a) EXPECT_EQ(arg.find("docker.sock"), std::string::npos);
+}
+
+TEST(ArgvTest, GatekeeperCarriesEveryHardeningFlag) {
+  const std::vector<std::string> a = gatekeeper_create_argv(sample(), "172.19.0.0/16");
+  expect_common(a, "65532:65532", "/p/gatekeeper.json", "268435456b");
+  EXPECT_FALSE(has(a, "--init"));  // it forks nothing; its profile kills fork
+  EXPECT_TRUE(has_pair(a, "--network", "gk-0123456789ab-network"));
+  EXPECT_TRUE(has_pair(a, "--network-alias", "gatekeeper"));
+  EXPECT_FALSE(has(a, "--mount"));
+  EXPECT_FALSE(has(a, "--tmpfs"));
+  ASSERT_GE(a.size(), 3u);
+  EXPECT_EQ(std::vector<std::string>(a.end() - 3, a.end()), (std::vector<std::string>{"serve", "--inner-subnet", "172.19.0.0/16"}));
+  EXPECT_TRUE(has_pair(a, "--label", "spacectl.space.role=gatekeeper"));
+  EXPECT_TRUE(has_pair(a, "--label", "spacectl.space.id=0123456789ab"));
+  EXPECT_TRUE(has_pair(a, "--label", "spacectl.space.owner=testowner"));
+  EXPECT_TRUE(has_pair(a, "--label", "spacectl.version=0.1.0"));
+}
+
+TEST(ArgvTest, SpaceCarriesEveryHardeningFlagAndTheProxyEnvironment) {
+  const std::vector<std::string> a = space_create_argv(sample());
+  expect_common(a, "1000:1000", "/p/space.json", "536870912b");
+  EXPECT_TRUE(has(a, "--init"));
+  EXPECT_TRUE(has_pair(a, "--network", "gk-0123456789ab-network"));
+  EXPECT_TRUE(has_pair(a, "--tmpfs", "/tmp:rw,exec,nosuid,size=256m"));
+  for (const char* e : {"https_proxy=http://gatekeeper:3128", "HTTPS_PROXY=http://gatekeeper:3128", "http_proxy=http://gatekeeper:3128",
+                        "HTTP_PROXY=http://gatekeeper:3128", "NO_PROXY=gatekeeper,localhost,127.0.0.1", "no_proxy=gatekeeper,localhost,127.0.0.1"})
+    EXPECT_TRUE(has_pair(a, "--env", e)) << e;
+  EXPECT_TRUE(has_pair(a, "--env", "GATEKEEPER_WINDOW=http://gatekeeper:8080/k/" + std::string(64, 'c')));
+  for (const std::string& arg : a) EXPECT_EQ(arg.rfind("type=bind", 0), std::string::npos);
+  // Reference §7.2: the workspace is /spaces/<id>, never /spaces itself.
+  EXPECT_TRUE(has_pair(a, "--mount", "type=volume,src=gk-0123456789ab-volume-work,dst=/spaces/0123456789ab"));
+}
+
+TEST(ArgvTest, WorkVolumeOwnerContainerIsNeverStartedAndHardened) {
+  const std::vector<std::string> a = work_volume_owner_argv(sample());
+  EXPECT_EQ(a.front(), "create");  // created for the engine's copy-up, removed, never started
+  expect_common(a, "1000:1000", "/p/space.json", "536870912b");
+  EXPECT_TRUE(has_pair(a, "--network", "none"));
+  EXPECT_TRUE(has_pair(a, "--mount", "type=volume,src=gk-0123456789ab-volume-work,dst=/spaces"));
+}
+
+TEST(ArgvTest, InnerNetworkIsInternalWithoutIpv6OrHostAddress) {
+  SpaceSpec s = sample();
+  std::vector<std::string> a = inner_network_argv(s);
+  EXPECT_TRUE(has(a, "--internal"));
+  EXPECT_TRUE(has(a, "--ipv6=false"));
+  EXPECT_TRUE(has_pair(a, "--opt", "com.docker.network.bridge.inhibit_ipv4=true"));
+  s.engine_major = 28;
+  EXPECT_TRUE(has_pair(inner_network_argv(s), "--opt", "com.docker.network.bridge.gateway_mode_ipv4=isolated"));
+  EXPECT_FALSE(has(outer_network_argv(s), "--internal"));
+}
+
+// Runs the real spacectl with the fake docker first in PATH; returns every recorded call.
+struct Call {
+  std::vector<std::string> argv;
+  std::string stdin_bytes;
+};
+
+class FakeDockerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/spacectl-fake-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    ASSERT_EQ(symlink(FAKE_DOCKER, (dir_ + "/docker").c_str()), 0) << "symlink " << dir_ << "/docker";
+    setenv("PATH", (dir_ + ":" + std::getenv("PATH")).c_str(), 1);
+    setenv("FAKE_DOCKER_LOG", (dir_ + "/log").c_str(), 1);
+    setenv("FAKE_DOCKER_ANSWERS", CONTROLLER_TESTDATA, 1);
+    std::ofstream(dir_ + "/gk.id") << "sha256:" << std::string(64, 'b') << "\n";
+    std::ofstream(dir_ + "/space.id") << "sha256:" << std::string(64, 'a') << "\n";
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+
+  ProcessOutcome spacectl(std::vector<std::string> args, std::string stdin_bytes = {}) {
+    ProcessRequest r;
+    r.argv = {SPACECTL, "--json", "--owner", "testowner", "--state-dir", dir_ + "/state",
+              "--gatekeeper-image-file", dir_ + "/gk.id", "--space-image-file", dir_ + "/space.id",
+              "--seccomp-space", std::string(CONTROLLER_TESTDATA) + "/seccomp-stand-in.json",
+              "--seccomp-gatekeeper", std::string(CONTROLLER_TESTDATA) + "/seccomp-stand-in.json"};
+    r.argv.insert(r.argv.end(), args.begin(), args.end());
+    r.stdin_bytes = std::move(stdin_bytes);
+    r.timeout = std::chrono::milliseconds(20000);
+    return run_process(r);
+  }
+
+  std::vector<Call> calls() {
+    std::ifstream in(dir_ + "/log", std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<Call> out;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+      const std::size_t rs = text.find('\x1e', pos), gs = text.find('\x1d', rs);
+      if (rs == std::string::npos || gs == std::string::npos) break;
+      Call c;
+      std::string args = text.substr(pos, rs - pos);
+      for (std::size_t s = 0;;) {
+        const std::size_t us = args.find('\x1f', s);
+        c.argv.push_back(args.substr(s, us - s));
+        if (us == std::string::npos) break;
+        s = us + 1;
+      }
+      c.stdin_bytes = text.substr(rs + 1, gs - rs - 1);
+      out.push_back(c);
+      pos = gs + 2;
+    }
+    return out;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(FakeDockerTest, GrantSecretTravelsOnStdinOnly) {
+  const std::string secret = "sk-TOPSECRET-4711";
+  ProcessOutcome o = spacectl({"grant", "add", "0123456789ab", "anthropic", "--upstream", "https://api.anthropic.com/v1",
+                               "--header", "x-api-key"}, secret + "\n");
+  EXPECT_TRUE(o.succeeded()) << o.out << o.err;
+  EXPECT_EQ(o.out.find(secret), std::string::npos);
+  bool delivered = false;
+  for (const Call& c : calls()) {
+    for (const std::string& a : c.argv) EXPECT_EQ(a.find(secret), std::string::npos) << "secret in argv";
+    if (c.stdin_bytes.find(secret) != std::string::npos) {
+      delivered = true;
+      EXPECT_TRUE(has(c.argv, "/gatekeeper"));
+      EXPECT_TRUE(has_pair(c.argv, "--user", "65532:65532"));
+      EXPECT_EQ(c.argv.back(), "/grants");
+    }
+  }
+  EXPECT_TRUE(delivered);
+  std::ifstream record(dir_ + "/state/spaces/0123456789ab.json");
+  const std::string text((std::istreambuf_iterator<char>(record)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("anthropic"), std::string::npos);
+  EXPECT_EQ(text.find(secret), std::string::npos);
+  struct stat st{};
+  ASSERT_EQ(stat((dir_ + "/state/spaces/0123456789ab.json").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+TEST_F(FakeDockerTest, CreateThatFailsVerifyRemovesEverythingItMade) {
+  // The canned container belongs to another space id, so verify fails after every create step.
+  ProcessOutcome o = spacectl({"space", "create", "--name", "t", "--memory", "512m"});
+  EXPECT_EQ(o.exit_code, 4) << o.out << o.err;  // the container inspected is not this space's
+  const std::vector<Call> all = calls();
+  bool created_space = false, created_gatekeeper = false, removed = false;
+  for (const Call& c : all) {
+    if (!c.argv.empty() && c.argv[0] == "create") {
+      if (has(c.argv, "serve")) created_gatekeeper = true; else created_space = true;
+      expect_common(c.argv, has(c.argv, "serve") ? "65532:65532" : "1000:1000",
+                    std::string(CONTROLLER_TESTDATA) + "/seccomp-stand-in.json",
+                    has(c.argv, "serve") ? "268435456b" : "536870912b");
+    }
+    if (!c.argv.empty() && c.argv[0] == "rm") removed = true;
+    EXPECT_FALSE(!c.argv.empty() && c.argv[0] == "start") << "started before verify passed";
+  }
+  EXPECT_TRUE(created_gatekeeper);
+  EXPECT_TRUE(created_space);
+  EXPECT_TRUE(removed);
+}
+
+}  // namespace
+}  // namespace controller

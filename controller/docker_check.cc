@@ -1,0 +1,222 @@
+// DockerPlace::check: is this place usable, proved by trying (ARCHITECTURE.md "The place
+// contract"). Beyond the reference's check (which only read the engine version, §8): a probe on a
+// throwaway isolated internal network must fail to reach a listener this process opens on the
+// host at every host address, while a probe on the outer side (a normal bridge built like a
+// space's outer network, where the gatekeeper sits) reaches the same listener: the positive control
+// that makes the negative meaningful. Every probe is an argv (`nc -w 2 ADDR PORT`), never a shell.
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+#include "controller/docker_place.h"
+
+namespace controller {
+
+using nlohmann::json;
+
+namespace {
+
+// A TCP listener on 0.0.0.0:<ephemeral> that accepts, counts and closes every connection.
+class HostListener {
+ public:
+  HostListener() {
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_ANY);
+    socklen_t len = sizeof a;
+    if (fd_ < 0 || bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(fd_, 64) != 0 ||
+        getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+      if (fd_ >= 0) close(fd_);
+      fd_ = -1;
+      return;
+    }
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] {
+      while (!stop_) {
+        pollfd p{fd_, POLLIN, 0};
+        if (poll(&p, 1, 100) > 0) {
+          const int c = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+          if (c >= 0) {
+            ++accepted_;
+            close(c);
+          }
+        }
+      }
+    });
+  }
+  ~HostListener() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    if (fd_ >= 0) close(fd_);
+  }
+  HostListener(const HostListener&) = delete;
+  HostListener& operator=(const HostListener&) = delete;
+  [[nodiscard]] bool ok() const { return fd_ >= 0; }
+  [[nodiscard]] std::uint16_t port() const { return port_; }
+  [[nodiscard]] int accepted() const { return accepted_; }
+
+ private:
+  int fd_ = -1;
+  std::uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> accepted_{0};
+  std::thread thread_;
+};
+
+// Host addresses tried from the isolated network; one docker exec each, so a bound on the time.
+constexpr std::size_t kMaxProbeAddresses = 32;
+
+std::vector<std::string> host_ipv4_addresses() {
+  std::vector<std::string> out;
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return out;
+  for (ifaddrs* a = list; a != nullptr; a = a->ifa_next) {
+    if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != AF_INET) continue;
+    char text[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr, text, sizeof text);
+    if (std::string(text).rfind("127.", 0) != 0) out.emplace_back(text);
+  }
+  freeifaddrs(list);
+  return out;
+}
+
+std::string gateway_of(const json& networks) {
+  if (!networks.is_array() || networks.empty()) return {};
+  const json& config = networks[0]["IPAM"]["Config"];
+  if (!config.is_array() || config.empty()) return {};
+  return config[0].value("Gateway", "");
+}
+
+}  // namespace
+
+Result<CheckReport> DockerPlace::check() {
+  CheckReport report;
+  Result<std::string> version = cli_.run({"version", "--format", "{{json .}}"}, "", kProbeTimeout);
+  if (!version) {
+    if (version.error().code == Code::kCommandFailed || version.error().code == Code::kCommandTimeout)
+      return fail(Code::kPlaceUnreachable, version.error().message);
+    return version.error();
+  }
+  const json v = json::parse(*version, nullptr, false);
+  if (v.is_discarded() || !v.contains("Server") || !v["Server"].is_object())
+    return fail(Code::kPlaceUnreachable, "docker version: the daemon gave no Server section");
+  report.engine_version = v["Server"].value("Version", "");
+  report.os_arch = v["Server"].value("Os", "") + "/" + v["Server"].value("Arch", "");
+  report.findings.push_back("the docker CLI answers and the engine is " + report.engine_version + " (" + report.os_arch + ")");
+  Result<std::string> info = cli_.run({"info", "--format", "{{json .SecurityOptions}}"}, "", kProbeTimeout);
+  if (!info) return info.error();
+  report.seccomp = info->find("name=seccomp") != std::string::npos;
+  report.findings.push_back(report.seccomp ? "the engine applies seccomp profiles"
+                                           : "the engine lists no seccomp support: spaces cannot be confined");
+  Result<std::string> image = read_pin(options_.space_image_file);
+  if (!image) {
+    report.findings.push_back("host isolation not tried: " + image.error().message);
+    return report;
+  }
+  return probe_isolation(std::move(report), *image);
+}
+
+Result<CheckReport> DockerPlace::probe_isolation(CheckReport report, const std::string& image) {
+  Result<int> major = engine_major();
+  if (!major) return major.error();
+  HostListener listener;
+  if (!listener.ok()) return fail(Code::kInternal, "place check: cannot open a host listener on 0.0.0.0");
+  const std::string probe_id = random_hex(6);
+  SpaceSpec spec;
+  spec.id = probe_id;
+  spec.owner = options_.owner;
+  spec.name = "place check probe";
+  spec.engine_major = *major;
+  const std::string isolated = "gk-probe-" + probe_id + "-isolated", bridge = "gk-probe-" + probe_id + "-bridge";
+  const std::string port = std::to_string(listener.port());
+  // Both networks are built by the same argv as a space's inner and outer network, so the probe
+  // tests exactly what a space gets.
+  std::vector<std::string> isolated_argv = inner_network_argv(spec);
+  isolated_argv.back() = isolated;
+  std::vector<std::string> bridge_argv = outer_network_argv(spec);
+  bridge_argv.back() = bridge;
+  // A probe container: the space image's busybox nc, as unprivileged as a space (argv only).
+  auto probe_run = [&](const std::string& network, const std::string& name) {
+    return std::vector<std::string>{
+        "run", "--name", name, "--network", network, "--user", std::string(kSpaceUser), "--cap-drop", "ALL",
+        "--security-opt", "no-new-privileges", "--read-only", "--pids-limit", "64", "--memory", "64m",
+        "--label", std::string(kLabelMarker) + "=true", "--label", std::string(kLabelOwner) + "=" + options_.owner,
+        "--label", std::string(kLabelRole) + "=" + std::string(role_word(Role::kProbe)),
+        "--label", std::string(kLabelId) + "=" + probe_id};
+  };
+  const std::string inside = "gk-probe-" + probe_id + "-inside", outside = "gk-probe-" + probe_id + "-outside";
+  auto cleanup = [&] {
+    for (const std::string& name : {inside, outside}) (void)cli_.run_raw({"rm", "--force", name}, name, kChangeTimeout);
+    for (const std::string& name : {isolated, bridge}) (void)cli_.run_raw({"network", "rm", name}, name, kChangeTimeout);
+  };
+  auto failed = [&](Failure f) -> Failure {
+    cleanup();
+    return f;
+  };
+  if (Result<std::string> r = cli_.run(isolated_argv, isolated, kChangeTimeout); !r) return failed(r.error());
+  if (Result<std::string> r = cli_.run(bridge_argv, bridge, kChangeTimeout); !r) return failed(r.error());
+  Result<json> isolated_doc = inspect({"network", "inspect", isolated}, isolated);
+  if (!isolated_doc) return failed(isolated_doc.error());
+  Result<json> bridge_doc = inspect({"network", "inspect", bridge}, bridge);
+  if (!bridge_doc) return failed(bridge_doc.error());
+  std::vector<std::string> candidates = host_ipv4_addresses();
+  for (const std::string& g : {gateway_of(*isolated_doc), gateway_of(*bridge_doc)})
+    if (!g.empty() && std::find(candidates.begin(), candidates.end(), g) == candidates.end()) candidates.push_back(g);
+  if (candidates.size() > kMaxProbeAddresses) candidates.resize(kMaxProbeAddresses);
+  const std::string bridge_gateway = gateway_of(*bridge_doc);
+
+  // Negative: one long-lived probe on the isolated network; one `nc` per host address.
+  std::vector<std::string> start_inside = probe_run(isolated, inside);
+  start_inside.insert(start_inside.begin() + 1, "--detach");
+  start_inside.insert(start_inside.end(), {image, "sleep", "300"});
+  if (Result<std::string> r = cli_.run(start_inside, inside, kChangeTimeout); !r) return failed(r.error());
+  std::string reached, not_run;
+  for (const std::string& address : candidates) {
+    Result<ProcessOutcome> o =
+        cli_.run_raw({"exec", inside, "nc", "-w", "2", address, port}, inside + " nc " + address, kQueryTimeout);
+    if (!o) return failed(o.error());
+    // busybox nc: 0 connected, 1 refused/unreachable/timed out; anything else (126/127 from docker
+    // exec) means the probe itself did not run, which proves nothing.
+    if (o->exited && o->exit_code == 0) reached += " " + address;
+    else if (!o->exited || o->exit_code != 1) not_run += " " + address + " (" + o->describe() + ")";
+  }
+  const int after_negative = listener.accepted();
+
+  // Positive control: from the outer side, where the gatekeeper sits, the same listener answers.
+  std::vector<std::string> run_outside = probe_run(bridge, outside);
+  run_outside.insert(run_outside.begin() + 1, "--rm");
+  run_outside.insert(run_outside.end(), {image, "nc", "-w", "2", bridge_gateway, port});
+  Result<ProcessOutcome> positive = cli_.run_raw(run_outside, outside, kChangeTimeout);
+  const int after_positive = listener.accepted();
+  cleanup();
+  if (!positive) return positive.error();
+
+  std::string addresses;
+  for (const std::string& c : candidates) addresses += (addresses.empty() ? "" : ", ") + c;
+  report.isolation_proved = after_negative == 0 && reached.empty() && not_run.empty() && !candidates.empty();
+  report.positive_control = !bridge_gateway.empty() && after_positive > after_negative;
+  if (report.isolation_proved)
+    report.findings.push_back("a container on an isolated internal network could not reach a host listener on port " + port +
+                              " at any of " + addresses);
+  else if (after_negative > 0 || !reached.empty())
+    report.findings.push_back("a container on an isolated internal network reached the host listener (at" + reached +
+                              "): host isolation does NOT hold");
+  else
+    report.findings.push_back("host isolation is not proved: the isolated probe did not run for" + not_run);
+  report.findings.push_back(report.positive_control
+                                ? "a container on the outer side (a normal bridge, where the gatekeeper sits) reached the same listener at " +
+                                      bridge_gateway + " (positive control)"
+                                : "a container on the outer side could not reach the listener at " + bridge_gateway +
+                                      " either, so the negative result proves nothing (a host firewall?): " + positive->describe());
+  return report;
+}
+
+}  // namespace controller

@@ -1,0 +1,255 @@
+#include "controller/escape_host.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "controller/escape_runner.h"
+#include "controller/spec.h"
+
+namespace controller {
+
+using escape::Outcome;
+using nlohmann::json;
+
+HostListeners::~HostListeners() {
+  for (const int fd : fds_) ::close(fd);
+}
+
+void HostListeners::open_all(std::string& evidence) {
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) {
+    evidence = "getifaddrs failed";
+    return;
+  }
+  for (ifaddrs* a = list; a != nullptr && fds_.size() < kMaxProbeListeners; a = a->ifa_next) {
+    if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != AF_INET) continue;
+    sockaddr_in sin = *reinterpret_cast<const sockaddr_in*>(a->ifa_addr);
+    char text[INET_ADDRSTRLEN] = {};
+    ::inet_ntop(AF_INET, &sin.sin_addr, text, sizeof text);
+    // Loopback: the space's 127.0.0.1 is its own namespace's; a listener there proves nothing.
+    if ((ntohl(sin.sin_addr.s_addr) >> 24) == 127) continue;
+    sin.sin_port = 0;
+    // CLOEXEC: the docker children we spawn must not inherit a host listener.
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) continue;
+    socklen_t len = sizeof sin;
+    if (::bind(fd, reinterpret_cast<const sockaddr*>(&sin), sizeof sin) != 0 || ::listen(fd, 64) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&sin), &len) != 0) {
+      evidence += std::string("skipped ") + text + "; ";
+      ::close(fd);
+      continue;
+    }
+    fds_.push_back(fd);
+    addresses_.push_back(std::string(text) + ":" + std::to_string(ntohs(sin.sin_port)));
+  }
+  ::freeifaddrs(list);
+  for (const std::string& a : addresses_) evidence += a + " ";
+}
+
+Outcome HostListeners::answer_locally() const {
+  if (addresses_.empty()) return escape::fail("no host listener could be opened (no non-loopback IPv4 address?)");
+  std::string ev;
+  for (const std::string& a : addresses_) {
+    const std::size_t colon = a.rfind(':');
+    sockaddr_in sin{};
+    sin.sin_family = AF_INET;
+    sin.sin_port = htons(static_cast<std::uint16_t>(std::stoi(a.substr(colon + 1))));
+    ::inet_pton(AF_INET, a.substr(0, colon).c_str(), &sin.sin_addr);
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const bool ok = fd >= 0 && ::connect(fd, reinterpret_cast<const sockaddr*>(&sin), sizeof sin) == 0;
+    if (fd >= 0) ::close(fd);
+    if (!ok) return escape::fail("host listener " + a + " does not answer the host itself: the lateral cases would be blind");
+    ev += a + " ";
+  }
+  return escape::pass("every host listener answers from the host: " + ev);
+}
+
+std::string pick_test_subnet() {
+  // /proc/net/route: destination and mask in host-order hex of the network-order value.
+  std::ifstream in("/proc/net/route");
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> routes;
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    char dev[64] = {};
+    unsigned dest = 0, gw = 0, flags = 0, refcnt = 0, use = 0, metric = 0, mask = 0;
+    if (std::sscanf(line.c_str(), "%63s %x %x %x %u %u %u %x", dev, &dest, &gw, &flags, &refcnt, &use, &metric, &mask) == 8)
+      routes.emplace_back(ntohl(dest), ntohl(mask));
+  }
+  // 198.18.0.0/15 (RFC 2544, benchmarking): never a real destination, and the test gatekeeper
+  // counts it as public. The third octets below are far from the ones other tests here use.
+  for (unsigned third = 231; third < 255; ++third) {
+    const std::uint32_t net = (198u << 24) | (18u << 16) | (third << 8);
+    bool taken = false;
+    for (const auto& [dest, mask] : routes) {
+      if (mask == 0) continue;  // the default route overlaps everything and owns nothing
+      const std::uint32_t common = mask & 0xffffff00u;
+      if ((dest & common) == (net & common)) taken = true;
+    }
+    if (!taken) return "198.18." + std::to_string(third) + ".0/24";
+  }
+  return {};
+}
+
+std::vector<std::string> escape_labels(const std::string& run, const std::string& owner) {
+  return {"--label", std::string(kLabelEscapeRun) + "=" + run, "--label", std::string(kLabelOwner) + "=" + owner};
+}
+
+std::string container_address(const DockerCli& cli, const std::string& container, const std::string& network) {
+  Result<std::string> out = cli.run({"container", "inspect", container}, container);
+  if (!out) return {};
+  const json doc = json::parse(*out, nullptr, false);
+  if (!doc.is_array() || doc.empty() || !doc[0].is_object()) return {};
+  const json& nets = doc[0]["NetworkSettings"]["Networks"];
+  if (!nets.is_object() || !nets.contains(network) || !nets[network].is_object()) return {};
+  const json& ip = nets[network]["IPAddress"];
+  return ip.is_string() ? ip.get<std::string>() : std::string();
+}
+
+Outcome gatekeeper_hardening(const DockerCli& cli, const std::string& container) {
+  Result<std::string> pid = cli.run({"container", "inspect", "--format", "{{.State.Pid}}", container}, container);
+  if (!pid) return escape::inconclusive(pid.error().message);
+  std::string p = *pid;
+  while (!p.empty() && (p.back() == '\n' || p.back() == ' ')) p.pop_back();
+  if (p.empty() || p == "0" || p.find_first_not_of("0123456789") != std::string::npos)
+    return escape::inconclusive(container + " has no running pid (" + p + ")");
+  // The gatekeeper image has no shell or cat, so "from inside it" is its pid 1 read from the host:
+  // the same kernel view (/proc/<pid>/status) a process inside would read as /proc/1/status.
+  std::ifstream comm("/proc/" + p + "/comm");
+  std::string name;
+  std::getline(comm, name);
+  if (name.empty())
+    return escape::inconclusive("/proc/" + p + " is not visible here (a remote daemon or another pid namespace)");
+  if (name.rfind("gatekeeper", 0) != 0) return escape::inconclusive("pid " + p + " is '" + name + "', not the gatekeeper");
+  std::ifstream in("/proc/" + p + "/status");
+  std::stringstream text;
+  text << in.rdbuf();
+  Outcome o = judge_gatekeeper_status(text.str());
+  o.evidence = container + " pid " + p + ": " + o.evidence;
+  return o;
+}
+
+Outcome key_not_in_inspect(const DockerCli& cli, const std::vector<std::string>& containers, const std::string& key) {
+  std::size_t bytes = 0;
+  for (const std::string& c : containers) {
+    Result<std::string> out = cli.run({"container", "inspect", c}, c);
+    if (!out) return escape::inconclusive(out.error().message);
+    const json doc = json::parse(*out, nullptr, false);
+    // Control: the document is the container's, so an absent key is not an empty search.
+    if (!doc.is_array() || doc.size() != 1 || !doc[0].is_object() || !doc[0].contains("Config"))
+      return escape::inconclusive("docker inspect " + c + ": not one container document");
+    if (out->find(key) != std::string::npos) return escape::fail("the fake key is in `docker inspect " + c + "`");
+    bytes += out->size();
+  }
+  return escape::pass("key absent from " + std::to_string(containers.size()) + " inspect documents (" +
+                      std::to_string(bytes) + " bytes)");
+}
+
+Outcome key_not_in_logs(const DockerCli& cli, const std::vector<std::string>& containers,
+                        const std::string& gatekeeper, const std::string& key) {
+  bool control = false;
+  std::size_t bytes = 0;
+  for (const std::string& c : containers) {
+    Result<ProcessOutcome> o = cli.run_raw({"logs", c}, c, kQueryTimeout, {}, 64u << 20);
+    if (!o) return escape::inconclusive(o.error().message);
+    if (!o->succeeded()) return escape::inconclusive("docker logs " + c + ": " + o->describe());
+    // run_process keeps only the stderr tail; a longer stderr could hide the key before it.
+    if (o->err.size() >= kStderrKept) return escape::inconclusive("docker logs " + c + ": stderr longer than the part kept");
+    if (o->out.find(key) != std::string::npos || o->err.find(key) != std::string::npos)
+      return escape::fail("the fake key is in `docker logs " + c + "`");
+    if (c == gatekeeper && (o->out.find("ready") != std::string::npos || o->err.find("ready") != std::string::npos))
+      control = true;
+    bytes += o->out.size() + o->err.size();
+  }
+  if (!control) return escape::inconclusive("control: the gatekeeper's 'ready' line is not in its log; the logs may be unreadable");
+  return escape::pass("key absent from the logs of " + std::to_string(containers.size()) + " containers (" +
+                      std::to_string(bytes) + " bytes); the gatekeeper's ready line is there");
+}
+
+LogMeasure measure_space_log(const DockerCli& cli, const std::string& container) {
+  LogMeasure m;
+  // 4× the cap: a log that is not capped still ends the read instead of filling our memory.
+  Result<ProcessOutcome> o = cli.run_raw({"logs", container}, container, kQueryTimeout, {}, 4 * kLogCapBytes);
+  if (!o) {
+    m.error = o.error().message;
+    return m;
+  }
+  if (o->output_too_large) {
+    m.ok = true;
+    m.bytes = o->out.size();
+    m.flood_seen = true;
+    return m;
+  }
+  if (!o->succeeded()) {
+    m.error = "docker logs " + container + ": " + o->describe();
+    return m;
+  }
+  m.ok = true;
+  m.bytes = o->out.size() + o->err.size();
+  m.flood_seen = o->out.find(std::string(64, 'L')) != std::string::npos;
+  return m;
+}
+
+namespace {
+
+// One hardened, labelled probe that tries a TCP connect and prints nothing of its own.
+Result<ProcessOutcome> probe_connect(const DockerCli& cli, const std::vector<std::string>& labels,
+                                     const std::string& image, const std::string& network,
+                                     const std::string& address, int port) {
+  std::vector<std::string> args = {"run", "--rm", "--network", network, "--read-only", "--cap-drop", "ALL",
+                                   "--security-opt", "no-new-privileges", "--user", std::string(kSpaceUser),
+                                   "--pids-limit", "16", "--memory", "32m"};
+  args.insert(args.end(), labels.begin(), labels.end());
+  // busybox nc: exit 1 with "Connection refused" when refused; connected, it ends on stdin EOF.
+  args.insert(args.end(), {image, "busybox", "timeout", "8", "nc", "-w", "3", address, std::to_string(port)});
+  return cli.run_raw(args, "probe on " + network, kChangeTimeout);
+}
+
+bool refused(const ProcessOutcome& o) {
+  return o.exited && o.exit_code != 0 && o.err.find("refused") != std::string::npos;
+}
+
+bool connected(const ProcessOutcome& o) { return o.exited && o.exit_code == 0; }
+
+}  // namespace
+
+Outcome outer_network_refuses(const DockerCli& cli, const std::vector<std::string>& labels, const std::string& run,
+                              const std::string& image, const std::string& outer_network,
+                              const std::string& gatekeeper_address) {
+  if (gatekeeper_address.empty()) return escape::inconclusive("the gatekeeper has no address on " + outer_network);
+  const std::string listener = "gk-escape-" + run + "-outer-listener";
+  std::vector<std::string> args = {"run", "--detach", "--name", listener, "--network", outer_network, "--read-only",
+                                   "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--user",
+                                   std::string(kSpaceUser), "--pids-limit", "16", "--memory", "32m"};
+  args.insert(args.end(), labels.begin(), labels.end());
+  args.insert(args.end(), {image, "busybox", "httpd", "-f", "-p", "8080", "-h", "/etc"});
+  if (Result<std::string> r = cli.run(args, listener, kChangeTimeout); !r) return escape::inconclusive(r.error().message);
+  const std::string listener_address = container_address(cli, listener, outer_network);
+  if (listener_address.empty()) return escape::inconclusive("listener " + listener + " has no address");
+  Result<ProcessOutcome> control = probe_connect(cli, labels, image, outer_network, listener_address, 8080);
+  if (!control) return escape::inconclusive(control.error().message);
+  const std::string control_ev = "control: " + listener_address + ":8080 " +
+                                 (connected(*control) ? "connected" : "did not connect (" + control->describe() + ")");
+  std::string ev;
+  for (const int port : {3128, 8080, 9099}) {
+    Result<ProcessOutcome> o = probe_connect(cli, labels, image, outer_network, gatekeeper_address, port);
+    if (!o) return escape::inconclusive(o.error().message);
+    const std::string target = gatekeeper_address + ":" + std::to_string(port);
+    if (connected(*o)) return escape::fail(target + " accepted a connection from the outer network");
+    if (!refused(*o)) return escape::inconclusive(target + ": " + o->describe() + "; " + control_ev);
+    ev += target + " refused; ";
+  }
+  if (!connected(*control)) return escape::inconclusive(ev + control_ev);
+  return escape::pass(ev + control_ev);
+}
+
+}  // namespace controller

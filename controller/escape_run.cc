@@ -1,0 +1,404 @@
+// The orchestration of `spacectl escape-test` (escape_runner.h): controls up, binary in, runs,
+// host checks, merge, everything down again. Teardown runs from a destructor so an early return
+// still removes what the run made and restores the space's network choice.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <functional>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "controller/docker_place.h"
+#include "controller/escape_host.h"
+#include "controller/escape_runner.h"
+#include "controller/gatekeeper_channel.h"
+#include "controller/spec.h"
+#include "escape-suite/report.h"
+#include "escape-suite/sha256.h"
+
+namespace controller {
+
+using escape::CaseResult;
+using escape::Verdict;
+using nlohmann::json;
+
+namespace {
+
+constexpr std::chrono::milliseconds kCopyTimeout{120000};
+
+class Teardown {
+ public:
+  Teardown() = default;
+  Teardown(const Teardown&) = delete;
+  Teardown& operator=(const Teardown&) = delete;
+  ~Teardown() {
+    for (auto it = steps_.rbegin(); it != steps_.rend(); ++it) (*it)();
+  }
+  void add(std::function<void()> step) { steps_.push_back(std::move(step)); }
+
+ private:
+  std::vector<std::function<void()>> steps_;
+};
+
+struct Target {
+  Place* place = nullptr;
+  std::string id;
+  std::string binary_path, bait_path;
+};
+
+// dd (or tee) with the bytes on stdin: `docker exec -i`, no shell redirection, no mount.
+Result<void> copy_into(Place& place, const std::string& id, const std::string& path, const std::string& bytes, bool executable) {
+  // Images link different busybox applets (the default image has busybox but no dd link); 126 and
+  // 127 mean "not found here", so the next spelling is tried.
+  const std::vector<std::vector<std::string>> spellings = {
+      {"dd", "of=" + path, "bs=65536"}, {"busybox", "dd", "of=" + path, "bs=65536"}, {"tee", path}, {"busybox", "tee", path}};
+  Result<ExecOutput> r = fail(Code::kInternal, "no copy tried");
+  for (const std::vector<std::string>& argv : spellings) {
+    r = place.exec(id, ExecTarget::kSpace, argv, bytes, kCopyTimeout);
+    if (!r || (r->exit_code != 126 && r->exit_code != 127)) break;
+  }
+  if (!r) return r.error();
+  if (r->exit_code != 0) return fail(Code::kCommandFailed, "copy into " + id + ":" + path + ": exit " + std::to_string(r->exit_code) + ": " + r->err.substr(0, 200));
+  if (!executable) return {};
+  Result<ExecOutput> c = place.exec(id, ExecTarget::kSpace, {"chmod", "755", path}, {}, kCopyTimeout);
+  if (!c) return c.error();
+  if (c->exit_code != 0) return fail(Code::kCommandFailed, "chmod 755 " + path + " in " + id + ": exit " + std::to_string(c->exit_code));
+  return {};
+}
+
+std::vector<std::string> selected_ids(const std::string& list_text) {
+  std::vector<std::string> ids;
+  std::size_t start = 0;
+  while (start < list_text.size()) {
+    std::size_t end = list_text.find('\n', start);
+    if (end == std::string::npos) end = list_text.size();
+    const std::string line = list_text.substr(start, end - start);
+    if (!line.empty() && line[0] != ' ' && line.find(' ') == std::string::npos) ids.push_back(line);
+    start = end + 1;
+  }
+  return ids;
+}
+
+std::int64_t inspect_number(const DockerCli& cli, const std::string& container, const std::string& format) {
+  Result<std::string> out = cli.run({"container", "inspect", "--format", format, container}, container);
+  return out ? std::atoll(out->c_str()) : 0;
+}
+
+std::string window_base_of(Place& place, const std::string& id) {
+  Result<std::vector<SpaceSummary>> all = place.list();
+  if (all)
+    for (const SpaceSummary& s : *all)
+      if (s.id == id) return s.window_url;
+  return {};
+}
+
+}  // namespace
+
+Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions& eo) {
+  if (!is_space_id(eo.space_id)) return fail(Code::kInvalidArgument, "escape-test " + eo.space_id + ": an id is 12 lowercase hex digits");
+  const DockerCli cli;
+  DockerPlace place(po, cli);
+  const std::string id = eo.space_id;
+  const Names main_names = names_for(id);
+  Result<std::string> binary = read_small_file(eo.binary, kMaxSuiteBinary);
+  if (!binary) return fail(Code::kInvalidArgument, "escape-test: the escape-suite binary " + eo.binary + " cannot be read (--binary)");
+  Result<std::string> image_text = read_small_file(po.space_image_file, 256);
+  if (!image_text) return fail(Code::kImageMissing, "escape-test: " + po.space_image_file + " (the probe image) is missing");
+  std::string image = *image_text;
+  while (!image.empty() && (image.back() == '\n' || image.back() == ' ')) image.pop_back();
+  escape::Options selection;
+  selection.only = eo.only;
+
+  // Declared before the teardown, which uses it while it is still alive.
+  PlaceOptions twin_options = po;
+  const bool have_test_image = ::access(eo.test_gatekeeper_image_file.c_str(), R_OK) == 0;
+  if (have_test_image) twin_options.gatekeeper_image_file = eo.test_gatekeeper_image_file;
+  DockerPlace twin_place(twin_options, cli);
+  HostListeners listeners;
+
+  const std::string run = random_hex(6);
+  const std::vector<std::string> labels = escape_labels(run, po.owner);
+  Teardown teardown;
+  // Last step of the teardown: anything labelled with this run, containers before networks.
+  teardown.add([&cli, run] {
+    const std::string filter = "label=" + std::string(kLabelEscapeRun) + "=" + run;
+    if (Result<std::string> r = cli.run({"ps", "--all", "--quiet", "--filter", filter}, run); r && !r->empty()) {
+      std::vector<std::string> rm = {"rm", "--force"};
+      for (std::size_t s = 0, e; s < r->size(); s = e + 1) {
+        e = r->find('\n', s);
+        if (e == std::string::npos) e = r->size();
+        if (e > s) rm.push_back(r->substr(s, e - s));
+      }
+      (void)cli.run_raw(rm, run, kChangeTimeout);
+    }
+    if (Result<std::string> r = cli.run({"network", "ls", "--quiet", "--filter", filter}, run); r)
+      for (std::size_t s = 0, e; s < r->size(); s = e + 1) {
+        e = r->find('\n', s);
+        if (e == std::string::npos) e = r->size();
+        if (e > s) (void)cli.run_raw({"network", "rm", r->substr(s, e - s)}, run, kChangeTimeout);
+      }
+  });
+
+  // The space under test must be ours and running (exec checks both).
+  const Target main_target{&place, id, "/tmp/escape-suite-" + run, "/tmp/escape-bait-" + run};
+  if (Result<void> c = copy_into(place, id, main_target.binary_path, *binary, true); !c) return c.error();
+  teardown.add([&place, main_target] {
+    (void)place.exec(main_target.id, ExecTarget::kSpace, {"rm", "-f", main_target.binary_path, main_target.bait_path}, {}, kCopyTimeout);
+  });
+  std::vector<std::string> list_argv = {main_target.binary_path, "--list"};
+  for (const std::string& g : eo.only) list_argv.insert(list_argv.end(), {"--only", g});
+  Result<ExecOutput> listed = place.exec(id, ExecTarget::kSpace, list_argv, {}, kCopyTimeout);
+  if (!listed) return listed.error();
+  const std::vector<std::string> ids = selected_ids(listed->out);
+  bool need_twin = false;
+  for (const std::string& c : ids)
+    need_twin = need_twin || is_twin_case(c) || c.find("other-space") != std::string::npos || c.rfind("dns.", 0) == 0;
+
+  std::vector<CaseResult> host;
+  // Only when verify inspected the inner network and found nothing ("network_*" covers its
+  // host_isolation check: no IPv4 on its bridge) may the binary count EHOSTUNREACH via its gateway.
+  bool gateway_unowned = false;
+  // Verify before the run attaches the gatekeeper to the test upstream's network (a difference then).
+  if (Result<std::vector<Difference>> d = place.verify(id); d) {
+    std::string ev;
+    gateway_unowned = true;
+    for (const Difference& x : *d) {
+      ev += "[" + x.check + "] " + x.message + "; ";
+      if (x.check.rfind("network_", 0) == 0) gateway_unowned = false;
+    }
+    host.push_back(host_result("host.verify", d->empty() ? escape::pass("no difference from the hardening spec")
+                                                         : escape::fail("differs from the hardening spec: " + ev)));
+  } else {
+    host.push_back(host_result("host.verify", escape::inconclusive(d.error().message)));
+  }
+  // Controls: listeners on every host address, kept open until we return.
+  std::string listener_note;
+  listeners.open_all(listener_note);
+  host.push_back(host_result("host.listeners-answer", listeners.answer_locally()));
+
+  // A fake grant key: random, worthless, given to the gatekeepers on stdin only; the space gets
+  // its sha256. It is also the host bait (a 0600 file in a fresh host directory).
+  const std::string key = "escfake" + random_hex(24);
+  const std::string key_sha = escape::sha256_hex(key);
+  const std::string bait = "escbait" + random_hex(24);
+  char host_dir_template[] = "/tmp/spacectl-escape-XXXXXX";
+  if (const char* d = ::mkdtemp(host_dir_template); d != nullptr) {
+    const std::string dir = d;
+    const std::string file = dir + "/grant-key";
+    if (std::ofstream out(file, std::ios::trunc); out) out << key << "\n";
+    ::chmod(file.c_str(), 0600);
+    teardown.add([dir, file] {
+      ::unlink(file.c_str());
+      ::rmdir(dir.c_str());
+    });
+  }
+  if (Result<void> c = copy_into(place, id, main_target.bait_path, bait + "\n", false); !c) return c.error();
+
+  // The space's network choice, restored at the end (the allowlist switch below changes it).
+  Result<json> saved_policy = gatekeeper_control(place, id, "GET", "/policy");
+  if (!saved_policy) return saved_policy.error();
+  const json restore = {{"mode", saved_policy->value("mode", "allowlist")},
+                        {"domains", saved_policy->contains("domains") ? (*saved_policy)["domains"] : json::array()}};
+  teardown.add([&place, id, restore] { (void)gatekeeper_control(place, id, "POST", "/network", restore.dump()); });
+
+  // The twin: a throw-away space behind the test gatekeeper, also the other space.
+  std::string twin_id, twin_note;
+  if (!have_test_image) twin_note = "no " + eo.test_gatekeeper_image_file + ": the twin runs the release gatekeeper, its control cannot work; ";
+  if (need_twin) {
+    CreateRequest req;
+    req.name = "escape-twin-" + run;
+    req.memory_bytes = 256ll << 20;
+    Result<SpaceSummary> twin = twin_place.create(req);
+    if (twin) {
+      twin_id = twin->id;
+      teardown.add([&twin_place, twin_id] { (void)twin_place.remove(twin_id); });
+    } else {
+      twin_note = "twin space: " + twin.error().message;
+    }
+  }
+  const Names twin_names = twin_id.empty() ? Names{} : names_for(twin_id);
+
+  // The test upstream: a bridge in 198.18.0.0/15 that we create, an echo listener on 443 with the
+  // alias upstream.test, and both gatekeepers attached so c-ares (via Docker's DNS) resolves it.
+  std::string upstream_note;
+  const std::string subnet = pick_test_subnet();
+  const std::string upstream_net = "gk-escape-" + run + "-upstream";
+  if (subnet.empty()) {
+    upstream_note = "no free /24 in 198.18.0.0/15";
+  } else {
+    std::vector<std::string> a = {"network", "create", "--driver", "bridge", "--internal", "--subnet", subnet};
+    a.insert(a.end(), labels.begin(), labels.end());
+    a.push_back(upstream_net);
+    std::vector<std::string> u = {"run", "--detach", "--name", "gk-escape-" + run + "-upstream", "--network", upstream_net,
+                                  "--network-alias", std::string(kUpstreamAlias), "--read-only", "--cap-drop", "ALL",
+                                  "--security-opt", "no-new-privileges", "--user", std::string(kSpaceUser),
+                                  "--pids-limit", "64", "--memory", "64m"};
+    u.insert(u.end(), labels.begin(), labels.end());
+    // -ll: keep listening; each connection echoes (a CONNECT only needs the dial to succeed).
+    u.insert(u.end(), {image, "nc", "-ll", "-p", "443", "-e", "cat"});
+    if (Result<std::string> r = cli.run(a, upstream_net, kChangeTimeout); !r) upstream_note = r.error().message;
+    else if (Result<std::string> r2 = cli.run(u, upstream_net, kChangeTimeout); !r2) upstream_note = r2.error().message;
+    for (const std::string* gk : {&main_names.gatekeeper, &twin_names.gatekeeper}) {
+      if (!upstream_note.empty() || gk->empty()) continue;
+      if (Result<std::string> r = cli.run({"network", "connect", upstream_net, *gk}, *gk, kChangeTimeout); !r) {
+        upstream_note = r.error().message;
+        continue;
+      }
+      // The reviewer's gatekeeper leaves the test network again before the network goes.
+      if (gk == &main_names.gatekeeper)
+        teardown.add([&cli, upstream_net, gk_name = *gk] { (void)cli.run_raw({"network", "disconnect", "--force", upstream_net, gk_name}, gk_name, kChangeTimeout); });
+    }
+  }
+
+  // Allowlist switch and the fake grant, on both gatekeepers (secret on stdin only).
+  const std::string network_body = json{{"mode", "allowlist"}, {"domains", {std::string(kUpstreamAlias)}}}.dump();
+  std::string grant_body = json{{"id", std::string(kEscapeGrant)}, {"upstream", "https://" + std::string(kUpstreamAlias) + "/v1"},
+                                {"header", "x-api-key"}, {"secret", key}}.dump();
+  std::string setup_note;
+  for (const std::string* sid : {static_cast<const std::string*>(&id), static_cast<const std::string*>(&twin_id)}) {
+    if (sid->empty()) continue;
+    Place& p = sid == &id ? static_cast<Place&>(place) : static_cast<Place&>(twin_place);
+    if (Result<json> r = gatekeeper_control(p, *sid, "POST", "/network", network_body); !r) setup_note += r.error().message + "; ";
+    if (Result<json> r = gatekeeper_control(p, *sid, "POST", "/grants", grant_body); !r) setup_note += r.error().message + "; ";
+  }
+  std::fill(grant_body.begin(), grant_body.end(), '\0');
+
+  // Addresses of each space for the other's lateral cases: the space and both gatekeeper legs.
+  auto addresses_of = [&cli](const Names& n) {
+    std::vector<std::string> out;
+    if (n.space.empty()) return out;
+    for (const auto& [c, net] : {std::pair{n.space, n.inner}, std::pair{n.gatekeeper, n.inner}, std::pair{n.gatekeeper, n.outer}}) {
+      const std::string a = container_address(cli, c, net);
+      if (!a.empty()) out.push_back(a);
+    }
+    return out;
+  };
+
+  SuiteControls controls;
+  controls.space_id = id;
+  controls.allowed_target = std::string(kUpstreamAlias) + ":443";
+  controls.window_base = window_base_of(place, id);
+  controls.window_grant = std::string(kEscapeGrant);
+  controls.secret_sha256 = key_sha;
+  controls.control_sha256 = escape::sha256_hex(bait);
+  controls.probe_addresses = listeners.addresses();
+  controls.other_space = addresses_of(twin_names);
+  controls.only = eo.only;
+  controls.pids_limit = static_cast<std::uint64_t>(inspect_number(cli, main_names.space, "{{.HostConfig.PidsLimit}}"));
+  controls.memory_limit = static_cast<std::uint64_t>(inspect_number(cli, main_names.space, "{{.HostConfig.Memory}}"));
+  controls.log_flood_mib = eo.log_flood_mib;
+  controls.exhaustion = eo.exhaustion;
+  controls.unsafe_privileged = eo.unsafe_privileged;
+  controls.gateway_unowned = gateway_unowned;
+
+  auto run_suite = [&](Place& p, const std::string& sid, const std::string& path, const SuiteControls& c,
+                       const std::string& what) -> Result<std::vector<CaseResult>> {
+    std::vector<std::string> argv = {path};
+    const std::vector<std::string> rest = suite_argv(c);
+    argv.insert(argv.end(), rest.begin(), rest.end());
+    Result<ExecOutput> r = p.exec(sid, ExecTarget::kSpace, argv, {}, kSuiteTimeout);
+    if (!r) return r.error();
+    if (r->exit_code == 2 && r->out.empty() && r->err.find("selected no case") != std::string::npos) return std::vector<CaseResult>{};
+    Result<std::vector<CaseResult>> parsed = parse_suite_report(r->out);
+    if (!parsed) return fail(parsed.error().code, what + ": exit " + std::to_string(r->exit_code) + ": " + parsed.error().message + "; " + r->err.substr(0, 200));
+    return parsed;
+  };
+
+  std::vector<CaseResult> main_results;
+  if (Result<std::vector<CaseResult>> r = run_suite(place, id, main_target.binary_path, controls, "escape-suite in " + id); r) {
+    main_results = std::move(*r);
+    host.push_back(host_result("host.suite-report", escape::pass(std::to_string(main_results.size()) + " cases reported by the binary in " + id)));
+  } else {
+    host.push_back(host_result("host.suite-report", escape::fail(r.error().message)));
+  }
+
+  std::map<std::string, CaseResult> twin_results;
+  bool twin_ran = false;
+  if (!twin_id.empty()) {
+    Target twin_target{&twin_place, twin_id, "/tmp/escape-suite-" + run, {}};
+    SuiteControls tc = controls;
+    tc.space_id = twin_id;
+    tc.window_base = window_base_of(twin_place, twin_id);
+    tc.other_space = addresses_of(main_names);
+    tc.only = {"corridor.*", "window.*"};
+    tc.exhaustion = false;
+    tc.control_sha256.clear();
+    if (Result<void> c = copy_into(twin_place, twin_id, twin_target.binary_path, *binary, true); !c) {
+      twin_note += c.error().message;
+    } else if (Result<std::vector<CaseResult>> r = run_suite(twin_place, twin_id, twin_target.binary_path, tc, "escape-suite in twin " + twin_id); r) {
+      twin_ran = true;
+      for (CaseResult& x : *r) twin_results[x.id] = std::move(x);
+    } else {
+      twin_note += r.error().message;
+    }
+  }
+
+  // Merge: corridor/window cases need the twin's positive control.
+  std::vector<CaseResult> results;
+  bool flood_delivered = false;
+  const CaseResult* release_control = nullptr;
+  for (const CaseResult& r : main_results) {
+    if (r.id == "res.log-flood-delivered") flood_delivered = r.verdict == Verdict::kPass;
+    if (r.id == "corridor.allowed-target-works") release_control = &r;
+    if (!is_twin_case(r.id)) {
+      results.push_back(r);
+      continue;
+    }
+    auto it = twin_results.find(r.id);
+    CaseResult m = merge_twin_result(r, twin_ran && it != twin_results.end() ? &it->second : nullptr);
+    if (!twin_ran && !twin_note.empty()) m.evidence = escape::bound_evidence(m.evidence + " (" + twin_note + ")");
+    results.push_back(std::move(m));
+  }
+  if (release_control != nullptr) {
+    // The release image must refuse what the test image allows: proves the twin's only difference.
+    auto it = twin_results.find("corridor.allowed-target-works");
+    escape::Outcome o;
+    if (release_control->evidence.find("-> 200") != std::string::npos)
+      o = escape::fail("the release gatekeeper opened a tunnel to the 198.18/15 upstream: " + release_control->evidence);
+    else if (it == twin_results.end() || it->second.verdict != Verdict::kPass)
+      o = escape::inconclusive("control: the twin's CONNECT did not answer 200; " + release_control->evidence + " " + twin_note + upstream_note + setup_note);
+    else if (release_control->evidence.find("-> 403") != std::string::npos)
+      o = escape::pass("release: " + release_control->evidence + "; test twin: " + it->second.evidence);
+    else
+      o = escape::inconclusive("release: " + release_control->evidence);
+    host.push_back(host_result("host.release-gatekeeper-refuses-test-range", o));
+  }
+
+  // Checks only visible from outside.
+  std::vector<std::string> containers = {main_names.space, main_names.gatekeeper};
+  if (!twin_id.empty()) containers.insert(containers.end(), {twin_names.space, twin_names.gatekeeper});
+  host.push_back(host_result("host.key-not-in-inspect", key_not_in_inspect(cli, containers, key)));
+  host.push_back(host_result("host.key-not-in-logs", key_not_in_logs(cli, containers, main_names.gatekeeper, key)));
+  if (!eo.exhaustion) {
+    host.push_back(host_result("host.log-capped", escape::not_applicable("not run: --no-exhaustion skipped the log flood")));
+  } else {
+    const LogMeasure m = measure_space_log(cli, main_names.space);
+    host.push_back(host_result("host.log-capped", m.ok ? judge_log_size(m.bytes, flood_delivered, m.flood_seen) : escape::inconclusive(m.error)));
+  }
+  host.push_back(host_result("host.gatekeeper-hardening", gatekeeper_hardening(cli, main_names.gatekeeper)));
+  host.push_back(host_result("host.control-channel-outer",
+                             outer_network_refuses(cli, labels, run, image, main_names.outer,
+                                                   container_address(cli, main_names.gatekeeper, main_names.outer))));
+  if (!upstream_note.empty() || !setup_note.empty())
+    host.push_back(host_result("host.controls-ready", escape::fail("controls not ready: " + upstream_note + " " + setup_note)));
+  else
+    host.push_back(host_result("host.controls-ready", escape::pass("upstream " + subnet + ", allowlist switched, fake grant held; listeners " + listener_note)));
+
+  for (CaseResult& h : host)
+    if (escape::selected(selection, h.id)) results.push_back(std::move(h));
+
+  EscapeReport report;
+  report.text = escape::format_report(eo.format, results);
+  report.exit_code = escape::exit_code(results);
+  report.results = std::move(results);
+  if (!eo.output.empty()) {
+    std::ofstream out(eo.output, std::ios::trunc | std::ios::binary);
+    out << report.text;
+    if (!out) return fail(Code::kInvalidArgument, "escape-test: write " + eo.output + ": failed");
+  }
+  return report;
+}
+
+}  // namespace controller

@@ -1,0 +1,106 @@
+// `spacectl escape-test SPACE` (issue #7 item 2): the host half of the escape suite. It prepares
+// the controls the attacker binary cannot make from inside (host listeners, a second space, a test
+// upstream, a grant with a fake key, allowlist switches, baits), copies the static binary into the
+// space over `docker exec -i` stdin (no mount), runs it as the space's user, and adds the checks
+// only visible from outside (inspect, logs, the gatekeeper's process status, the outer network).
+// Everything it creates carries kLabelEscapeRun and is removed before it returns.
+//
+// Why two spaces: a corridor denial only counts when an allowed CONNECT answers 200 in the same
+// run, and the release gatekeeper refuses every address we may use (network rule: loopback, the
+// host's own addresses, networks we create). So the space under test keeps its release gatekeeper
+// and runs every case; a second, throw-away "twin" space runs the corridor and window groups behind
+// the gatekeeper-TEST image, where 198.18.0.0/15 counts as public, against an upstream on a bridge
+// we create in that range. A corridor/window case passes only when the release gatekeeper gave the
+// refusal itself and the twin proved the same refusal next to a working control
+// (merge_twin_result). The twin is also the "other space" of the lateral cases.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "controller/docker_cli.h"
+#include "controller/place.h"
+#include "escape-suite/case.h"
+
+namespace controller {
+
+inline constexpr std::string_view kLabelEscapeRun = "spacectl.escape.run";  // run id (12 hex)
+inline constexpr std::string_view kUpstreamAlias = "upstream.test";  // RFC 6761 .test: never public
+inline constexpr std::string_view kEscapeGrant = "escape-test";
+inline constexpr std::chrono::milliseconds kSuiteTimeout{20 * 60 * 1000};  // 316 cases, exhaustion
+inline constexpr std::size_t kMaxSuiteReport = 8u << 20;
+inline constexpr std::size_t kMaxSuiteBinary = 64u << 20;
+inline constexpr std::size_t kMaxSuiteCases = 2000;
+inline constexpr std::size_t kMaxProbeListeners = 16;  // the binary takes ≤ 64 --probe-address
+// Docker's `local` log driver with max-size=10m, max-file=1 (spec.h); decoded `docker logs`
+// output can only be smaller than the file, plus one record of slack for the line in flight.
+inline constexpr std::uint64_t kLogCapBytes = 10ull << 20;
+inline constexpr std::uint64_t kLogCapSlack = 64ull << 10;
+
+struct EscapeOptions {
+  std::string space_id;
+  escape::Format format = escape::Format::kText;
+  std::string output;               // empty: stdout
+  std::vector<std::string> only;    // globs over case ids (also host.* ids)
+  std::string binary;               // the static escape-suite
+  std::string test_gatekeeper_image_file;  // gatekeeper-test-image.id; missing: twin uses release
+  bool exhaustion = true;           // fork bomb, OOM, disk fill, log flood (the space's own limits)
+  std::uint64_t log_flood_mib = 50;
+  // Test-only: weakened-space tests run as root in the space and need --unsafe-privileged.
+  bool unsafe_privileged = false;
+};
+
+struct EscapeReport {
+  std::vector<escape::CaseResult> results;
+  std::string text;  // formatted in options.format
+  int exit_code = 1; // escape::exit_code(results)
+};
+
+// The whole run. Fails only when the run could not happen at all (space missing, binary missing);
+// a broken control turns cases INCONCLUSIVE instead.
+Result<EscapeReport> run_escape_test(const PlaceOptions& place_options, const EscapeOptions& options);
+
+// ---- pure pieces (escape_runner_test.cc) ----
+
+// The binary's JSON report (report.cc format_json) into results; hostile-ish input: bounded, every
+// field checked, unknown verdicts refused.
+Result<std::vector<escape::CaseResult>> parse_suite_report(std::string_view json_text);
+
+// True when `evidence` shows the gatekeeper's own refusal (403/400/404) and no missing answer: an
+// INCONCLUSIVE that only lacked its positive control.
+bool refusal_seen(std::string_view evidence);
+
+// A corridor/window case from the space under test (release gatekeeper) and from the twin (test
+// gatekeeper): FAIL when either failed, PASS when the twin passed and the release gatekeeper
+// refused itself, INCONCLUSIVE otherwise.
+escape::CaseResult merge_twin_result(const escape::CaseResult& release, const escape::CaseResult* twin);
+
+// /proc/<pid>/status of the gatekeeper, seen from the host: Seccomp 2, NoNewPrivs 1, every
+// capability set 0, uid 65532.
+escape::Outcome judge_gatekeeper_status(std::string_view status);
+
+// Decoded `docker logs` size after the flood the binary reported.
+escape::Outcome judge_log_size(std::uint64_t log_bytes, bool flood_delivered, bool flood_seen_in_log);
+
+// Cases where group matters for merging.
+bool is_twin_case(std::string_view id);
+
+escape::CaseResult host_result(std::string id, const escape::Outcome& outcome, std::int64_t duration_ms = 0);
+
+// The suite's argv (everything but the binary path), from the run's controls.
+struct SuiteControls {
+  std::string space_id, window_base, window_grant, allowed_target, secret_sha256, control_sha256;
+  std::vector<std::string> probe_addresses, other_space;
+  std::vector<std::string> only;
+  std::uint64_t pids_limit = 0, memory_limit = 0, log_flood_mib = 50;
+  bool exhaustion = false, unsafe_privileged = false;
+  // verify's inner-network checks passed on the host (the bridge holds no host address), so a
+  // default route via the IPAM gateway (Engine 20.10 on --internal) leads to no one.
+  bool gateway_unowned = false;
+};
+std::vector<std::string> suite_argv(const SuiteControls& controls);
+
+}  // namespace controller

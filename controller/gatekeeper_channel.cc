@@ -1,0 +1,50 @@
+#include "controller/gatekeeper_channel.h"
+
+#include <thread>
+#include <vector>
+
+#include "controller/spec.h"
+
+namespace controller {
+
+Result<nlohmann::json> gatekeeper_control(Place& place, const std::string& id, const std::string& method,
+                                          const std::string& path, const std::string& body) {
+  const std::vector<std::string> argv = {std::string(kGatekeeperBinary), "control", method, path};
+  const std::string what = "gatekeeper control " + method + " " + path + " in " + names_for(id).gatekeeper;
+  Result<ExecOutput> r = place.exec(id, ExecTarget::kGatekeeper, argv, body, kControlTimeout);
+  if (!r) return r.error();
+  if (r->out.size() > kMaxControlAnswer) return fail(Code::kGatekeeperRefused, what + ": answer over 1 MiB");
+  nlohmann::json answer = nlohmann::json::parse(r->out, nullptr, false);
+  if (r->exit_code == 0 && !answer.is_discarded()) return answer;
+  if (!answer.is_discarded() && answer.is_object() && answer.contains("error") && answer["error"].is_string())
+    return fail(Code::kGatekeeperRefused, what + ": " + answer["error"].get<std::string>());
+  std::string err = r->err.substr(0, 300);
+  while (!err.empty() && err.back() == '\n') err.pop_back();
+  return fail(Code::kGatekeeperUnreachable,
+              what + ": exit " + std::to_string(r->exit_code) + (err.empty() ? "" : ": " + err));
+}
+
+Result<void> wait_gatekeeper_ready(Place& place, const std::string& id) {
+  const auto deadline = std::chrono::steady_clock::now() + kReadyDeadline;
+  std::string last = "no answer";
+  while (std::chrono::steady_clock::now() < deadline) {
+    Result<nlohmann::json> health = gatekeeper_control(place, id, "GET", "/health");
+    if (health && health->is_object() && health->value("ready", false)) return {};
+    if (!health) {
+      if (health.error().code == Code::kPlaceUnreachable || health.error().code == Code::kSpaceNotFound)
+        return health.error();
+      last = health.error().message;
+    }
+    std::this_thread::sleep_for(kReadyInterval);
+  }
+  return fail(Code::kGatekeeperNotReady, "gatekeeper " + names_for(id).gatekeeper +
+                                             ": /health not ready within 60 s; last: " + last);
+}
+
+Result<void> deliver_window_key(Place& place, const std::string& id, const std::string& key) {
+  Result<nlohmann::json> r = gatekeeper_control(place, id, "POST", "/window-key", nlohmann::json{{"key", key}}.dump());
+  if (!r) return r.error();
+  return {};
+}
+
+}  // namespace controller

@@ -1,0 +1,290 @@
+// spacectl: the controller's command line. CLI11 and nlohmann-json throw; their exceptions stop
+// here. Everything below main answers values (errors.h).
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <iostream>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "controller/escape_runner.h"
+#include "controller/manager.h"
+#include "controller/process.h"
+#include "controller/registry.h"
+#include "controller/spec.h"
+
+namespace {
+
+using controller::Code;
+using controller::Result;
+using nlohmann::json;
+
+constexpr const char* kExitCodes =
+    "Exit status: 0 done; 1 a place command failed or an internal error; 2 usage or a refused value;\n"
+    "3 place_unreachable / place_unusable / place_not_found (daemon down, no seccomp, isolation not\n"
+    "proved); 4 space_not_found / space_not_running; 5 verify_failed; 6 gatekeeper_not_ready /\n"
+    "gatekeeper_refused / gatekeeper_unreachable. `space exec` exits with the command's status.\n"
+    "--json prints one document; an error is {\"error\":{\"code\":\"…\",\"message\":\"…\"}}.";
+
+std::string self_dir() {
+  char buffer[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buffer, sizeof buffer - 1);
+  if (n <= 0) return ".";
+  std::string path(buffer, static_cast<std::size_t>(n));
+  return path.substr(0, path.rfind('/'));
+}
+
+std::string text_of(const json& doc) {
+  std::string out;
+  if (doc.contains("spaces")) {
+    if (doc["spaces"].empty()) return "no spaces\n";
+    for (const json& s : doc["spaces"]) {
+      out += s.value("id", "") + "  " + s.value("state", "") + "  " + s.value("name", "");
+      if (!s["missing"].empty()) out += "  (missing: " + s["missing"].dump() + ")";
+      if (s.contains("needs_access") && !s["needs_access"].empty()) out += "  (needs access: " + s["needs_access"].dump() + ")";
+      out += "\n";
+    }
+    return out;
+  }
+  if (doc.contains("findings")) {
+    for (const json& f : doc["findings"]) out += "- " + f.get<std::string>() + "\n";
+    out += doc.value("usable", false) ? "This place can run isolated spaces.\n"
+                                      : "This place cannot run isolated spaces (see above).\n";
+    return out;
+  }
+  if (doc.contains("differences")) {
+    for (const json& d : doc["differences"]) out += d.value("check", "") + ": " + d.value("message", "") + "\n";
+    return out.empty() ? "verify: no differences from the hardening spec\n" : out;
+  }
+  for (auto it = doc.begin(); it != doc.end(); ++it)
+    out += it.key() + ": " + (it->is_string() ? it->get<std::string>() : it->dump()) + "\n";
+  return out;
+}
+
+int report(const Result<json>& r, bool as_json, const json& partial = json()) {
+  if (r) {
+    std::cout << (as_json ? r->dump() + "\n" : text_of(*r));
+    return 0;
+  }
+  const auto& e = r.error();
+  if (as_json) {
+    json doc = {{"error", {{"code", std::string(controller::code_word(e.code))}, {"message", e.message}}}};
+    if (!partial.is_null()) doc["result"] = partial;
+    std::cout << doc.dump() << "\n";
+  } else {
+    if (!partial.is_null()) std::cout << text_of(partial);
+    std::cerr << "spacectl: " << controller::code_word(e.code) << ": " << e.message << "\n";
+  }
+  return controller::exit_status(e.code);
+}
+
+std::optional<std::int64_t> parse_size(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  std::size_t used = 0;
+  long long n = 0;
+  try {
+    n = std::stoll(text, &used);
+  } catch (...) {
+    return std::nullopt;
+  }
+  std::string unit = text.substr(used);
+  std::int64_t mult = 1;
+  if (unit == "k" || unit == "K") mult = 1ll << 10;
+  else if (unit == "m" || unit == "M") mult = 1ll << 20;
+  else if (unit == "g" || unit == "G") mult = 1ll << 30;
+  else if (!unit.empty() && unit != "b") return std::nullopt;
+  if (n <= 0 || n > (1ll << 50) / mult) return std::nullopt;
+  return n * mult;
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"spacectl: create, check and drive isolated spaces (a hardened container behind its own gatekeeper).", "spacectl"};
+  app.footer(kExitCodes);
+  app.require_subcommand(1);
+  bool as_json = false;
+  std::string place_name = "docker", state_override, owner_override;
+  const std::string dir = self_dir();
+  controller::PlaceOptions options;
+  options.gatekeeper_image_file = dir + "/gatekeeper-image.id";
+  options.space_image_file = dir + "/space-image.id";
+  options.seccomp_space = dir + "/seccomp/space.json";
+  options.seccomp_gatekeeper = dir + "/seccomp/gatekeeper.json";
+  app.add_flag("--json", as_json, "print one JSON document");
+  app.add_option("--place", place_name, "place to use (default docker)");
+  app.add_option("--state-dir", state_override, "host records (default $XDG_STATE_HOME/spacectl)");
+  app.add_option("--owner", owner_override, "installation id scoping every label (default: made once in the state dir)");
+  app.add_option("--gatekeeper-image-file", options.gatekeeper_image_file, "file holding the pinned gatekeeper image ID");
+  app.add_option("--space-image-file", options.space_image_file, "file holding the default space image ID");
+  app.add_option("--seccomp-space", options.seccomp_space, "seccomp profile of the space");
+  app.add_option("--seccomp-gatekeeper", options.seccomp_gatekeeper, "seccomp profile of the gatekeeper");
+
+  auto* place_cmd = app.add_subcommand("place", "the place itself")->require_subcommand(1);
+  auto* check_cmd = place_cmd->add_subcommand("check", "is this place usable? proved by trying");
+
+  auto* space_cmd = app.add_subcommand("space", "spaces")->require_subcommand(1);
+  controller::CreateRequest create_request;
+  std::string memory_text;
+  auto* create_cmd = space_cmd->add_subcommand("create", "create, verify and start a space");
+  create_cmd->add_option("--name", create_request.name, "display name");
+  create_cmd->add_option("--image", create_request.space_image, "space image (default: the pinned local image)");
+  create_cmd->add_option("--memory", memory_text, "memory limit, e.g. 512m or 4g (swap equals it)");
+  create_cmd->add_option("command", create_request.command, "command of the space (after --)");
+  std::string id;
+  auto with_id = [&](CLI::App* parent, const char* name, const char* help) {
+    auto* c = parent->add_subcommand(name, help);
+    c->add_option("id", id, "space id (12 hex)")->required();
+    return c;
+  };
+  auto* list_cmd = space_cmd->add_subcommand("list", "spaces of this owner (labels are the only record)");
+  auto* show_cmd = with_id(space_cmd, "show", "one space with its network choice and grant ids");
+  auto* verify_cmd = with_id(space_cmd, "verify", "compare every hardening setting with the spec");
+  auto* stop_cmd = with_id(space_cmd, "stop", "stop the space, then its gatekeeper");
+  auto* start_cmd = with_id(space_cmd, "start", "verify, start the gatekeeper, then the space");
+  auto* remove_cmd = with_id(space_cmd, "remove", "remove containers, volumes and networks");
+  auto* exec_cmd = with_id(space_cmd, "exec", "run a command in the space (stdio passed through)");
+  std::vector<std::string> exec_args;
+  bool in_gatekeeper = false;
+  exec_cmd->add_flag("--gatekeeper", in_gatekeeper, "run in the gatekeeper instead");
+  exec_cmd->add_option("args", exec_args, "command (after --)")->required();
+
+  auto* network_cmd = app.add_subcommand("network", "the space's corridor")->require_subcommand(1);
+  auto* network_set = with_id(network_cmd, "set", "set allowlist or open mode");
+  std::string mode;
+  std::vector<std::string> domains;
+  network_set->add_option("--mode", mode, "allowlist or open")->required()->check(CLI::IsMember({"allowlist", "open"}));
+  network_set->add_option("--domain", domains, "an exact domain name (repeat)");
+
+  auto* grant_cmd = app.add_subcommand("grant", "grants through the window")->require_subcommand(1);
+  auto* grant_add = with_id(grant_cmd, "add", "give the space a grant; a secret is read from stdin, never argv");
+  std::string grant_id, upstream, header;
+  grant_add->add_option("grant", grant_id, "grant id")->required();
+  grant_add->add_option("--upstream", upstream, "http(s) URL")->required();
+  grant_add->add_option("--header", header, "header that carries the secret (the secret is read from stdin)");
+
+  auto* key_cmd = with_id(&app, "window-key", "deliver the space's window key to its gatekeeper; print the window URL");
+  auto* journal_cmd = with_id(&app, "journal", "the gatekeeper's journal");
+  auto* policy_cmd = with_id(&app, "policy", "the gatekeeper's network and grant ids (never a secret)");
+
+  // escape-test (issue #7): escape_runner.h says what it creates and removes.
+  auto* escape_cmd = with_id(&app, "escape-test", "run the escape suite against a space, with host-side controls and checks");
+  controller::EscapeOptions escape_options;
+  escape_options.binary = dir + "/escape-suite";
+  escape_options.test_gatekeeper_image_file = dir + "/gatekeeper-test-image.id";
+  std::string escape_format = "text";
+  bool no_exhaustion = false;
+  escape_cmd->add_option("--format", escape_format, "text, json, tap or junit")->check(CLI::IsMember({"text", "json", "tap", "junit"}));
+  escape_cmd->add_option("--output", escape_options.output, "write the report here instead of stdout");
+  escape_cmd->add_option("--only", escape_options.only, "case id globs, e.g. 'fs.*' (repeat)");
+  escape_cmd->add_option("--binary", escape_options.binary, "the static escape-suite (default: next to spacectl)");
+  escape_cmd->add_option("--test-gatekeeper-image-file", escape_options.test_gatekeeper_image_file,
+                         "gatekeeper-TEST image ID for the twin space's positive control");
+  escape_cmd->add_flag("--no-exhaustion", no_exhaustion, "skip the fork bomb, memory, disk and log flood cases");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+
+  const std::string state = controller::state_dir(state_override);
+  if (!owner_override.empty()) {
+    if (!controller::is_owner(owner_override))
+      return report(controller::fail(Code::kUsage, "--owner: 1 to 64 letters, digits, dots, dashes or underscores"), as_json);
+    options.owner = owner_override;
+  } else {
+    Result<std::string> owner = controller::load_or_make_owner(state);
+    if (!owner) return report(owner.error(), as_json);
+    options.owner = *owner;
+  }
+  Result<std::unique_ptr<controller::Place>> place = controller::builtin_registry().make(place_name, options);
+  if (!place) return report(place.error(), as_json);
+  controller::Manager manager{**place, state};
+
+  if (check_cmd->parsed()) {
+    Result<json> r = manager.check();
+    if (r && !(*r)["usable"].get<bool>())
+      return report(controller::fail(Code::kPlaceUnusable, "place check: this place cannot run isolated spaces"), as_json, *r);
+    return report(r, as_json);
+  }
+  if (create_cmd->parsed()) {
+    if (!memory_text.empty()) {
+      std::optional<std::int64_t> m = parse_size(memory_text);
+      if (!m) return report(controller::fail(Code::kUsage, "--memory " + memory_text + ": a size like 512m or 4g"), as_json);
+      create_request.memory_bytes = *m;
+    }
+    return report(manager.create(create_request), as_json);
+  }
+  if (list_cmd->parsed()) return report(manager.list(), as_json);
+  if (show_cmd->parsed()) return report(manager.show(id), as_json);
+  if (verify_cmd->parsed()) {
+    json doc;
+    Result<json> r = manager.verify(id, doc);
+    return report(r, as_json, r ? json() : doc);
+  }
+  if (stop_cmd->parsed()) return report(manager.stop(id), as_json);
+  if (start_cmd->parsed()) return report(manager.start(id), as_json);
+  if (remove_cmd->parsed()) return report(manager.remove(id), as_json);
+  if (exec_cmd->parsed()) {
+    if (in_gatekeeper) {
+      Result<controller::ExecOutput> r = (*place)->exec(id, controller::ExecTarget::kGatekeeper, exec_args, {}, std::chrono::milliseconds(60000));
+      if (!r) return report(r.error(), as_json);
+      std::cout << r->out;
+      std::cerr << r->err;
+      return r->exit_code;
+    }
+    Result<std::vector<std::string>> prefix = (*place)->exec_argv(id);
+    if (!prefix) return report(prefix.error(), as_json);
+    controller::ProcessRequest request;
+    request.argv = *prefix;
+    if (isatty(STDIN_FILENO) != 0) request.argv.insert(request.argv.begin() + 2, "--tty");
+    request.argv.insert(request.argv.end(), exec_args.begin(), exec_args.end());
+    request.inherit_stdio = true;
+    const controller::ProcessOutcome o = controller::run_process(request);
+    if (o.spawn_failed) return report(controller::fail(Code::kPlaceUnreachable, "space exec " + id + ": " + o.describe()), as_json);
+    return o.exited ? o.exit_code : 128 + o.signal;
+  }
+  if (network_set->parsed()) return report(manager.network_set(id, mode, domains), as_json);
+  if (grant_add->parsed()) {
+    std::string secret;
+    if (!header.empty()) {
+      // The secret arrives on stdin only; one trailing newline (from echo or a terminal) is not part of it.
+      secret.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+      if (!secret.empty() && secret.back() == '\n') secret.pop_back();
+      if (!secret.empty() && secret.back() == '\r') secret.pop_back();
+    }
+    return report(manager.grant_add(id, grant_id, upstream, header, std::move(secret)), as_json);
+  }
+  if (key_cmd->parsed()) return report(manager.window_key(id), as_json);
+  if (escape_cmd->parsed()) {
+    escape_options.space_id = id;
+    escape_options.exhaustion = !no_exhaustion;
+    escape_options.format = escape_format == "json" ? escape::Format::kJson
+                            : escape_format == "tap" ? escape::Format::kTap
+                            : escape_format == "junit" ? escape::Format::kJunit
+                                                       : escape::Format::kText;
+    Result<controller::EscapeReport> r = controller::run_escape_test(options, escape_options);
+    if (!r) return report(r.error(), as_json);
+    if (escape_options.output.empty()) std::cout << r->text;
+    return r->exit_code;  // 0 only when every case passed or is N/A with a reason
+  }
+  if (journal_cmd->parsed()) return report(manager.control_get(id, "/journal"), as_json);
+  if (policy_cmd->parsed()) return report(manager.control_get(id, "/policy"), as_json);
+  return report(controller::fail(Code::kUsage, "no command"), as_json);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "spacectl: internal: " << e.what() << "\n";
+    return 1;
+  }
+}

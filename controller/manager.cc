@@ -1,0 +1,219 @@
+#include "controller/manager.h"
+
+#include <algorithm>
+
+#include "controller/gatekeeper_channel.h"
+#include "controller/spec.h"
+#include "policy/control_messages.h"
+
+namespace controller {
+
+using nlohmann::json;
+
+namespace {
+
+json summary_json(const SpaceSummary& s, const std::string& state) {
+  return {{"id", s.id}, {"name", s.name}, {"created", s.created}, {"state", state},
+          {"space", s.space_state}, {"gatekeeper", s.gatekeeper_state}, {"missing", s.missing},
+          {"window", s.window_url}};
+}
+
+Result<SpaceSummary> find(Place& place, const std::string& id) {
+  if (!is_space_id(id)) return fail(Code::kInvalidArgument, "space " + id + ": an id is 12 lowercase hex digits");
+  Result<std::vector<SpaceSummary>> all = place.list();
+  if (!all) return all.error();
+  for (SpaceSummary& s : *all)
+    if (s.id == id) return std::move(s);
+  return fail(Code::kSpaceNotFound, "space " + id + ": no space of this owner has that id");
+}
+
+// Grant ids the gatekeeper holds now (GET /policy): its memory is the truth, not the record.
+Result<std::vector<std::string>> held_grants(Place& place, const std::string& id) {
+  Result<json> policy = gatekeeper_control(place, id, "GET", "/policy");
+  if (!policy) return policy.error();
+  std::vector<std::string> out;
+  if (policy->is_object() && policy->contains("grants") && (*policy)["grants"].is_array())
+    for (const json& g : (*policy)["grants"])
+      if (g.is_string()) out.push_back(g.get<std::string>());
+  return out;
+}
+
+std::vector<std::string> needs_access(const SpaceRecord& record, const std::vector<std::string>& held) {
+  std::vector<std::string> out;
+  for (const GrantRecord& g : record.grants)
+    if (std::find(held.begin(), held.end(), g.id) == held.end()) out.push_back(g.id);
+  return out;
+}
+
+}  // namespace
+
+std::string space_state(const SpaceSummary& s, bool needs) {
+  if (!s.missing.empty()) return "unreachable";
+  if (s.space_state == "running" && s.gatekeeper_state == "running") return needs ? "needs-access" : "running";
+  if (s.space_state != "running" && s.gatekeeper_state != "running") return "stopped";
+  return "unreachable";  // one half runs without the other
+}
+
+Result<json> Manager::check() {
+  Result<CheckReport> r = place.check();
+  if (!r) return r.error();
+  const bool usable = r->seccomp && r->isolation_proved && r->positive_control;
+  return json{{"usable", usable}, {"engine", r->engine_version}, {"os_arch", r->os_arch}, {"seccomp", r->seccomp},
+              {"host_isolation", r->isolation_proved}, {"positive_control", r->positive_control},
+              {"findings", r->findings}};
+}
+
+Result<json> Manager::create(const CreateRequest& request) {
+  Result<SpaceSummary> s = place.create(request);
+  if (!s) return s.error();
+  if (Result<void> w = write_record(state, s->id, SpaceRecord{}); !w) return w.error();
+  return summary_json(*s, "running");
+}
+
+Result<json> Manager::list() {
+  Result<std::vector<SpaceSummary>> all = place.list();
+  if (!all) return all.error();
+  json spaces = json::array();
+  for (const SpaceSummary& s : *all) {
+    bool needs = false;
+    json entry;
+    Result<SpaceRecord> record = read_record(state, s.id);
+    if (s.space_state == "running" && s.gatekeeper_state == "running" && record && !record->grants.empty()) {
+      Result<std::vector<std::string>> held = held_grants(place, s.id);
+      const std::vector<std::string> lacking = held ? needs_access(*record, *held) : std::vector<std::string>{};
+      needs = !lacking.empty();
+      entry = summary_json(s, held ? space_state(s, needs) : "unreachable");
+      entry["needs_access"] = lacking;
+    } else {
+      entry = summary_json(s, space_state(s, false));
+    }
+    spaces.push_back(entry);
+  }
+  return json{{"spaces", spaces}};
+}
+
+Result<json> Manager::show(const std::string& id) {
+  Result<SpaceSummary> s = find(place, id);
+  if (!s) return s.error();
+  Result<SpaceRecord> record = read_record(state, id);
+  json out = summary_json(*s, space_state(*s, false));
+  if (record) {
+    json grants = json::array();
+    for (const GrantRecord& g : record->grants)
+      grants.push_back({{"id", g.id}, {"upstream", g.upstream}, {"header", g.header}, {"secret", g.has_secret}});
+    out["network"] = {{"mode", record->mode}, {"domains", record->domains}};
+    out["grants"] = grants;
+  } else {
+    out["network"] = nullptr;  // unknown, never "open" (reference-host-side §5.4)
+  }
+  return out;
+}
+
+Result<json> Manager::verify(const std::string& id, json& document) {
+  Result<std::vector<Difference>> d = place.verify(id);
+  if (!d) return d.error();
+  json differences = json::array();
+  for (const Difference& x : *d) differences.push_back({{"check", x.check}, {"message", x.message}});
+  document = {{"id", id}, {"differences", differences}};
+  if (!d->empty())
+    return fail(Code::kVerifyFailed, "space verify " + id + ": " + std::to_string(d->size()) + " difference(s) from the hardening spec");
+  return document;
+}
+
+Result<json> Manager::stop(const std::string& id) {
+  if (Result<void> r = place.stop(id); !r) return r.error();
+  return json{{"id", id}, {"state", "stopped"}};
+}
+
+Result<json> Manager::start(const std::string& id) {
+  Result<SpaceRecord> record = read_record(state, id);
+  if (Result<void> r = place.start(id); !r) return r.error();
+  json out = {{"id", id}, {"state", "running"}};
+  if (!record) {
+    // Unreadable record: the network stays as the gatekeeper starts (allowlist, empty).
+    out["network_restored"] = false;
+    return out;
+  }
+  policy::NetworkPolicy network;
+  network.mode = record->mode == "open" ? policy::Mode::kOpen : policy::Mode::kAllowlist;
+  for (const std::string& d : record->domains) network.domains.insert(d);
+  Result<json> said = gatekeeper_control(place, id, "POST", "/network", policy::network_request_json(network));
+  out["network_restored"] = static_cast<bool>(said);
+  json restored = json::array(), needs = json::array();
+  for (const GrantRecord& g : record->grants) {
+    if (g.has_secret) {
+      needs.push_back(g.id);  // a secret is never kept, so only the user can say it again
+      continue;
+    }
+    Result<json> r = gatekeeper_control(place, id, "POST", "/grants", json{{"id", g.id}, {"upstream", g.upstream}}.dump());
+    (r ? restored : needs).push_back(g.id);
+  }
+  out["grants_restored"] = restored;
+  out["needs_access"] = needs;
+  if (!needs.empty()) out["state"] = "needs-access";
+  return out;
+}
+
+Result<json> Manager::remove(const std::string& id) {
+  if (Result<void> r = place.remove(id); !r) return r.error();
+  remove_record(state, id);
+  return json{{"id", id}, {"removed", true}};
+}
+
+Result<json> Manager::network_set(const std::string& id, const std::string& mode, const std::vector<std::string>& domains) {
+  const std::string body = json{{"mode", mode}, {"domains", domains}}.dump();
+  // Refused here with the gatekeeper's own words before anything is sent (policy/ §4.2 rules).
+  policy::Result<policy::NetworkPolicy> parsed = policy::parse_network_request(body);
+  if (!parsed) return fail(Code::kInvalidArgument, "network set " + id + ": " + parsed.error().message);
+  Result<SpaceRecord> record = read_record(state, id);
+  if (!record) return record.error();
+  // The gatekeeper first, then the record: a refused change is not remembered.
+  Result<json> r = gatekeeper_control(place, id, "POST", "/network", policy::network_request_json(*parsed));
+  if (!r) return r.error();
+  record->mode = parsed->mode == policy::Mode::kOpen ? "open" : "allowlist";
+  record->domains.assign(parsed->domains.begin(), parsed->domains.end());
+  if (Result<void> w = write_record(state, id, *record); !w) return w.error();
+  return json{{"id", id}, {"mode", record->mode}, {"domains", record->domains}};
+}
+
+Result<json> Manager::grant_add(const std::string& id, const std::string& grant, const std::string& upstream,
+                                const std::string& header, std::string secret) {
+  json body = {{"id", grant}, {"upstream", upstream}};
+  if (!header.empty() || !secret.empty()) {
+    body["header"] = header;
+    body["secret"] = std::move(secret);
+  }
+  std::string text = body.dump();
+  body.clear();
+  policy::Result<policy::Grant> parsed = policy::parse_grant_request(text);
+  if (!parsed) return fail(Code::kInvalidArgument, "grant add " + grant + " to " + id + ": " + parsed.error().message);
+  Result<SpaceRecord> record = read_record(state, id);
+  if (!record) return record.error();
+  Result<json> r = gatekeeper_control(place, id, "POST", "/grants", text);
+  std::fill(text.begin(), text.end(), '\0');
+  if (!r) return r.error();
+  GrantRecord g{parsed->id, parsed->upstream.to_string(), parsed->header.value_or(""), parsed->secret.has_value()};
+  auto& grants = record->grants;
+  grants.erase(std::remove_if(grants.begin(), grants.end(), [&](const GrantRecord& x) { return x.id == g.id; }), grants.end());
+  grants.push_back(g);
+  if (Result<void> w = write_record(state, id, *record); !w) return w.error();
+  Result<SpaceSummary> s = find(place, id);
+  const std::string window = s ? s->window_url : std::string();
+  return json{{"id", id}, {"grant", g.id}, {"upstream", g.upstream}, {"header", g.header},
+              {"window", window.empty() ? json() : json(window + "/model/" + g.id)}};
+}
+
+Result<json> Manager::window_key(const std::string& id) {
+  Result<SpaceSummary> s = find(place, id);
+  if (!s) return s.error();
+  if (s->window_url.size() <= kWindowBase.size())
+    return fail(Code::kVerifyFailed, "window-key " + id + ": the space carries no window key");
+  if (Result<void> r = deliver_window_key(place, id, s->window_url.substr(kWindowBase.size())); !r) return r.error();
+  return json{{"id", id}, {"window", s->window_url}, {"delivered", true}};
+}
+
+Result<json> Manager::control_get(const std::string& id, const std::string& path) {
+  return gatekeeper_control(place, id, "GET", path);
+}
+
+}  // namespace controller

@@ -1,0 +1,77 @@
+// The place contract (ARCHITECTURE.md "The place contract"; reference-host-side.md §6.2): one
+// interface every place implements, so the manager and the CLI never name a runtime.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "controller/errors.h"
+#include "controller/verify.h"
+
+namespace controller {
+
+// Where spacectl finds what it pins; defaults are next to its own executable.
+struct PlaceOptions {
+  std::string owner;
+  std::string gatekeeper_image_file;  // holds "sha256:<hex>\n"
+  std::string space_image_file;
+  std::string seccomp_space;          // profile paths
+  std::string seccomp_gatekeeper;
+};
+
+struct CheckReport {
+  std::string engine_version;
+  std::string os_arch;
+  bool seccomp = false;
+  bool isolation_proved = false;   // the probe on an isolated network did not reach the host
+  bool positive_control = false;   // a probe on a normal bridge did reach it
+  std::vector<std::string> findings;  // one sentence per step
+};
+
+struct CreateRequest {
+  std::string name = "space";
+  std::string space_image;            // empty: the pinned default image
+  std::int64_t memory_bytes = 0;      // 0: default
+  std::vector<std::string> command;   // empty: a long sleep for the default image, else the image's own
+};
+
+struct SpaceSummary {
+  std::string id, name, created;
+  std::string space_state;       // running, exited, created, missing
+  std::string gatekeeper_state;
+  std::vector<std::string> missing;  // resources that should exist and do not
+  std::string window_url;            // from the space's environment
+};
+
+enum class ExecTarget : std::uint8_t { kSpace, kGatekeeper };
+
+struct ExecOutput {
+  int exit_code = 0;
+  std::string out, err;
+};
+
+class Place {
+ public:
+  virtual ~Place() = default;
+  virtual Result<CheckReport> check() = 0;
+  // Create → verify → start. A failure at any step removes everything created so far.
+  virtual Result<SpaceSummary> create(const CreateRequest& request) = 0;
+  // Never an empty list for an unreachable place: that is kPlaceUnreachable.
+  virtual Result<std::vector<SpaceSummary>> list() = 0;
+  // stdin carries secrets, never argv.
+  virtual Result<ExecOutput> exec(const std::string& id, ExecTarget target, const std::vector<std::string>& argv,
+                                  const std::string& stdin_bytes, std::chrono::milliseconds timeout) = 0;
+  // The argv prefix a caller (git ext::, an interactive exec) spawns itself; space only.
+  virtual Result<std::vector<std::string>> exec_argv(const std::string& id) = 0;
+  // argv of a byte stream to 127.0.0.1:port inside the space (busybox nc inside).
+  virtual Result<std::vector<std::string>> connect(const std::string& id, std::uint16_t port) = 0;
+  virtual Result<void> stop(const std::string& id) = 0;
+  virtual Result<void> start(const std::string& id) = 0;
+  virtual Result<void> remove(const std::string& id) = 0;
+  virtual Result<std::vector<Difference>> verify(const std::string& id) = 0;
+};
+
+}  // namespace controller

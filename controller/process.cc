@@ -1,0 +1,207 @@
+#include "controller/process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace controller {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
+
+void close_fd(int& fd) {
+  if (fd >= 0) close(fd);
+  fd = -1;
+}
+
+std::string tail(const std::string& text, std::size_t n) {
+  std::string t = text.size() > n ? text.substr(text.size() - n) : text;
+  while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
+  for (char& c : t) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return t;
+}
+
+}  // namespace
+
+std::string ProcessOutcome::describe() const {
+  if (spawn_failed) return std::string("cannot start: ") + std::strerror(spawn_errno);
+  if (timed_out) return "timed out and was killed";
+  if (output_too_large) return "printed more than its output cap and was killed";
+  if (!exited) return "killed by signal " + std::to_string(signal);
+  std::string s = "exit " + std::to_string(exit_code);
+  std::string t = tail(err, 400);
+  if (!t.empty()) s += ": " + t;
+  return s;
+}
+
+ProcessOutcome run_process(const ProcessRequest& request) {
+  ProcessOutcome outcome;
+  if (request.argv.empty()) {
+    outcome.spawn_failed = true;
+    outcome.spawn_errno = EINVAL;
+    return outcome;
+  }
+  // A child that exits before reading its stdin must not kill us with SIGPIPE.
+  signal(SIGPIPE, SIG_IGN);
+
+  int in_pipe[2] = {-1, -1}, out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, exec_pipe[2] = {-1, -1};
+  bool pipes_ok = pipe2(exec_pipe, O_CLOEXEC) == 0;
+  if (pipes_ok && !request.inherit_stdio) {
+    pipes_ok = pipe2(in_pipe, O_CLOEXEC) == 0 && pipe2(out_pipe, O_CLOEXEC) == 0 &&
+               pipe2(err_pipe, O_CLOEXEC) == 0;
+  }
+  if (!pipes_ok) {
+    outcome.spawn_failed = true;
+    outcome.spawn_errno = errno;
+    for (int* p : {in_pipe, out_pipe, err_pipe, exec_pipe}) {
+      close_fd(p[0]);
+      close_fd(p[1]);
+    }
+    return outcome;
+  }
+
+  std::vector<char*> argv;
+  argv.reserve(request.argv.size() + 1);
+  for (const std::string& a : request.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+
+  const pid_t pid = fork();
+  if (pid < 0) {
+    outcome.spawn_failed = true;
+    outcome.spawn_errno = errno;
+    for (int* p : {in_pipe, out_pipe, err_pipe, exec_pipe}) {
+      close_fd(p[0]);
+      close_fd(p[1]);
+    }
+    return outcome;
+  }
+  if (pid == 0) {
+    setpgid(0, 0);
+    signal(SIGPIPE, SIG_DFL);
+    if (!request.inherit_stdio) {
+      dup2(in_pipe[0], STDIN_FILENO);
+      dup2(out_pipe[1], STDOUT_FILENO);
+      dup2(err_pipe[1], STDERR_FILENO);
+    }
+    execvp(argv[0], argv.data());
+    const int e = errno;
+    ssize_t ignored = write(exec_pipe[1], &e, sizeof e);
+    (void)ignored;
+    _exit(127);
+  }
+  setpgid(pid, pid);  // both sides set it, so a kill right after fork still hits the group
+  close_fd(exec_pipe[1]);
+  close_fd(in_pipe[0]);
+  close_fd(out_pipe[1]);
+  close_fd(err_pipe[1]);
+
+  int child_errno = 0;
+  ssize_t got = 0;
+  do {
+    got = read(exec_pipe[0], &child_errno, sizeof child_errno);
+  } while (got < 0 && errno == EINTR);
+  close_fd(exec_pipe[0]);
+  if (got == static_cast<ssize_t>(sizeof child_errno)) {
+    waitpid(pid, nullptr, 0);
+    close_fd(in_pipe[1]);
+    close_fd(out_pipe[0]);
+    close_fd(err_pipe[0]);
+    outcome.spawn_failed = true;
+    outcome.spawn_errno = child_errno;
+    return outcome;
+  }
+
+  const auto deadline = Clock::now() + request.timeout;
+  std::size_t written = 0;
+  if (!request.inherit_stdio) {
+    set_nonblocking(in_pipe[1]);
+    set_nonblocking(out_pipe[0]);
+    set_nonblocking(err_pipe[0]);
+    if (request.stdin_bytes.empty()) close_fd(in_pipe[1]);
+    char buffer[65536];
+    while (out_pipe[0] >= 0 || err_pipe[0] >= 0) {
+      pollfd fds[3];
+      nfds_t n = 0;
+      int idx_in = -1, idx_out = -1, idx_err = -1;
+      if (in_pipe[1] >= 0) { idx_in = static_cast<int>(n); fds[n++] = {in_pipe[1], POLLOUT, 0}; }
+      if (out_pipe[0] >= 0) { idx_out = static_cast<int>(n); fds[n++] = {out_pipe[0], POLLIN, 0}; }
+      if (err_pipe[0] >= 0) { idx_err = static_cast<int>(n); fds[n++] = {err_pipe[0], POLLIN, 0}; }
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      if (left.count() <= 0) {
+        outcome.timed_out = true;
+        break;
+      }
+      const int ready = poll(fds, n, static_cast<int>(left.count()));
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready <= 0) continue;
+      if (idx_in >= 0 && (fds[idx_in].revents & (POLLOUT | POLLERR | POLLHUP)) != 0) {
+        const ssize_t w = write(in_pipe[1], request.stdin_bytes.data() + written,
+                                request.stdin_bytes.size() - written);
+        if (w > 0) written += static_cast<std::size_t>(w);
+        if (w < 0 && errno != EAGAIN && errno != EINTR) close_fd(in_pipe[1]);
+        if (written == request.stdin_bytes.size()) close_fd(in_pipe[1]);
+      }
+      if (idx_out >= 0 && (fds[idx_out].revents & (POLLIN | POLLERR | POLLHUP)) != 0) {
+        const ssize_t r = read(out_pipe[0], buffer, sizeof buffer);
+        if (r > 0) {
+          outcome.out.append(buffer, static_cast<std::size_t>(r));
+          if (outcome.out.size() > request.output_cap) {
+            outcome.output_too_large = true;
+            break;
+          }
+        } else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
+          close_fd(out_pipe[0]);
+        }
+      }
+      if (idx_err >= 0 && (fds[idx_err].revents & (POLLIN | POLLERR | POLLHUP)) != 0) {
+        const ssize_t r = read(err_pipe[0], buffer, sizeof buffer);
+        if (r > 0) {
+          outcome.err.append(buffer, static_cast<std::size_t>(r));
+          if (outcome.err.size() > 2 * kStderrKept) outcome.err.erase(0, outcome.err.size() - kStderrKept);
+        } else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
+          close_fd(err_pipe[0]);
+        }
+      }
+    }
+    close_fd(in_pipe[1]);
+    close_fd(out_pipe[0]);
+    close_fd(err_pipe[0]);
+    if (outcome.err.size() > kStderrKept) outcome.err.erase(0, outcome.err.size() - kStderrKept);
+  }
+
+  int status = 0;
+  for (;;) {
+    if (outcome.timed_out || outcome.output_too_large) kill(-pid, SIGKILL);
+    const pid_t w = waitpid(pid, &status, outcome.timed_out || outcome.output_too_large || request.inherit_stdio ? 0 : WNOHANG);
+    if (w == pid) break;
+    if (w < 0 && errno != EINTR) break;
+    if (w == 0) {
+      // Output closed but the child still runs: wait for it within the same deadline.
+      if (Clock::now() >= deadline) {
+        outcome.timed_out = true;
+        continue;
+      }
+      usleep(5000);
+    }
+  }
+  // The group may hold grandchildren that kept running after the leader exited.
+  if (outcome.timed_out || outcome.output_too_large) kill(-pid, SIGKILL);
+  if (WIFEXITED(status)) {
+    outcome.exited = true;
+    outcome.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    outcome.signal = WTERMSIG(status);
+  }
+  return outcome;
+}
+
+}  // namespace controller

@@ -1,0 +1,175 @@
+#include "controller/spec.h"
+
+namespace controller {
+
+std::string_view role_word(Role role) {
+  switch (role) {
+    case Role::kSpace: return "space";
+    case Role::kGatekeeper: return "gatekeeper";
+    case Role::kInnerNetwork: return "network";
+    case Role::kOuterNetwork: return "outer-network";
+    case Role::kHomeVolume: return "volume-home";
+    case Role::kWorkVolume: return "volume-work";
+    case Role::kProbe: return "probe";
+  }
+  return "probe";
+}
+
+Names names_for(std::string_view id) {
+  const std::string base = "gk-" + std::string(id) + "-";
+  return Names{base + "space", base + "gatekeeper", base + "network",
+               base + "outer-network", base + "volume-home", base + "volume-work"};
+}
+
+bool is_space_id(std::string_view id) {
+  if (id.size() != 12) return false;
+  for (char c : id) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+bool is_owner(std::string_view owner) {
+  if (owner.empty() || owner.size() > 64) return false;
+  for (char c : owner) {
+    const bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    c == '.' || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::vector<std::pair<std::string, std::string>> labels_for(const SpaceSpec& spec, Role role) {
+  return {{std::string(kLabelMarker), "true"},
+          {std::string(kLabelId), spec.id},
+          {std::string(kLabelRole), std::string(role_word(role))},
+          {std::string(kLabelOwner), spec.owner},
+          {std::string(kLabelName), spec.name},
+          {std::string(kLabelCreated), spec.created},
+          {std::string(kLabelVersion), std::string(kControllerVersion)}};
+}
+
+namespace {
+
+void add_labels(std::vector<std::string>& argv, const SpaceSpec& spec, Role role) {
+  for (const auto& [k, v] : labels_for(spec, role)) {
+    argv.push_back("--label");
+    argv.push_back(k + "=" + v);
+  }
+}
+
+std::string mebibytes(std::int64_t bytes) { return std::to_string(bytes) + "b"; }
+
+// Flags common to both containers (reference §7.1). The security options are no-new-privileges
+// and our own seccomp profile; AppArmor's default stays on.
+void add_common_hardening(std::vector<std::string>& a, std::string_view user,
+                          std::string_view seccomp_file, std::int64_t memory) {
+  const std::vector<std::string> flags = {
+      "--user", std::string(user),
+      "--read-only",
+      "--cap-drop", "ALL",
+      "--security-opt", "no-new-privileges",
+      "--security-opt", "seccomp=" + std::string(seccomp_file),
+      "--pids-limit", std::to_string(kPidsLimit),
+      "--memory", mebibytes(memory),
+      "--memory-swap", mebibytes(memory),  // equal: no swap on top
+      "--shm-size", mebibytes(kShmSize),
+      // Asked by name so daemons defaulting to host/shareable still give private namespaces.
+      "--ipc", "private",
+      "--cgroupns", "private",
+      "--log-driver", std::string(kLogDriver),
+      "--log-opt", "max-size=" + std::string(kLogMaxSize),
+      "--log-opt", "max-file=" + std::string(kLogMaxFile),
+      "--log-opt", "compress=" + std::string(kLogCompress),
+      // No restart policy: a rebooted daemon leaves both stopped; start brings them up in order.
+      "--restart", "no",
+  };
+  a.insert(a.end(), flags.begin(), flags.end());
+}
+
+}  // namespace
+
+std::vector<std::string> space_environment(const SpaceSpec& spec) {
+  const std::string proxy(kCorridorUrl);
+  // Lower case is mandatory: curl ignores upper-case HTTP_PROXY (httpoxy); reference §6.
+  return {"HOME=" + std::string(kHomePath),
+          "HTTPS_PROXY=" + proxy, "https_proxy=" + proxy,
+          "HTTP_PROXY=" + proxy, "http_proxy=" + proxy,
+          "NO_PROXY=" + std::string(kNoProxy), "no_proxy=" + std::string(kNoProxy),
+          "NODE_USE_ENV_PROXY=1",  // Node 22/24 ignore proxy variables without it (reference §6)
+          std::string(kWindowEnv) + "=" + std::string(kWindowBase) + spec.window_key};
+}
+
+std::vector<std::string> inner_network_argv(const SpaceSpec& spec) {
+  std::vector<std::string> a = {"network", "create", "--driver", "bridge", "--internal",
+                                "--ipv6=false", "--opt",
+                                std::string(spec.engine_major >= 28 ? kOptIsolated : kOptInhibit)};
+  add_labels(a, spec, Role::kInnerNetwork);
+  a.push_back(names_for(spec.id).inner);
+  return a;
+}
+
+std::vector<std::string> outer_network_argv(const SpaceSpec& spec) {
+  // Never --internal: it is the corridor's way out. One per space, so no gatekeeper sees another
+  // space's traffic (reference §7.4).
+  std::vector<std::string> a = {"network", "create", "--driver", "bridge", "--ipv6=false"};
+  add_labels(a, spec, Role::kOuterNetwork);
+  a.push_back(names_for(spec.id).outer);
+  return a;
+}
+
+std::vector<std::string> volume_argv(const SpaceSpec& spec, Role role) {
+  std::vector<std::string> a = {"volume", "create"};
+  add_labels(a, spec, role);
+  const Names n = names_for(spec.id);
+  a.push_back(role == Role::kHomeVolume ? n.home : n.work);
+  return a;
+}
+
+std::vector<std::string> gatekeeper_create_argv(const SpaceSpec& spec, std::string_view inner_subnet) {
+  const Names n = names_for(spec.id);
+  // No --init: the gatekeeper forks nothing, handles SIGTERM itself as pid 1, and its seccomp
+  // profile kills fork() (docker-init's fork of the child would be killed).
+  std::vector<std::string> a = {"create", "--name", n.gatekeeper};
+  add_common_hardening(a, kGatekeeperUser, spec.seccomp_gatekeeper, kGatekeeperMemory);
+  // Docker refuses --network-alias with two --network; the outer one is connected afterwards.
+  a.insert(a.end(), {"--network", n.inner, "--network-alias", std::string(kGatekeeperAlias)});
+  add_labels(a, spec, Role::kGatekeeper);
+  a.push_back(spec.gatekeeper_image);
+  a.insert(a.end(), {"serve", "--inner-subnet", std::string(inner_subnet)});
+  return a;
+}
+
+std::string work_path(std::string_view id) { return std::string(kWorkParent) + "/" + std::string(id); }
+
+std::vector<std::string> work_volume_owner_argv(const SpaceSpec& spec) {
+  const Names n = names_for(spec.id);
+  // Labelled like the space's other objects, so a rollback's label sweep also removes it.
+  // Never started, yet hardened like the space: every container this controller creates is.
+  std::vector<std::string> a = {"create", "--name", n.space + "-volume-owner"};
+  add_common_hardening(a, kSpaceUser, spec.seccomp_space, spec.memory_bytes);
+  a.insert(a.end(), {"--network", "none", "--mount", "type=volume,src=" + n.work + ",dst=" + std::string(kWorkParent)});
+  add_labels(a, spec, Role::kProbe);
+  // A command only so images without CMD can be created; the container is never started.
+  a.insert(a.end(), {spec.space_image, "true"});
+  return a;
+}
+
+std::vector<std::string> space_create_argv(const SpaceSpec& spec) {
+  const Names n = names_for(spec.id);
+  std::vector<std::string> a = {"create", "--name", n.space, "--init"};
+  add_common_hardening(a, kSpaceUser, spec.seccomp_space, spec.memory_bytes);
+  a.insert(a.end(), {"--tmpfs", "/tmp:" + std::string(kSpaceTmpfs), "--network", n.inner,
+                     "--mount", "type=volume,src=" + n.home + ",dst=" + std::string(kHomePath),
+                     "--mount", "type=volume,src=" + n.work + ",dst=" + work_path(spec.id)});
+  for (const std::string& e : space_environment(spec)) {
+    a.push_back("--env");
+    a.push_back(e);
+  }
+  add_labels(a, spec, Role::kSpace);
+  a.push_back(spec.space_image);
+  a.insert(a.end(), spec.command.begin(), spec.command.end());
+  return a;
+}
+
+}  // namespace controller

@@ -1,0 +1,96 @@
+// The hardening spec of a space: names, labels and the exact `docker network create`,
+// `docker volume create` and `docker create` argv of every resource (reference-gatekeeper.md §7,
+// §8). verify.cc checks an inspected resource against the same constants.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace controller {
+
+inline constexpr std::string_view kControllerVersion = "0.1.0";
+
+// Labels: the runtime's labels are the only record of what exists (reference-host-side.md §5.2).
+inline constexpr std::string_view kLabelMarker = "spacectl.space";    // "true"
+inline constexpr std::string_view kLabelId = "spacectl.space.id";     // 12 lowercase hex
+inline constexpr std::string_view kLabelRole = "spacectl.space.role";
+inline constexpr std::string_view kLabelOwner = "spacectl.space.owner";
+inline constexpr std::string_view kLabelName = "spacectl.space.name";
+inline constexpr std::string_view kLabelCreated = "spacectl.space.created";
+inline constexpr std::string_view kLabelVersion = "spacectl.version";
+
+enum class Role : std::uint8_t { kSpace, kGatekeeper, kInnerNetwork, kOuterNetwork, kHomeVolume, kWorkVolume, kProbe };
+std::string_view role_word(Role role);
+
+// Hardening constants (reference §7.1–7.3).
+inline constexpr std::string_view kSpaceUser = "1000:1000";       // default space image's user
+inline constexpr std::string_view kGatekeeperUser = "65532:65532"; // the gatekeeper image's user
+inline constexpr std::int64_t kPidsLimit = 512;
+inline constexpr std::int64_t kShmSize = 64ll << 20;
+inline constexpr std::int64_t kGatekeeperMemory = 256ll << 20;  // idle ~24 MiB; ten times headroom
+inline constexpr std::int64_t kDefaultSpaceMemory = 4ll << 30;
+inline constexpr std::int64_t kMinSpaceMemory = 64ll << 20;
+inline constexpr std::string_view kSpaceTmpfs = "rw,exec,nosuid,size=256m";  // agents run built tools
+inline constexpr std::string_view kLogDriver = "local";
+inline constexpr std::string_view kLogMaxSize = "10m";
+inline constexpr std::string_view kLogMaxFile = "1";
+inline constexpr std::string_view kLogCompress = "false";  // `local` refuses max-file=1 while compressing
+inline constexpr std::string_view kHomePath = "/home/space";
+// The work volume is mounted at /spaces/<id> (reference §7.2: the id names the workspace inside
+// the space); the image's /spaces (owned by the space user) is only its parent. work_path(id).
+inline constexpr std::string_view kWorkParent = "/spaces";
+// The gatekeeper image's binary (image/README.md: the entrypoint is this static binary).
+inline constexpr std::string_view kGatekeeperBinary = "/gatekeeper";
+inline constexpr std::string_view kGatekeeperAlias = "gatekeeper";
+inline constexpr std::string_view kCorridorUrl = "http://gatekeeper:3128";
+inline constexpr std::string_view kNoProxy = "gatekeeper,localhost,127.0.0.1";
+inline constexpr std::string_view kWindowBase = "http://gatekeeper:8080/k/";  // + key (issue #4)
+inline constexpr std::string_view kWindowEnv = "GATEKEEPER_WINDOW";
+// Engine ≥ 28 knows gateway_mode_ipv4; older engines (20.10 here) only inhibit_ipv4. Either way
+// verify checks the effect, because Engine 26 silently accepted the newer option (reference §7.4).
+inline constexpr std::string_view kOptIsolated = "com.docker.network.bridge.gateway_mode_ipv4=isolated";
+inline constexpr std::string_view kOptInhibit = "com.docker.network.bridge.inhibit_ipv4=true";
+
+struct Names {
+  std::string space, gatekeeper, inner, outer, home, work;
+};
+Names names_for(std::string_view id);
+
+struct SpaceSpec {
+  std::string id;       // 12 lowercase hex
+  std::string owner;    // installation id
+  std::string name;     // display name
+  std::string created;  // ISO 8601 UTC
+  std::string space_image;
+  std::string gatekeeper_image;   // sha256:<hex>
+  std::string seccomp_space;      // profile file paths
+  std::string seccomp_gatekeeper;
+  std::int64_t memory_bytes = kDefaultSpaceMemory;
+  std::string window_key;  // 64 hex; not a secret from the agent (issue #4 item 2)
+  std::vector<std::string> command;  // empty: the image's own
+  int engine_major = 0;
+};
+
+bool is_space_id(std::string_view id);
+bool is_owner(std::string_view owner);
+
+std::vector<std::pair<std::string, std::string>> labels_for(const SpaceSpec& spec, Role role);
+std::vector<std::string> space_environment(const SpaceSpec& spec);
+
+std::vector<std::string> inner_network_argv(const SpaceSpec& spec);
+std::vector<std::string> outer_network_argv(const SpaceSpec& spec);
+std::vector<std::string> volume_argv(const SpaceSpec& spec, Role role);
+std::vector<std::string> gatekeeper_create_argv(const SpaceSpec& spec, std::string_view inner_subnet);
+std::vector<std::string> space_create_argv(const SpaceSpec& spec);
+std::string work_path(std::string_view id);  // /spaces/<id>
+// A fresh volume mounted where the image has no directory (/spaces/<id>) belongs to root, and
+// the space user could not write its workspace. `docker create` (never started: no process, no
+// capability) with the work volume at the image's /spaces makes the engine copy that directory's
+// owner and mode onto the empty volume; the caller removes the container again. An image without
+// a /spaces owned by its user leaves the volume root's (fs.writable-workspace then FAILs).
+std::vector<std::string> work_volume_owner_argv(const SpaceSpec& spec);
+
+}  // namespace controller

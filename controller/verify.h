@@ -1,0 +1,62 @@
+// verify: compare what the runtime reports (`docker inspect`, `docker network inspect`) with the
+// hardening spec, and name every difference (reference-gatekeeper.md §7.5). Pure: the inspect
+// JSON and the host-address probe are inputs, so unit tests feed canned documents.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "controller/spec.h"
+
+namespace controller {
+
+struct Difference {
+  std::string check;    // stable name, e.g. "cap_drop" or "gatekeeper_read_only"
+  std::string message;  // a sentence for a person
+};
+
+struct ContainerExpectation {
+  Role role = Role::kSpace;
+  std::string user;
+  std::string image_id;           // empty: not compared (the space image is the user's choice)
+  std::string seccomp_profile;    // the profile file's text; compared as parsed JSON
+  std::int64_t memory = 0;        // exact when memory_exact, else a minimum
+  bool memory_exact = false;
+  std::string inner_network;
+  std::set<std::string> networks;  // exactly these
+  bool alias = false;              // `gatekeeper` on the inner network
+  bool tmpfs_tmp = false;          // exactly one tmpfs at /tmp (the space); else none
+  std::vector<std::pair<std::string, std::string>> volumes;  // (name, destination), exactly these
+  std::vector<std::string> env_exact;   // "K=V" that must be present
+  std::set<std::string> env_allowed;    // names allowed besides env_exact (the image's own)
+  std::string owner, id;
+};
+
+struct NetworkExpectation {
+  std::string name;
+  bool internal = false;
+  bool host_isolated = false;  // the host must hold no address on this bridge
+  Role role = Role::kInnerNetwork;
+  std::string owner, id;
+};
+
+// Does the host hold an IPv4 address on interface `ifname`? nullopt: the interface is not
+// visible from here (remote daemon, other namespace), so nothing can be proved.
+using HostAddressProbe = std::function<std::optional<bool>(const std::string& ifname)>;
+std::optional<bool> host_has_ipv4_on(const std::string& ifname);
+
+ContainerExpectation expect_gatekeeper(const SpaceSpec& spec, std::string seccomp_profile);
+ContainerExpectation expect_space(const SpaceSpec& spec, std::string seccomp_profile,
+                                  const std::set<std::string>& image_env_names);
+
+std::vector<Difference> verify_container(const nlohmann::json& inspect, const ContainerExpectation& want);
+std::vector<Difference> verify_network(const nlohmann::json& inspect, const NetworkExpectation& want,
+                                       const HostAddressProbe& probe);
+
+}  // namespace controller
