@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
@@ -85,7 +86,7 @@ class WindowTest : public ::testing::Test {
     gk_.reset();
     tls_.reset();
     plain_.reset();
-    if (!dir_.empty()) std::system(("rm -rf " + dir_).c_str());
+    if (!dir_.empty()) { std::error_code ignored; std::filesystem::remove_all(dir_, ignored); }
   }
 
   void start(std::vector<std::string> extra = {}, bool set_key = true) {
