@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "appliance/serve/interfaces.h"
 #include "appliance/serve/listener.h"
 #include "appliance/serve/refusal.h"
 #include "policy/control_messages.h"
@@ -158,19 +159,7 @@ void CorridorConnection::on_resolved(void* owner, Resolution resolution) noexcep
 
 void CorridorConnection::connect_to(const policy::ApprovedEndpoint& endpoint) {
   // STYLE.md rule 4: the only address dialled is the one decide_answers() checked.
-  sockaddr_storage storage{};
-  const policy::Address& address = endpoint.address();
-  if (address.is_v4()) {
-    auto* sin = reinterpret_cast<sockaddr_in*>(&storage);
-    sin->sin_family = AF_INET;
-    sin->sin_port = htons(endpoint.port());
-    std::memcpy(&sin->sin_addr, address.bytes().data(), 4);
-  } else {
-    auto* sin6 = reinterpret_cast<sockaddr_in6*>(&storage);
-    sin6->sin6_family = AF_INET6;
-    sin6->sin6_port = htons(endpoint.port());
-    std::memcpy(&sin6->sin6_addr, address.bytes().data(), 16);
-  }
+  const sockaddr_storage storage = socket_address(endpoint.address(), endpoint.port());
   uv_tcp_init(ctx_.loop, &upstream_);
   opened(reinterpret_cast<uv_handle_t*>(&upstream_));
   upstream_open_ = true;

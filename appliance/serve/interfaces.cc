@@ -103,4 +103,20 @@ Result<Address> own_bind_address(std::string_view text) {
   return Error{"--bind '" + std::string(text) + "' is not the address of one interface"};
 }
 
+sockaddr_storage socket_address(const policy::Address& address, std::uint16_t port) {
+  sockaddr_storage storage{};
+  if (address.is_v4()) {
+    auto* sin = reinterpret_cast<sockaddr_in*>(&storage);
+    sin->sin_family = AF_INET;
+    sin->sin_port = htons(port);
+    std::memcpy(&sin->sin_addr, address.bytes().data(), 4);
+  } else {
+    auto* sin6 = reinterpret_cast<sockaddr_in6*>(&storage);
+    sin6->sin6_family = AF_INET6;
+    sin6->sin6_port = htons(port);
+    std::memcpy(&sin6->sin6_addr, address.bytes().data(), 16);
+  }
+  return storage;
+}
+
 }  // namespace appliance::serve

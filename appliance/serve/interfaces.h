@@ -3,6 +3,9 @@
 // policy::decide_answers as own_addresses).
 #pragma once
 
+#include <sys/socket.h>
+
+#include <cstdint>
 #include <string_view>
 #include <vector>
 
@@ -20,5 +23,8 @@ policy::Result<policy::Address> address_in_subnet(std::string_view cidr);
 
 // `text` must be the address of an interface and never the unspecified address.
 policy::Result<policy::Address> own_bind_address(std::string_view text);
+
+// The socket address of `address`:`port`, for uv_tcp_connect and uv_tcp_bind.
+sockaddr_storage socket_address(const policy::Address& address, std::uint16_t port);
 
 }  // namespace appliance::serve

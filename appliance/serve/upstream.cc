@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "appliance/serve/context.h"
+#include "appliance/serve/interfaces.h"
 
 namespace appliance::serve {
 namespace {
@@ -33,19 +34,7 @@ UpstreamConnection::UpstreamConnection(UpstreamPool& pool, std::string key)
 int UpstreamConnection::dial(const policy::WindowEndpoint& endpoint, std::unique_ptr<TlsSession> tls) {
   tls_ = std::move(tls);
   // STYLE.md rule 4: the only address dialled is the one decide_window_answers() checked.
-  sockaddr_storage storage{};
-  const policy::Address& address = endpoint.address();
-  if (address.is_v4()) {
-    auto* sin = reinterpret_cast<sockaddr_in*>(&storage);
-    sin->sin_family = AF_INET;
-    sin->sin_port = htons(endpoint.port());
-    std::memcpy(&sin->sin_addr, address.bytes().data(), 4);
-  } else {
-    auto* sin6 = reinterpret_cast<sockaddr_in6*>(&storage);
-    sin6->sin6_family = AF_INET6;
-    sin6->sin6_port = htons(endpoint.port());
-    std::memcpy(&sin6->sin6_addr, address.bytes().data(), 16);
-  }
+  const sockaddr_storage storage = socket_address(endpoint.address(), endpoint.port());
   connect_req_.data = this;
   return uv_tcp_connect(&connect_req_, &tcp_, reinterpret_cast<const sockaddr*>(&storage), on_connected);
 }
