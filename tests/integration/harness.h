@@ -4,6 +4,8 @@
 // Traffic goes only to loopback and to the namespace this harness creates.
 #pragma once
 
+#include <openssl/sha.h>
+
 #include <sys/types.h>
 
 #include <atomic>
@@ -26,7 +28,7 @@ std::string read_until_close(int fd, int timeout_ms, bool* eof = nullptr, std::s
 std::string read_head(int fd, int timeout_ms);
 void set_timeout(int fd, int timeout_ms);
 
-// A small SHA-256 (tests only) for byte-exactness checks.
+// Streaming SHA-256 for byte-exactness checks (BoringSSL's, wrapped once here).
 class Sha256 {
  public:
   Sha256();
@@ -34,11 +36,7 @@ class Sha256 {
   std::string hex();
 
  private:
-  void block(const std::uint8_t* p);
-  std::uint32_t h_[8];
-  std::uint8_t buffer_[64];
-  std::size_t buffered_ = 0;
-  std::uint64_t total_ = 0;
+  SHA256_CTX ctx_;
 };
 
 // Deterministic test bytes: pattern_byte(seed, i).

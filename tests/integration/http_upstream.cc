@@ -118,15 +118,9 @@ bool is_credential(const std::string& name) {
 }  // namespace
 
 std::string sha256_hex(std::string_view bytes) {
-  std::uint8_t digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), digest);
-  std::string out;
-  char hex[3];
-  for (std::uint8_t b : digest) {
-    std::snprintf(hex, sizeof hex, "%02x", b);
-    out += hex;
-  }
-  return out;
+  Sha256 hash;
+  hash.update(bytes.data(), bytes.size());
+  return hash.hex();
 }
 
 TestPki make_test_pki(const std::string& dir, const std::vector<std::string>& names) {
