@@ -50,10 +50,20 @@ void Connection::resume_client_reading() {
   uv_read_start(reinterpret_cast<uv_stream_t*>(&client_), alloc_chunk, on_client_read);
 }
 
+void Connection::mark_idle(bool between_requests) {
+  if (between_requests) {
+    listener_.start_idle(this);
+  } else {
+    listener_.stop_idle(this);
+  }
+}
+
 void Connection::close_all() {
   if (closing_) return;
   closing_ = true;
+  listener_.note_closing();
   if (lingering) listener_.stop_lingering(this);
+  if (idle) listener_.stop_idle(this);
   close_own_handles();
   close_handle(reinterpret_cast<uv_handle_t*>(&client_));
 }

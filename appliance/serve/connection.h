@@ -46,6 +46,9 @@ class Connection {
   std::list<Connection*>::iterator all_position;
   std::list<Connection*>::iterator linger_position;
   bool lingering = false;
+  // Kept alive between requests (the window): the first evicted when the socket cap is reached.
+  std::list<Connection*>::iterator idle_position;
+  bool idle = false;
 
  protected:
   virtual void on_started() {}
@@ -66,6 +69,8 @@ class Connection {
   static void alloc_chunk(uv_handle_t* handle, std::size_t suggested, uv_buf_t* buf) noexcept;
   // Restarts reading the client after a pause (backpressure).
   void resume_client_reading();
+  // Between two requests (keep-alive): evictable when the listener's socket cap is reached.
+  void mark_idle(bool between_requests);
 
   ServeContext& ctx_;
   TcpListener& listener_;

@@ -53,7 +53,14 @@ void TcpListener::on_connection(uv_stream_t* server, int status) noexcept {
 
 void TcpListener::accept_one() {
   auto* server = reinterpret_cast<uv_stream_t*>(&handle_);
-  if (all_.size() >= cap_) {
+  // An evicted connection leaves all_ in its close callback, a loop turn later: the cap counts
+  // the sockets not yet closing.
+  if (all_.size() - closing_count() >= cap_ && !idle_.empty()) {
+    Connection* oldest = idle_.front();
+    stop_idle(oldest);
+    oldest->close_all();
+  }
+  if (all_.size() - closing_count() >= cap_) {
     auto* dropped = new uv_tcp_t;
     uv_tcp_init(ctx_.loop, dropped);
     if (uv_accept(server, reinterpret_cast<uv_stream_t*>(dropped)) == 0) {
@@ -79,6 +86,8 @@ void TcpListener::accept_one() {
 
 void TcpListener::forget(Connection* connection) {
   if (connection->lingering) stop_lingering(connection);
+  if (connection->idle) stop_idle(connection);
+  if (connection->closing()) --closing_;
   all_.erase(connection->all_position);
 }
 
@@ -98,6 +107,19 @@ void TcpListener::stop_lingering(Connection* connection) {
   if (!connection->lingering) return;
   lingering_.erase(connection->linger_position);
   connection->lingering = false;
+}
+
+void TcpListener::start_idle(Connection* connection) {
+  if (connection->idle) return;
+  idle_.push_back(connection);
+  connection->idle_position = std::prev(idle_.end());
+  connection->idle = true;
+}
+
+void TcpListener::stop_idle(Connection* connection) {
+  if (!connection->idle) return;
+  idle_.erase(connection->idle_position);
+  connection->idle = false;
 }
 
 void TcpListener::shut_down() {

@@ -1,5 +1,7 @@
-// A TCP listener with a socket cap. Sockets accepted past the cap are closed at once with no byte
-// and leave a rate-limited deny:too-many-connections note (reference §1). The listener knows every
+// A TCP listener with a socket cap. At the cap, the oldest connection idle between two requests
+// (window keep-alive) is closed to make room; with none idle, the socket accepted past the cap is
+// closed at once with no byte and leaves a rate-limited deny:too-many-connections note
+// (reference §1). The listener knows every
 // live connection (for SIGTERM) and the refused ones still lingering (capped, oldest evicted).
 #pragma once
 
@@ -38,10 +40,14 @@ class TcpListener {
   void forget(Connection* connection);
   void start_lingering(Connection* connection);
   void stop_lingering(Connection* connection);
+  void note_closing() noexcept { ++closing_; }  // close_all() began; forget() follows
+  void start_idle(Connection* connection);
+  void stop_idle(Connection* connection);
 
  private:
   static void on_connection(uv_stream_t* server, int status) noexcept;
   void accept_one();
+  [[nodiscard]] std::size_t closing_count() const noexcept { return closing_; }
 
   ServeContext& ctx_;
   policy::Listener which_;
@@ -51,6 +57,8 @@ class TcpListener {
   bool initialised_ = false;
   std::list<Connection*> all_;
   std::list<Connection*> lingering_;
+  std::list<Connection*> idle_;  // oldest first
+  std::size_t closing_ = 0;      // in all_, closing, not yet forgotten
 };
 
 }  // namespace appliance::serve

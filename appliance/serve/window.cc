@@ -34,9 +34,10 @@ Connection* make_window_connection(ServeContext& ctx, TcpListener& listener) {
 }
 
 WindowConnection::WindowConnection(ServeContext& ctx, TcpListener& listener)
-    : Connection(ctx, listener), request_(HTTP_REQUEST, request_sink_) {
+    : Connection(ctx, listener) {
   request_sink_.self = this;
   response_sink_.self = this;
+  request_.emplace(HTTP_REQUEST, request_sink_);
 }
 
 void WindowConnection::on_started() {
@@ -51,12 +52,13 @@ void WindowConnection::close_own_handles() {
   query_ = nullptr;
   if (ctx_.upstream_pool != nullptr) ctx_.upstream_pool->cancel(this);
   drop_upstream();
+  wipe_secret();
   close_handle(reinterpret_cast<uv_handle_t*>(&timer_));
 }
 
 void WindowConnection::journal(const policy::Decision& decision) {
-  ctx_.journal.record(policy::Listener::kWindow, upstream_url_ ? upstream_url_->host : "",
-                      upstream_url_ ? upstream_url_->port : 0, decision);
+  ctx_.journal.record(policy::Listener::kWindow, ex_.upstream_url ? ex_.upstream_url->host : "",
+                      ex_.upstream_url ? ex_.upstream_url->port : 0, decision);
 }
 
 void WindowConnection::refuse_json(int status, std::string_view message) {
@@ -91,33 +93,15 @@ bool WindowConnection::key_matches(std::string_view key) const {
 
 void WindowConnection::on_read(Chunk chunk, std::size_t length) {
   switch (state_) {
-    case State::kHead: {
-      const MessageParser::Feed feed = request_.feed(chunk.get(), length);
-      switch (feed.status) {
-        case MessageParser::Status::kError:
-          if (request_.framing_error()) {
-            ctx_.journal.record(policy::Listener::kWindow, policy::kHostRequestFraming, 0,
-                                policy::Decision::of(policy::Word::kDenyMalformed));
-          } else {
-            ctx_.journal.note(policy::Listener::kWindow, policy::Word::kDenyUnreadableRequest);
-          }
-          refuse_bare_400();
-          return;
-        case MessageParser::Status::kNeedMore:
-          return;
-        case MessageParser::Status::kHeadDone:
-        case MessageParser::Status::kComplete:
-          on_head(chunk.get() + feed.consumed, length - feed.consumed);
-          return;
-      }
+    case State::kHead:
+      read_head(chunk.get(), length);
       return;
-    }
     case State::kResolving:
     case State::kWaitingRoom:
     case State::kConnecting:
       // Held until the upstream is ready; bounded: past the cap the client waits (backpressure).
-      pending_body_.append(chunk.get(), length);
-      if (pending_body_.size() >= kMaxHeldBytes) {
+      ex_.pending_body.append(chunk.get(), length);
+      if (ex_.pending_body.size() >= kMaxHeldBytes && !client_paused_) {
         uv_read_stop(reinterpret_cast<uv_stream_t*>(&client_));
         client_paused_ = true;
       }
@@ -130,23 +114,68 @@ void WindowConnection::on_read(Chunk chunk, std::size_t length) {
   }
 }
 
+void WindowConnection::read_head(const char* data, std::size_t length) {
+  if (awaiting_request_) {
+    // The first byte of a kept-alive connection's next request: its head has the usual deadline.
+    awaiting_request_ = false;
+    mark_idle(false);
+    uv_timer_start(&timer_, on_timer, kHeadDeadlineMs, 0);
+  }
+  const MessageParser::Feed feed = request_->feed(data, length);
+  switch (feed.status) {
+    case MessageParser::Status::kError:
+      if (request_->framing_error()) {
+        ctx_.journal.record(policy::Listener::kWindow, policy::kHostRequestFraming, 0,
+                            policy::Decision::of(policy::Word::kDenyMalformed));
+      } else {
+        ctx_.journal.note(policy::Listener::kWindow, policy::Word::kDenyUnreadableRequest);
+      }
+      refuse_bare_400();
+      return;
+    case MessageParser::Status::kNeedMore:
+      return;
+    case MessageParser::Status::kHeadDone:
+    case MessageParser::Status::kComplete:
+      on_head(data + feed.consumed, length - feed.consumed);
+      return;
+  }
+}
+
+void WindowConnection::hold_next(const char* data, std::size_t length) {
+  // Bytes past the current request: the next one, parsed once this answer is complete. Bounded:
+  // past kMaxHeldBytes the client is no longer read until then (backpressure, not a refusal).
+  next_bytes_.append(data, length);
+  if (next_bytes_.size() >= kMaxHeldBytes && !client_paused_) {
+    uv_read_stop(reinterpret_cast<uv_stream_t*>(&client_));
+    client_paused_ = true;
+  }
+}
+
 void WindowConnection::on_client_end(int status) {
-  // A client that half-closes after its whole request still gets its answer.
-  if (status == UV_EOF && request_done_ && state_ == State::kExchanging) return;
+  // A client that half-closes after its request (`nc`, `curl -T -`, shutdown(SHUT_WR)) still gets
+  // its answer, then the close. A bodyless request is whole once its head was read; a body held
+  // before the upstream was ready is checked for completeness in upstream_ready().
+  const bool past_head = state_ == State::kResolving || state_ == State::kWaitingRoom ||
+                         state_ == State::kConnecting || state_ == State::kExchanging;
+  const bool whole = ex_.request_done || ex_.framing == policy::BodyFraming::kNone || state_ != State::kExchanging;
+  if (status == UV_EOF && past_head && whole) {
+    client_ended_ = true;
+    return;
+  }
   state_ = State::kDone;
   close_all();
 }
 
 void WindowConnection::on_head(const char* rest, std::size_t rest_length) {
   uv_timer_stop(&timer_);
-  const policy::FramingCheck framing = policy::check_request_framing(request_.headers(), request_.http10());
+  const policy::FramingCheck framing = policy::check_request_framing(request_->headers(), request_->http10());
   if (!framing.ok) {
     ctx_.journal.record(policy::Listener::kWindow, policy::kHostRequestFraming, 0,
                         policy::Decision::of(policy::Word::kDenyMalformed));
     refuse_bare_400();
     return;
   }
-  const policy::WindowRoute route = policy::split_window_route(request_.url());
+  const policy::WindowRoute route = policy::split_window_route(request_->url());
   if (!route.has_key_segment || !key_matches(route.key)) {
     ctx_.journal.record(policy::Listener::kWindow, policy::kHostWindowKey, 0,
                         policy::Decision::of(policy::Word::kDenyBadWindowKey));
@@ -168,26 +197,26 @@ void WindowConnection::on_head(const char* rest, std::size_t rest_length) {
     return;
   }
   const policy::Grant& grant = found->second;
-  grant_id_ = grant.id;
-  upstream_url_ = grant.upstream;
-  framing_ = framing.framing;
-  body_left_ = framing.length;
-  if (policy::upstream_always_refused(*upstream_url_)) {
+  ex_.grant_id = grant.id;
+  ex_.upstream_url = grant.upstream;
+  ex_.framing = framing.framing;
+  ex_.body_left = framing.length;
+  if (policy::upstream_always_refused(*ex_.upstream_url)) {
     journal(policy::Decision::of(policy::Word::kDenyAlwaysRefused));
     refuse_json(403, kRefusedDestination);
     return;
   }
-  upstream_head_ = std::string(request_.method_name()) + " " +
-                   policy::upstream_target(*upstream_url_, route.rest) + " HTTP/1.1\r\n" +
-                   policy::upstream_request_headers(request_.headers(), grant, framing_, body_left_) + "\r\n";
-  expect_continue_ = framing_ != policy::BodyFraming::kNone && is_expect_continue(request_.headers());
-  pending_body_.assign(rest, rest_length);
-  if (auto literal = policy::upstream_literal(*upstream_url_)) {
+  ex_.upstream_head = std::string(request_->method_name()) + " " +
+                   policy::upstream_target(*ex_.upstream_url, route.rest) + " HTTP/1.1\r\n" +
+                   policy::upstream_request_headers(request_->headers(), grant, ex_.framing, ex_.body_left) + "\r\n";
+  ex_.expect_continue = ex_.framing != policy::BodyFraming::kNone && is_expect_continue(request_->headers());
+  ex_.pending_body.assign(rest, rest_length);
+  if (auto literal = policy::upstream_literal(*ex_.upstream_url)) {
     decide_answers({*literal});
     return;
   }
   state_ = State::kResolving;
-  query_ = ctx_.resolver->resolve(upstream_url_->host, on_resolved, this);
+  query_ = ctx_.resolver->resolve(ex_.upstream_url->host, on_resolved, this);
 }
 
 void WindowConnection::on_resolved(void* owner, Resolution resolution) noexcept {
@@ -205,25 +234,25 @@ void WindowConnection::on_resolved(void* owner, Resolution resolution) noexcept 
 void WindowConnection::decide_answers(const std::vector<policy::Address>& answers) {
   const std::vector<policy::Address>& own = ctx_.own_addresses();
   const policy::OwnListeners listeners{own, ctx_.own_ports};
-  policy::WindowAnswerDecision d = policy::decide_window_answers(*upstream_url_, answers, listeners);
+  policy::WindowAnswerDecision d = policy::decide_window_answers(*ex_.upstream_url, answers, listeners);
   journal(d.decision);
   if (!d.endpoint) {
     const bool unresolved = d.decision.word() == policy::Word::kDenyUnresolved;
     refuse_json(unresolved ? 502 : 403, unresolved ? kDoesNotResolve : kRefusedDestination);
     return;
   }
-  endpoint_ = std::move(d.endpoint);
+  ex_.endpoint = std::move(d.endpoint);
   // A connection is reused only for the same grant, upstream and checked address.
-  pool_key_ = grant_id_ + "\n" + upstream_url_->to_string() + "\n" + endpoint_->address().to_string() +
-              "\n" + std::to_string(endpoint_->port());
+  ex_.pool_key = ex_.grant_id + "\n" + ex_.upstream_url->to_string() + "\n" + ex_.endpoint->address().to_string() +
+              "\n" + std::to_string(ex_.endpoint->port());
   touch();
   acquire();
 }
 
 void WindowConnection::acquire() {
   std::string error;
-  UpstreamConnection* c = ctx_.upstream_pool->acquire(pool_key_, *endpoint_, ctx_.tls, *upstream_url_,
-                                                      this, retried_, error);
+  UpstreamConnection* c = ctx_.upstream_pool->acquire(ex_.pool_key, *ex_.endpoint, ctx_.tls, *ex_.upstream_url,
+                                                      this, ex_.retried, error);
   if (c == nullptr && !error.empty()) {
     upstream_failure(error, 502, kUpstreamNoAnswer);
     return;
@@ -236,7 +265,7 @@ void WindowConnection::acquire() {
     return;
   }
   upstream_ = c;
-  reused_upstream_ = c->reused();
+  ex_.reused_upstream = c->reused();
   if (c->reused()) {
     upstream_ready();
     return;
@@ -254,6 +283,12 @@ void WindowConnection::on_timer(uv_timer_t* timer) noexcept {
   if (self->closing()) return;
   switch (self->state_) {
     case State::kHead:
+      if (self->awaiting_request_) {
+        // A kept-alive connection with no next request: closed quietly (not a refusal).
+        self->state_ = State::kDone;
+        self->close_all();
+        return;
+      }
       self->ctx_.journal.note(policy::Listener::kWindow, policy::Word::kDenyUnreadableRequest);
       self->refuse_bare_400();
       return;

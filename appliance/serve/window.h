@@ -5,7 +5,13 @@
 // and a path that walks out; the reason goes to the journal only. Once allowed, the request body
 // goes up and the answer comes down as they arrive (re-framed by us, backpressure both ways);
 // an upstream silent for --idle-seconds ends as 504 and failed:timeout, exactly once.
-// One request per client connection: every answer carries Connection: close.
+// Client keep-alive (HTTP/1.1 only, RFC 9112 §9.3): after a whole exchange whose answer had a
+// length (or was chunked), the connection waits kClientIdleMs for the next request, which is
+// decided afresh (key, path, grant, journal record). Requests the client pipelined meanwhile are
+// held (bounded) and parsed after the answer. A refusal, an HTTP/1.0 client, `Connection: close`,
+// an answer that ends at close, a request not fully read when the answer ended, or the
+// kMaxRequestsPerConnection-th request ends the connection (`Connection: close` on the answer).
+// An idle kept-alive connection is the first evicted when the window's socket cap is reached.
 #pragma once
 
 #include <uv.h>
@@ -24,6 +30,10 @@ namespace appliance::serve {
 // Reference §3.5: the answers once a request was allowed.
 inline constexpr std::string_view kUpstreamNoAnswer = "the upstream did not answer";
 inline constexpr std::string_view kUpstreamLate = "the upstream did not answer in time";
+// Node's keepAliveTimeout (reference §1), announced as `Keep-Alive: timeout=5`; longer than the
+// upstream pool's kPoolIdleMs does not matter: the two sides are separate connections.
+inline constexpr std::uint64_t kClientIdleMs = 5'000;
+inline constexpr std::uint32_t kMaxRequestsPerConnection = 1'000;  // nginx keepalive_requests
 
 Connection* make_window_connection(ServeContext& ctx, TcpListener& listener);
 
@@ -70,6 +80,8 @@ class WindowConnection final : public Connection, private UpstreamUser, private 
   void upstream_failed(std::string_view detail) override;
   void upstream_drained() override;
   void feed_request(const char* data, std::size_t length);
+  void truncated_request();
+  void wipe_secret();
   void upstream_failure(std::string_view detail, int status, std::string_view message);
   void write_client(std::string bytes);
   void finish_success();
@@ -78,35 +90,48 @@ class WindowConnection final : public Connection, private UpstreamUser, private 
   static void on_client_written(uv_write_t* req, int status) noexcept;
   static void on_client_shutdown(uv_shutdown_t* req, int status) noexcept;
 
+  // One request and its answer; reset to {} before the next request on the same connection.
+  struct Exchange {
+    // What the decision chose, copied: a grant replaced meanwhile does not change this request.
+    std::string grant_id;
+    std::optional<policy::UpstreamUrl> upstream_url;
+    std::optional<policy::WindowEndpoint> endpoint;
+    std::string pool_key;
+    std::string upstream_head;  // holds the secret until sent; wiped then
+    std::string pending_body;   // client bytes read with the head, parsed once the upstream is ready
+    policy::BodyFraming framing = policy::BodyFraming::kNone;
+    std::uint64_t body_left = 0;
+    bool expect_continue = false;
+    bool request_done = false;
+    bool response_head_sent = false;
+    bool response_done = false;
+    bool response_chunked = false;
+    bool keep_client = false;  // decided when the answer's head goes out
+    bool failed_journaled = false;
+    bool upstream_paused = false;
+    bool retried = false;
+    bool reused_upstream = false;
+    bool any_response_byte = false;
+  };
+
+  void read_head(const char* data, std::size_t length);
+  void hold_next(const char* data, std::size_t length);
+  void next_request();
+
   State state_ = State::kHead;
   RequestSink request_sink_;
   ResponseSink response_sink_;
-  MessageParser request_;
+  std::optional<MessageParser> request_;
   std::optional<MessageParser> response_;
   uv_timer_t timer_{};
   Resolver::Query* query_ = nullptr;
   UpstreamConnection* upstream_ = nullptr;
-
-  // What the decision chose, copied: a grant replaced meanwhile does not change this request.
-  std::string grant_id_;
-  std::optional<policy::UpstreamUrl> upstream_url_;
-  std::optional<policy::WindowEndpoint> endpoint_;
-  std::string pool_key_;
-  std::string upstream_head_;  // holds the secret until sent; wiped then
-  std::string pending_body_;   // client bytes read with the head, parsed once the upstream is ready
-  policy::BodyFraming framing_ = policy::BodyFraming::kNone;
-  std::uint64_t body_left_ = 0;
-  bool expect_continue_ = false;
-  bool request_done_ = false;
-  bool response_head_sent_ = false;
-  bool response_done_ = false;
-  bool response_chunked_ = false;
-  bool failed_journaled_ = false;
+  Exchange ex_;
+  std::string next_bytes_;        // pipelined bytes of the next request (bounded)
+  std::uint32_t served_ = 0;      // answers completed on this connection
+  bool awaiting_request_ = false;  // kept alive, no byte of the next request yet
+  bool client_ended_ = false;      // the client half-closed: answer, then close
   bool client_paused_ = false;
-  bool upstream_paused_ = false;
-  bool retried_ = false;
-  bool reused_upstream_ = false;
-  bool any_response_byte_ = false;
   std::uint64_t last_activity_ = 0;
 };
 

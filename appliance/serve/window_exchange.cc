@@ -50,38 +50,56 @@ void WindowConnection::upstream_ready() {
   touch();
   uv_timer_start(&timer_, on_timer, ctx_.options.idle_seconds * 1000, 0);
   response_.emplace(HTTP_RESPONSE, response_sink_);
-  response_->set_head_request(request_.is_head_method());
-  upstream_->send(upstream_head_);
+  response_->set_head_request(request_->is_head_method());
+  upstream_->send(ex_.upstream_head);
   if (closing() || upstream_ == nullptr) return;
   if (!first_attempt) return;  // a retry carries no body (see upstream_ended)
-  if (expect_continue_) write_client("HTTP/1.1 100 Continue\r\n\r\n");
-  if (framing_ == policy::BodyFraming::kNone) {
-    request_done_ = true;
+  if (ex_.expect_continue) write_client("HTTP/1.1 100 Continue\r\n\r\n");
+  std::string held;
+  held.swap(ex_.pending_body);
+  if (ex_.framing == policy::BodyFraming::kNone) {
+    ex_.request_done = true;
+    if (!held.empty()) hold_next(held.data(), held.size());  // pipelined: the next request
     return;
   }
-  std::string held;
-  held.swap(pending_body_);
   if (!held.empty()) feed_request(held.data(), held.size());
   if (closing() || state_ != State::kExchanging) return;
-  if (!request_done_ && client_paused_ && (upstream_ == nullptr || upstream_->queued() < kUpstreamHighWater)) {
+  if (!ex_.request_done && client_ended_) {
+    // The client sent its FIN before the whole body: the upstream has a partial request.
+    truncated_request();
+    return;
+  }
+  if (!ex_.request_done && client_paused_ && (upstream_ == nullptr || upstream_->queued() < kUpstreamHighWater)) {
     client_paused_ = false;
     resume_client_reading();
   }
 }
 
+void WindowConnection::truncated_request() {
+  ctx_.journal.note(policy::Listener::kWindow, policy::Word::kDenyUnreadableRequest);
+  drop_upstream();
+  if (!ex_.response_head_sent) {
+    refuse_bare_400();
+  } else {
+    state_ = State::kDone;
+    close_all();
+  }
+}
+
 void WindowConnection::feed_request(const char* data, std::size_t length) {
-  if (request_done_ || length == 0) return;  // bytes after the request: ignored (Connection: close)
-  const MessageParser::Feed feed = request_.feed(data, length);
+  if (length == 0) return;
+  if (ex_.request_done) {
+    hold_next(data, length);
+    return;
+  }
+  const MessageParser::Feed feed = request_->feed(data, length);
   if (feed.status == MessageParser::Status::kError) {
     // The body's framing broke half-way (a bad chunk): the upstream has a partial request.
-    ctx_.journal.note(policy::Listener::kWindow, policy::Word::kDenyUnreadableRequest);
-    drop_upstream();
-    if (!response_head_sent_) {
-      refuse_bare_400();
-    } else {
-      state_ = State::kDone;
-      close_all();
-    }
+    truncated_request();
+    return;
+  }
+  if (feed.status == MessageParser::Status::kComplete && feed.consumed < length) {
+    hold_next(data + feed.consumed, length - feed.consumed);
   }
 }
 
@@ -90,7 +108,7 @@ void WindowConnection::RequestSink::on_body(const char* data, std::size_t length
   w.touch();  // an upload that keeps moving is never cut
   w.ctx_.metrics.relayed_up(length);
   if (w.upstream_ == nullptr) return;
-  if (w.framing_ == policy::BodyFraming::kChunked) {
+  if (w.ex_.framing == policy::BodyFraming::kChunked) {
     std::string piece = chunk_header(length);
     piece.append(data, length);
     piece += "\r\n";
@@ -106,14 +124,14 @@ void WindowConnection::RequestSink::on_body(const char* data, std::size_t length
 
 void WindowConnection::RequestSink::on_complete() {
   WindowConnection& w = *self;
-  if (w.framing_ == policy::BodyFraming::kChunked && w.upstream_ != nullptr) {
+  if (w.ex_.framing == policy::BodyFraming::kChunked && w.upstream_ != nullptr) {
     w.upstream_->send("0\r\n\r\n");  // trailers the space sent are not forwarded (RFC 9110 §6.5)
   }
-  w.request_done_ = true;
+  w.ex_.request_done = true;
 }
 
 void WindowConnection::upstream_drained() {
-  if (client_paused_ && !request_done_ && state_ == State::kExchanging) {
+  if (client_paused_ && !ex_.request_done && state_ == State::kExchanging) {
     client_paused_ = false;
     resume_client_reading();
   }
@@ -122,18 +140,18 @@ void WindowConnection::upstream_drained() {
 void WindowConnection::upstream_data(const char* data, std::size_t length) {
   if (closing() || state_ != State::kExchanging || !response_) return;
   touch();
-  if (!any_response_byte_) {
-    any_response_byte_ = true;
-    wipe(upstream_head_);  // no retry past this point
+  if (!ex_.any_response_byte) {
+    ex_.any_response_byte = true;
+    wipe(ex_.upstream_head);  // no retry past this point
   }
   const MessageParser::Feed feed = response_->feed(data, length);
   if (feed.status == MessageParser::Status::kError) {
     upstream_failure("bad-response", 502, kUpstreamNoAnswer);
     return;
   }
-  if (closing() || !response_done_) return;
+  if (closing() || !ex_.response_done) return;
   // The connection is reusable only after a whole exchange with nothing left over.
-  const bool reusable = request_done_ && feed.consumed == length && response_->keep_alive() &&
+  const bool reusable = ex_.request_done && feed.consumed == length && response_->keep_alive() &&
                         !response_->ends_at_close();
   if (upstream_ != nullptr) {
     UpstreamConnection* c = upstream_;
@@ -149,24 +167,30 @@ bool WindowConnection::ResponseSink::on_head() {
   const int status = r.status_code();
   std::string head = "HTTP/1.1 " + std::to_string(status) + " " + r.reason() + "\r\n";
   head += policy::client_response_headers(r.headers());
-  const bool no_body = w.request_.is_head_method() || status == 204 || status == 304;
+  const bool no_body = w.request_->is_head_method() || status == 204 || status == 304;
+  bool delimited = no_body;  // the client can tell where this answer ends without a close
   if (r.has_length() && status != 204) {
     head += "Content-Length: " + std::to_string(r.length()) + "\r\n";
-  } else if (!no_body && r.chunked() && !w.request_.http10()) {
+    delimited = true;
+  } else if (!no_body && r.chunked() && !w.request_->http10()) {
     // RFC 9112 §7: chunked is HTTP/1.1 only; a 1.0 client reads until the close instead.
     head += "Transfer-Encoding: chunked\r\n";
-    w.response_chunked_ = true;
+    w.ex_.response_chunked = true;
+    delimited = true;
   }
-  head += "Connection: close\r\n\r\n";
+  w.ex_.keep_client = delimited && w.ex_.request_done && !w.client_ended_ && w.request_->keep_alive() &&
+                      !w.request_->http10() && w.served_ + 1 < kMaxRequestsPerConnection;
+  head += w.ex_.keep_client ? "Keep-Alive: timeout=" + std::to_string(kClientIdleMs / 1000) + "\r\n\r\n"
+                            : std::string("Connection: close\r\n\r\n");
   w.write_client(std::move(head));
-  w.response_head_sent_ = true;
+  w.ex_.response_head_sent = true;
   return true;
 }
 
 void WindowConnection::ResponseSink::on_body(const char* data, std::size_t length) {
   WindowConnection& w = *self;
   w.ctx_.metrics.relayed_down(length);
-  if (w.response_chunked_) {
+  if (w.ex_.response_chunked) {
     std::string piece = chunk_header(length);
     piece.append(data, length);
     piece += "\r\n";
@@ -175,22 +199,22 @@ void WindowConnection::ResponseSink::on_body(const char* data, std::size_t lengt
     w.write_client(std::string(data, length));
   }
   const auto* client = reinterpret_cast<const uv_stream_t*>(&w.client_);
-  if (w.upstream_ != nullptr && !w.upstream_paused_ && uv_stream_get_write_queue_size(client) > kUpstreamHighWater) {
+  if (w.upstream_ != nullptr && !w.ex_.upstream_paused && uv_stream_get_write_queue_size(client) > kUpstreamHighWater) {
     w.upstream_->pause_reading();
-    w.upstream_paused_ = true;
+    w.ex_.upstream_paused = true;
   }
 }
 
 void WindowConnection::ResponseSink::on_complete() {
   WindowConnection& w = *self;
-  if (w.response_chunked_) w.write_client("0\r\n\r\n");
-  w.response_done_ = true;
+  if (w.ex_.response_chunked) w.write_client("0\r\n\r\n");
+  w.ex_.response_done = true;
 }
 
 void WindowConnection::upstream_ended() {
   upstream_ = nullptr;  // the connection closes itself
   if (closing() || state_ == State::kDone) return;
-  if (response_ && response_head_sent_ && response_->ends_at_close()) {
+  if (response_ && ex_.response_head_sent && response_->ends_at_close()) {
     // RFC 9112 §6.3 item 8: a body without length ends with the connection.
     if (response_->finish().status == MessageParser::Status::kComplete) {
       finish_success();
@@ -205,9 +229,9 @@ void WindowConnection::upstream_failed(std::string_view detail) {
   if (closing() || state_ == State::kDone) return;
   // A kept-alive connection the upstream closed just as we sent: one fresh try, when nothing of
   // the answer arrived and the request had no body (RFC 9112 §9.3.1 retry of a request).
-  if (state_ == State::kExchanging && !any_response_byte_ && !retried_ &&
-      framing_ == policy::BodyFraming::kNone && !upstream_head_.empty() && reused_upstream_) {
-    retried_ = true;
+  if (state_ == State::kExchanging && !ex_.any_response_byte && !ex_.retried &&
+      ex_.framing == policy::BodyFraming::kNone && !ex_.upstream_head.empty() && ex_.reused_upstream) {
+    ex_.retried = true;
     acquire();
     return;
   }
@@ -215,13 +239,13 @@ void WindowConnection::upstream_failed(std::string_view detail) {
 }
 
 void WindowConnection::upstream_failure(std::string_view detail, int status, std::string_view message) {
-  if (!failed_journaled_) {
-    failed_journaled_ = true;  // exactly one failed:* per request (reference §3.5)
+  if (!ex_.failed_journaled) {
+    ex_.failed_journaled = true;  // exactly one failed:* per request (reference §3.5)
     journal(policy::Decision::with_detail(policy::Word::kFailed, detail));
   }
   drop_upstream();
   if (ctx_.upstream_pool != nullptr) ctx_.upstream_pool->cancel(this);
-  if (!response_head_sent_) {
+  if (!ex_.response_head_sent) {
     refuse_json(status, message);
     return;
   }
@@ -256,8 +280,8 @@ void WindowConnection::on_client_written(uv_write_t* req, int status) noexcept {
   }
   self->touch();
   const auto* client = reinterpret_cast<const uv_stream_t*>(&self->client_);
-  if (self->upstream_paused_ && self->upstream_ != nullptr && uv_stream_get_write_queue_size(client) < kUpstreamLowWater) {
-    self->upstream_paused_ = false;
+  if (self->ex_.upstream_paused && self->upstream_ != nullptr && uv_stream_get_write_queue_size(client) < kUpstreamLowWater) {
+    self->ex_.upstream_paused = false;
     self->upstream_->resume_reading();
   }
 }
@@ -265,7 +289,11 @@ void WindowConnection::on_client_written(uv_write_t* req, int status) noexcept {
 void WindowConnection::finish_success() {
   state_ = State::kDone;
   if (timer_.data != nullptr) uv_timer_stop(&timer_);
-  wipe(upstream_head_);
+  wipe(ex_.upstream_head);
+  if (ex_.keep_client && ex_.request_done && !client_ended_) {
+    next_request();
+    return;
+  }
   // FIN once every queued byte is written; then the socket closes.
   auto* req = new uv_shutdown_t;
   req->data = this;
@@ -274,6 +302,26 @@ void WindowConnection::finish_success() {
     close_all();
   }
 }
+
+void WindowConnection::next_request() {
+  ++served_;
+  response_.reset();
+  request_.emplace(HTTP_REQUEST, request_sink_);
+  ex_ = Exchange{};
+  state_ = State::kHead;
+  awaiting_request_ = true;
+  mark_idle(true);
+  uv_timer_start(&timer_, on_timer, kClientIdleMs, 0);
+  std::string next;
+  next.swap(next_bytes_);
+  if (client_paused_) {
+    client_paused_ = false;
+    resume_client_reading();
+  }
+  if (!next.empty()) read_head(next.data(), next.size());
+}
+
+void WindowConnection::wipe_secret() { wipe(ex_.upstream_head); }
 
 void WindowConnection::on_client_shutdown(uv_shutdown_t* req, int) noexcept {
   auto* self = static_cast<WindowConnection*>(req->data);

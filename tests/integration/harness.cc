@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -70,7 +71,7 @@ std::string read_until_close(int fd, int timeout_ms, bool* eof, std::size_t max)
     if (left <= 0) break;
     pollfd p{fd, POLLIN, 0};
     if (poll(&p, 1, static_cast<int>(left)) <= 0) break;
-    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    const ssize_t n = recv(fd, buf, std::min(sizeof buf, max - out.size()), 0);  // never past max
     if (n == 0) {
       if (eof) *eof = true;
       break;

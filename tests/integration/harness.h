@@ -22,7 +22,8 @@ namespace gk_it {
 // --- plain sockets (blocking, with deadlines) ---
 int connect_tcp(const std::string& ip, std::uint16_t port);  // -1 on failure
 bool send_all(int fd, std::string_view bytes);
-// Reads until EOF, an error, `max` bytes or the deadline; `eof` tells whether EOF was seen.
+// Reads until EOF, an error, `max` bytes (never more) or the deadline; `eof` tells whether EOF
+// was seen.
 std::string read_until_close(int fd, int timeout_ms, bool* eof = nullptr, std::size_t max = 1 << 20);
 // Reads up to and including "\r\n\r\n" (byte by byte, so nothing after the head is consumed).
 std::string read_head(int fd, int timeout_ms);

@@ -268,6 +268,10 @@ void HttpUpstream::session(int fd) {
       }
       continue;
     }
+    if (ends_with("/eof")) {
+      s.write("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the close\n");
+      break;
+    }
     if (ends_with("/hang")) {
       while (s.read_more()) {
       }

@@ -1,14 +1,19 @@
 // The window (issue #4): a TLS upstream in the test namespace with a certificate from a test CA
 // made here, grants of both styles and an opened domain, every traversal shape, the window key,
-// streaming, timeouts, smuggling shapes, certificate names and keep-alive reuse.
+// streaming, timeouts, smuggling shapes, certificate names, upstream keep-alive reuse, and client
+// keep-alive (many requests on one connection, pipelining, per-request decisions, idle close,
+// half-closing clients, eviction at the socket cap).
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <filesystem>
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <set>
 
@@ -45,13 +50,71 @@ Answer parse_answer(const std::string& raw) {
   return a;
 }
 
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// One CRLF-ended line, read byte by byte (nothing after it is consumed).
+std::string read_line(int fd, int timeout_ms) {
+  std::string line;
+  while (line.size() < 4096 && (line.size() < 2 || line.compare(line.size() - 2, 2, "\r\n") != 0)) {
+    const std::string c = gk_it::read_until_close(fd, timeout_ms, nullptr, 1);
+    if (c.empty()) break;
+    line += c;
+  }
+  return line;
+}
+
+// Reads exactly one answer, so a kept-alive connection can carry the next request: the head,
+// then a Content-Length body, a chunked body (decoded into `body`; `raw` keeps the bytes), or,
+// with neither, everything until the close.
+Answer read_answer(int fd, int timeout_ms = 15000) {
+  const std::string head = gk_it::read_head(fd, timeout_ms);
+  Answer a = parse_answer(head);
+  a.body.clear();
+  const std::string h = lower(head);
+  const auto length_at = h.find("\r\ncontent-length: ");
+  if (a.status == 0) return a;
+  if (length_at != std::string::npos) {
+    const std::size_t n = std::strtoull(h.c_str() + length_at + 18, nullptr, 10);
+    a.body = gk_it::read_until_close(fd, timeout_ms, nullptr, n);
+    a.raw += a.body;
+  } else if (h.find("\r\ntransfer-encoding: chunked") != std::string::npos) {
+    for (;;) {
+      const std::string size_line = read_line(fd, timeout_ms);
+      a.raw += size_line;
+      if (size_line.empty()) break;
+      const std::size_t n = std::strtoull(size_line.c_str(), nullptr, 16);
+      if (n == 0) {
+        a.raw += read_line(fd, timeout_ms);  // no trailers: the final CRLF
+        break;
+      }
+      const std::string piece = gk_it::read_until_close(fd, timeout_ms, nullptr, n + 2);
+      a.raw += piece;
+      a.body += piece.substr(0, n);
+    }
+  } else {
+    a.body = gk_it::read_until_close(fd, timeout_ms);
+    a.raw += a.body;
+  }
+  return a;
+}
+
+// True when the peer ends the connection within `timeout_ms` and sends nothing more.
+bool closed_by_peer(int fd, int timeout_ms) {
+  bool eof = false;
+  const std::string more = gk_it::read_until_close(fd, timeout_ms, &eof);
+  return eof && more.empty();
+}
+
 Answer send_raw(std::uint16_t port, const std::string& request, int timeout_ms = 15000) {
   const int fd = gk_it::connect_tcp("127.0.0.1", port);
   if (fd < 0) return {};
   gk_it::send_all(fd, request);
-  const std::string raw = gk_it::read_until_close(fd, timeout_ms);
+  const Answer a = read_answer(fd, timeout_ms);
   close(fd);
-  return parse_answer(raw);
+  return a;
 }
 
 std::string get(const std::string& target, const std::string& extra = "") {
@@ -131,8 +194,10 @@ TEST_F(WindowTest, InjectsTheGrantSecretAndNeverForwardsTheSpaceCredentials) {
   const Answer bearer = send_raw(gk_->window, get(window_path("bearer", "/messages?stream=false"), fakes));
   EXPECT_EQ(bearer.status, 200) << bearer.raw;
   EXPECT_EQ(bearer.body, "ok /v1/messages?stream=false\n");
-  EXPECT_NE(bearer.head.find("\r\nConnection: close"), std::string::npos);
-  EXPECT_EQ(bearer.head.find("keep-alive"), std::string::npos);  // the upstream's hop-by-hop field
+  // The client asked for keep-alive: the window's own answer says so; the upstream's hop-by-hop
+  // `Connection: keep-alive` does not pass.
+  EXPECT_NE(bearer.head.find("\r\nKeep-Alive: timeout=5"), std::string::npos) << bearer.head;
+  EXPECT_EQ(bearer.head.find("Connection:"), std::string::npos) << bearer.head;
   const Answer key = send_raw(gk_->window, get(window_path("anthropic", "/v1/messages"), fakes));
   EXPECT_EQ(key.status, 200) << key.raw;
   EXPECT_EQ(key.body, "ok /v1/messages\n");
@@ -253,7 +318,7 @@ TEST_F(WindowTest, ServerSentEventsPassChunkByChunk) {
   start();
   const int fd = gk_it::connect_tcp("127.0.0.1", gk_->window);
   ASSERT_GE(fd, 0);
-  gk_it::send_all(fd, get(window_path("anthropic", "/v1/sse")));
+  gk_it::send_all(fd, get(window_path("anthropic", "/v1/sse"), "Connection: close\r\n"));
   std::string seen;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (seen.find("data: one") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
@@ -306,7 +371,7 @@ TEST_F(WindowTest, SlowUploadIsNotCutWhileBytesKeepArriving) {
     gk_it::send_all(fd, piece);
     body += piece;
   }
-  const Answer a = parse_answer(gk_it::read_until_close(fd, 10000));
+  const Answer a = read_answer(fd, 10000);
   close(fd);
   EXPECT_EQ(a.status, 200) << a.raw;
   EXPECT_EQ(a.body, gk_it::sha256_hex(body) + "\n");
@@ -373,7 +438,7 @@ TEST_F(WindowTest, SixteenMebibyteTlsDownloadIsByteExact) {
   gk_it::send_all(fd, get(window_path("anthropic", "/big")));
   const std::string head = gk_it::read_head(fd, 10000);
   EXPECT_NE(head.find("Content-Length: 16777216\r\n"), std::string::npos) << head;
-  const std::string body = gk_it::read_until_close(fd, 60000, nullptr, 32u << 20);
+  const std::string body = gk_it::read_until_close(fd, 60000, nullptr, 16u << 20);
   close(fd);
   ASSERT_EQ(body.size(), 16u << 20);
   std::string expected(body.size(), '\0');
@@ -407,6 +472,168 @@ TEST_F(WindowTest, OwnListenerAlwaysRefusedAndUnresolvedUpstreams) {
   EXPECT_EQ(nx.body, R"({"error":"the upstream of this grant does not resolve"})");
   EXPECT_EQ(window_decisions(),
             (std::vector<std::string>{"deny:own-listener", "deny:always-refused", "deny:unresolved:ENOTFOUND"}));
+}
+
+// --- client keep-alive (RFC 9112 §9.3) ---
+
+// The value of one /metrics line ("name{labels} value"); -1 when absent.
+long long metric(Gatekeeper& gk, const std::string& name_and_labels) {
+  const std::string text = gk.request("GET", "/metrics").body;
+  const std::string needle = "\n" + name_and_labels + " ";
+  const auto at = ("\n" + text).find(needle);
+  if (at == std::string::npos) return -1;
+  return std::atoll(text.c_str() + at + needle.size() - 1);
+}
+
+TEST_F(WindowTest, KeptAliveClientSendsTwentyRequestsOnOneConnection) {
+  start();
+  const int fd = gk_it::connect_tcp("127.0.0.1", gk_->window);
+  ASSERT_GE(fd, 0);
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(gk_it::send_all(fd, get(window_path("anthropic", "/v1/k" + std::to_string(i)))));
+    const Answer a = read_answer(fd);
+    ASSERT_EQ(a.status, 200) << i << "\n" << a.raw;
+    EXPECT_EQ(a.body, "ok /v1/k" + std::to_string(i) + "\n");
+    EXPECT_NE(a.head.find("\r\nKeep-Alive: timeout=5"), std::string::npos) << a.head;
+  }
+  close(fd);
+  EXPECT_EQ(tls_->hits.load(), 20);
+  EXPECT_EQ(tls_->connections.load(), 1);
+  EXPECT_EQ(metric(*gk_, R"(gatekeeper_connections_accepted_total{listener="window"})"), 1);
+  EXPECT_EQ(window_decisions(), std::vector<std::string>(20, "allow"));  // each request decided
+}
+
+TEST_F(WindowTest, PipelinedRequestsAreAnsweredInOrder) {
+  start();
+  const int fd = gk_it::connect_tcp("127.0.0.1", gk_->window);
+  ASSERT_GE(fd, 0);
+  // Three requests in one write: the second has a body, the third asks for the close.
+  ASSERT_TRUE(gk_it::send_all(fd, get(window_path("anthropic", "/v1/p1")) + "POST " + window_path("registry", "/upload") +
+                                      " HTTP/1.1\r\nHost: g\r\nContent-Length: 5\r\n\r\nhello" +
+                                      get(window_path("bearer", "/p3"), "Connection: close\r\n")));
+  const Answer first = read_answer(fd);
+  const Answer second = read_answer(fd);
+  const Answer third = read_answer(fd);
+  EXPECT_EQ(first.status, 200) << first.raw;
+  EXPECT_EQ(first.body, "ok /v1/p1\n");
+  EXPECT_EQ(second.status, 200) << second.raw;
+  EXPECT_EQ(second.body, gk_it::sha256_hex("hello") + "\n");
+  EXPECT_EQ(third.status, 200) << third.raw;
+  EXPECT_EQ(third.body, "ok /v1/p3\n");
+  EXPECT_NE(third.head.find("\r\nConnection: close"), std::string::npos) << third.head;
+  EXPECT_TRUE(closed_by_peer(fd, 3000));
+  close(fd);
+  EXPECT_EQ(window_decisions(), std::vector<std::string>(3, "allow"));
+}
+
+TEST_F(WindowTest, EachKeptAliveRequestIsDecidedAfreshAndARefusalEndsTheConnection) {
+  start();
+  for (const std::string& refused : {window_path("registry", "/../admin"), "/k/" + std::string(64, 'f') + "/model/registry/x",
+                                     window_path("no-such", "/x")}) {
+    const int fd = gk_it::connect_tcp("127.0.0.1", gk_->window);
+    ASSERT_GE(fd, 0);
+    ASSERT_TRUE(gk_it::send_all(fd, get(window_path("registry", "/ok"))));
+    EXPECT_EQ(read_answer(fd).status, 200);
+    ASSERT_TRUE(gk_it::send_all(fd, get(refused)));
+    const Answer a = read_answer(fd);
+    EXPECT_EQ(a.status, 403) << refused;
+    EXPECT_EQ(a.body, kNoSuchGrant) << refused;
+    EXPECT_TRUE(closed_by_peer(fd, 3000)) << refused;
+    close(fd);
+  }
+  EXPECT_EQ(plain_->hits.load(), 3);  // only the three allowed requests reached the upstream
+  EXPECT_EQ(window_decisions(), (std::vector<std::string>{"allow", "deny:path-walks-out", "allow", "deny:bad-window-key",
+                                                          "allow", "deny:no-grant"}));
+}
+
+TEST_F(WindowTest, IdleKeptAliveConnectionIsClosedQuietlyAfterFiveSeconds) {
+  start();
+  const int fd = gk_it::connect_tcp("127.0.0.1", gk_->window);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(gk_it::send_all(fd, get(window_path("registry", "/x"))));
+  ASSERT_EQ(read_answer(fd).status, 200);
+  const auto answered = std::chrono::steady_clock::now();
+  EXPECT_TRUE(closed_by_peer(fd, 9000));  // a FIN and no byte: no 400 for a request never sent
+  const auto waited = std::chrono::steady_clock::now() - answered;
+  close(fd);
+  EXPECT_GE(waited, std::chrono::milliseconds(4500));
+  EXPECT_EQ(window_decisions(), std::vector<std::string>{"allow"});  // no deny:unreadable-request
+}
+
+TEST_F(WindowTest, Http10ConnectionCloseAndCloseDelimitedAnswersEndTheConnection) {
+  start();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"GET " + window_path("registry", "/a") + " HTTP/1.0\r\nHost: g\r\n\r\n", "ok /npm/a\n"},
+      {"GET " + window_path("registry", "/a") + " HTTP/1.0\r\nHost: g\r\nConnection: keep-alive\r\n\r\n", "ok /npm/a\n"},
+      {get(window_path("registry", "/b"), "Connection: close\r\n"), "ok /npm/b\n"},
+      {get(window_path("registry", "/eof")), "until the close\n"},
+  };
+  for (const auto& [request, body] : cases) {
+    const int fd = gk_it::connect_tcp("127.0.0.1", gk_->window);
+    ASSERT_GE(fd, 0);
+    ASSERT_TRUE(gk_it::send_all(fd, request));
+    const Answer a = read_answer(fd);
+    EXPECT_EQ(a.status, 200) << request << a.raw;
+    EXPECT_EQ(a.body, body) << request;
+    EXPECT_NE(a.head.find("\r\nConnection: close"), std::string::npos) << request << a.head;
+    EXPECT_TRUE(closed_by_peer(fd, 3000)) << request;
+    close(fd);
+  }
+}
+
+TEST_F(WindowTest, ClientThatHalfClosesAfterItsRequestStillGetsTheAnswer) {
+  start();
+  // `nc` and shutdown(SHUT_WR) clients: the FIN can arrive while the window resolves, waits for
+  // the pool or connects; each of those states must still answer a whole request.
+  for (int i = 0; i < 20; ++i) {
+    const int fd = gk_it::connect_tcp("127.0.0.1", gk_->window);
+    ASSERT_GE(fd, 0);
+    const bool with_body = i % 2 == 1;
+    const std::string request = with_body ? "POST " + window_path("registry", "/upload") +
+                                                " HTTP/1.1\r\nHost: g\r\nContent-Length: 4\r\n\r\nbody"
+                                          : get(window_path(i % 4 == 0 ? "registry" : "anthropic", "/half"));
+    ASSERT_TRUE(gk_it::send_all(fd, request));
+    shutdown(fd, SHUT_WR);
+    const Answer a = read_answer(fd);
+    EXPECT_EQ(a.status, 200) << i << "\n" << a.raw;
+    EXPECT_EQ(a.body, with_body ? gk_it::sha256_hex("body") + "\n" : (i % 4 == 0 ? "ok /npm/half\n" : "ok /half\n")) << i;
+    EXPECT_NE(a.head.find("\r\nConnection: close"), std::string::npos) << a.head;
+    EXPECT_TRUE(closed_by_peer(fd, 3000)) << i;
+    close(fd);
+  }
+  // A body cut short by the FIN is an unreadable request: the bare 400, never a 504 much later.
+  const int fd = gk_it::connect_tcp("127.0.0.1", gk_->window);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(gk_it::send_all(fd, "POST " + window_path("registry", "/upload") +
+                                      " HTTP/1.1\r\nHost: g\r\nContent-Length: 10\r\n\r\nfour"));
+  shutdown(fd, SHUT_WR);
+  const auto sent = std::chrono::steady_clock::now();
+  EXPECT_EQ(gk_it::read_until_close(fd, 10000), gk_it::k400);
+  EXPECT_LT(std::chrono::steady_clock::now() - sent, std::chrono::seconds(5));
+  close(fd);
+}
+
+TEST_F(WindowTest, AtTheSocketCapTheOldestIdleConnectionMakesRoom) {
+  start({"--max-window-sockets", "4"});
+  std::vector<int> fds;
+  for (int i = 0; i < 4; ++i) {
+    const int fd = gk_it::connect_tcp("127.0.0.1", gk_->window);
+    ASSERT_GE(fd, 0);
+    ASSERT_TRUE(gk_it::send_all(fd, get(window_path("registry", "/idle" + std::to_string(i)))));
+    ASSERT_EQ(read_answer(fd).status, 200) << i;
+    fds.push_back(fd);
+    usleep(20000);  // a clear order of idleness
+  }
+  // All four sockets are idle between requests: a fifth client is served, the oldest idle goes.
+  const Answer fifth = send_raw(gk_->window, get(window_path("registry", "/fifth")));
+  EXPECT_EQ(fifth.status, 200) << fifth.raw;
+  EXPECT_TRUE(closed_by_peer(fds[0], 3000));
+  for (int i = 1; i < 4; ++i) {
+    ASSERT_TRUE(gk_it::send_all(fds[i], get(window_path("registry", "/again"))));
+    EXPECT_EQ(read_answer(fds[i]).status, 200) << i;
+  }
+  for (int fd : fds) close(fd);
+  EXPECT_EQ(metric(*gk_, R"(gatekeeper_connections_over_cap_total{listener="window"})"), 0);
 }
 
 }  // namespace
