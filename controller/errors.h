@@ -4,11 +4,11 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <utility>
-#include <variant>
+
+#include "policy/result.h"
 
 namespace controller {
 
@@ -41,55 +41,9 @@ struct Failure {
   std::string message;
 };
 
-// Shaped like policy::Result (and std::expected), with a Failure that carries a code.
+// policy::Result (shaped like std::expected) with a Failure that carries a code.
 template <class T>
-class [[nodiscard]] Result {
- public:
-  Result(T value) : state_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit by design
-  Result(Failure failure) : state_(std::in_place_index<1>, std::move(failure)) {}  // NOLINT
-  [[nodiscard]] bool ok() const noexcept { return state_.index() == 0; }
-  explicit operator bool() const noexcept { return ok(); }
-  T& value() & {
-    if (!ok()) std::abort();
-    return std::get<0>(state_);
-  }
-  const T& value() const& {
-    if (!ok()) std::abort();
-    return std::get<0>(state_);
-  }
-  T&& value() && {
-    if (!ok()) std::abort();
-    return std::get<0>(std::move(state_));
-  }
-  const Failure& error() const& {
-    if (ok()) std::abort();
-    return std::get<1>(state_);
-  }
-  T* operator->() { return &value(); }
-  const T* operator->() const { return &value(); }
-  T& operator*() & { return value(); }
-  const T& operator*() const& { return value(); }
-
- private:
-  std::variant<T, Failure> state_;
-};
-
-template <>
-class [[nodiscard]] Result<void> {
- public:
-  Result() = default;
-  Result(Failure failure) : failure_(std::move(failure)), failed_(true) {}  // NOLINT
-  [[nodiscard]] bool ok() const noexcept { return !failed_; }
-  explicit operator bool() const noexcept { return ok(); }
-  const Failure& error() const& {
-    if (!failed_) std::abort();
-    return failure_;
-  }
-
- private:
-  Failure failure_;
-  bool failed_ = false;
-};
+using Result = policy::Result<T, Failure>;
 
 inline Failure fail(Code code, std::string message) { return Failure{code, std::move(message)}; }
 

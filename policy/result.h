@@ -1,5 +1,6 @@
 // Result<T>: a value or an error message, shaped like std::expected (C++23) so it can be swapped
-// for it later. No exceptions anywhere in this project's core (STYLE.md rule 6).
+// for it later. No exceptions anywhere in this project's core (STYLE.md rule 6). The error type
+// is a parameter: the controller's carries a stable code too (controller/errors.h).
 #pragma once
 
 #include <cstdlib>
@@ -14,11 +15,11 @@ struct Error {
   std::string message;
 };
 
-template <class T>
+template <class T, class E = Error>
 class [[nodiscard]] Result {
  public:
   Result(T value) : state_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit by design
-  Result(Error error) : state_(std::in_place_index<1>, std::move(error)) {}  // NOLINT
+  Result(E error) : state_(std::in_place_index<1>, std::move(error)) {}  // NOLINT
 
   [[nodiscard]] bool ok() const noexcept { return state_.index() == 0; }
   explicit operator bool() const noexcept { return ok(); }
@@ -36,7 +37,7 @@ class [[nodiscard]] Result {
     if (!ok()) std::abort();
     return std::get<0>(std::move(state_));
   }
-  const Error& error() const& {
+  const E& error() const& {
     if (ok()) std::abort();
     return std::get<1>(state_);
   }
@@ -46,24 +47,24 @@ class [[nodiscard]] Result {
   const T& operator*() const& { return value(); }
 
  private:
-  std::variant<T, Error> state_;
+  std::variant<T, E> state_;
 };
 
 // Result<void>: success or an error.
-template <>
-class [[nodiscard]] Result<void> {
+template <class E>
+class [[nodiscard]] Result<void, E> {
  public:
   Result() = default;
-  Result(Error error) : error_(std::move(error)), failed_(true) {}  // NOLINT
+  Result(E error) : error_(std::move(error)), failed_(true) {}  // NOLINT
   [[nodiscard]] bool ok() const noexcept { return !failed_; }
   explicit operator bool() const noexcept { return ok(); }
-  const Error& error() const& {
+  const E& error() const& {
     if (!failed_) std::abort();
     return error_;
   }
 
  private:
-  Error error_;
+  E error_;
   bool failed_ = false;
 };
 
