@@ -16,10 +16,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -172,6 +174,9 @@ Gatekeeper::Gatekeeper(std::vector<std::string> extra) {
       (void)!write(2, message, sizeof message - 1);
       _exit(126);
     }
+    // After the uid change (which clears it): the gatekeeper dies with a test process that was
+    // killed before its destructor ran, instead of serving on loopback forever.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -305,6 +310,25 @@ namespace {
 
 bool run(const std::string& command) { return std::system((command + " >/dev/null 2>&1").c_str()) == 0; }
 
+// A test process killed before its destructor ran (a ctest timeout, a crash) leaves its
+// namespace behind, with a host veth holding 198.18.<n>.1/24, which would shadow the route of a
+// later process with the same <n>. Namespaces "gkit<pid>" whose process is gone are removed here;
+// a live process's namespace is never touched.
+void sweep_stale_namespaces() {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/var/run/netns", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("gkit", 0) != 0 || name.size() == 4 ||
+        name.find_first_not_of("0123456789", 4) != std::string::npos) {
+      continue;
+    }
+    const long pid = std::strtol(name.c_str() + 4, nullptr, 10);
+    if (pid <= 0 || kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    run("ip netns pids " + name + " | xargs -r kill -9");
+    run("ip netns del " + name);
+  }
+}
+
 }  // namespace
 
 TestNet::TestNet()
@@ -314,6 +338,7 @@ TestNet::TestNet()
   const std::string ns = name_;
   const std::string host_if = "gkh" + std::to_string(getpid());
   const std::string ns_if = "gkn" + std::to_string(getpid());
+  sweep_stale_namespaces();
   run("ip netns del " + ns);
   if (!run("ip netns add " + ns) ||
       !run("ip link add " + host_if + " type veth peer name " + ns_if + " netns " + ns) ||
@@ -327,6 +352,9 @@ TestNet::TestNet()
   // dnsmasq inside the namespace: the test DNS server.
   dnsmasq_ = fork();
   if (dnsmasq_ == 0) {
+    // `ip netns exec` execs dnsmasq in this process: it dies with the test process, even one
+    // killed by a ctest timeout (the fork is on the main thread, which lives as long).
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     const int null = open("/dev/null", O_RDWR);
     dup2(null, 1);
     dup2(null, 2);
