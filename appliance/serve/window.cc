@@ -94,6 +94,10 @@ bool WindowConnection::key_matches(std::string_view key) const {
 void WindowConnection::on_read(Chunk chunk, std::size_t length) {
   switch (state_) {
     case State::kHead:
+      if (pipelined_) {  // behind bytes already held: keep the order
+        hold_next(chunk.get(), length);
+        return;
+      }
       read_head(chunk.get(), length);
       return;
     case State::kResolving:
@@ -151,6 +155,16 @@ void WindowConnection::hold_next(const char* data, std::size_t length) {
   }
 }
 
+void WindowConnection::read_pipelined() {
+  std::string next;
+  next.swap(next_bytes_);
+  if (client_paused_) {
+    client_paused_ = false;
+    resume_client_reading();
+  }
+  read_head(next.data(), next.size());
+}
+
 void WindowConnection::on_client_end(int status) {
   // A client that half-closes after its request (`nc`, `curl -T -`, shutdown(SHUT_WR)) still gets
   // its answer, then the close. A bodyless request is whole once its head was read; a body held
@@ -160,6 +174,10 @@ void WindowConnection::on_client_end(int status) {
   const bool whole = ex_.request_done || ex_.framing == policy::BodyFraming::kNone || state_ != State::kExchanging;
   if (status == UV_EOF && past_head && whole) {
     client_ended_ = true;
+    return;
+  }
+  if (status == UV_EOF && state_ == State::kExchanging) {  // the FIN cut the body short
+    truncated_request();
     return;
   }
   state_ = State::kDone;
@@ -283,6 +301,11 @@ void WindowConnection::on_timer(uv_timer_t* timer) noexcept {
   if (self->closing()) return;
   switch (self->state_) {
     case State::kHead:
+      if (self->pipelined_) {
+        self->pipelined_ = false;
+        self->read_pipelined();
+        return;
+      }
       if (self->awaiting_request_) {
         // A kept-alive connection with no next request: closed quietly (not a refusal).
         self->state_ = State::kDone;

@@ -117,6 +117,7 @@ class WindowConnection final : public Connection, private UpstreamUser, private 
   void read_head(const char* data, std::size_t length);
   void hold_next(const char* data, std::size_t length);
   void next_request();
+  void read_pipelined();
 
   State state_ = State::kHead;
   RequestSink request_sink_;
@@ -131,6 +132,7 @@ class WindowConnection final : public Connection, private UpstreamUser, private 
   std::uint32_t served_ = 0;      // answers completed on this connection
   bool awaiting_request_ = false;  // kept alive, no byte of the next request yet
   bool client_ended_ = false;      // the client half-closed: answer, then close
+  bool pipelined_ = false;         // next_bytes_ waits for the next loop turn (on_timer)
   bool client_paused_ = false;
   std::uint64_t last_activity_ = 0;
 };

@@ -312,13 +312,17 @@ void WindowConnection::next_request() {
   awaiting_request_ = true;
   mark_idle(true);
   uv_timer_start(&timer_, on_timer, kClientIdleMs, 0);
-  std::string next;
-  next.swap(next_bytes_);
+  if (!next_bytes_.empty()) {
+    // Pipelined bytes are parsed on the next loop turn, not here: this runs inside the upstream
+    // connection's read callback, which must not see itself handed to the next request.
+    pipelined_ = true;
+    uv_timer_start(&timer_, on_timer, 0, 0);
+    return;
+  }
   if (client_paused_) {
     client_paused_ = false;
     resume_client_reading();
   }
-  if (!next.empty()) read_head(next.data(), next.size());
 }
 
 void WindowConnection::wipe_secret() { wipe(ex_.upstream_head); }

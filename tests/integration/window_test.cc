@@ -597,7 +597,8 @@ TEST_F(WindowTest, ClientThatHalfClosesAfterItsRequestStillGetsTheAnswer) {
     const Answer a = read_answer(fd);
     EXPECT_EQ(a.status, 200) << i << "\n" << a.raw;
     EXPECT_EQ(a.body, with_body ? gk_it::sha256_hex("body") + "\n" : (i % 4 == 0 ? "ok /npm/half\n" : "ok /half\n")) << i;
-    EXPECT_NE(a.head.find("\r\nConnection: close"), std::string::npos) << a.head;
+    // The head may have gone out before the FIN was read (then it offered keep-alive): either
+    // way the window ends the connection after the answer.
     EXPECT_TRUE(closed_by_peer(fd, 3000)) << i;
     close(fd);
   }
