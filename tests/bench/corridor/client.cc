@@ -1,10 +1,6 @@
 #include "tests/bench/corridor/client.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -14,57 +10,15 @@
 #include <chrono>
 #include <cstring>
 
+#include "tests/bench/common/report.h"
+#include "tests/bench/common/socket.h"
 #include "tests/bench/corridor/upstream.h"
 
 namespace bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr int kIoTimeoutMs = 20000;
 constexpr std::size_t kClientBuffer = 1 << 20;
-constexpr std::size_t kHeadMax = 16 * 1024;
-
-int connect_ipv4(const std::string& ip, std::uint16_t port, std::string* error) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  timeval tv{kIoTimeoutMs / 1000, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  sockaddr_in sin{};
-  sin.sin_family = AF_INET;
-  sin.sin_port = htons(port);
-  inet_pton(AF_INET, ip.c_str(), &sin.sin_addr);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin) != 0) {
-    if (error != nullptr) *error = "connect(" + ip + ":" + std::to_string(port) + "): " + std::strerror(errno);
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-bool send_all(int fd, const std::string& bytes) {
-  std::size_t sent = 0;
-  while (sent < bytes.size()) {
-    const ssize_t n = send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    sent += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-// Reads the proxy's answer head. The upstream sends nothing unasked, so a bulk read cannot take
-// tunnel bytes.
-std::string read_head(int fd) {
-  std::string head;
-  char buf[4096];
-  while (head.size() < kHeadMax && head.find("\r\n\r\n") == std::string::npos) {
-    const ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    head.append(buf, static_cast<std::size_t>(n));
-  }
-  return head;
-}
 
 bool is_200(const std::string& head) {
   return head.size() >= 12 && head.rfind("HTTP/1.", 0) == 0 && head.compare(8, 4, " 200") == 0 &&
@@ -94,25 +48,7 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-double percentile(std::vector<double>& sorted, double q) {
-  const std::size_t at = std::min(sorted.size() - 1, static_cast<std::size_t>(q * static_cast<double>(sorted.size())));
-  return sorted[at];
-}
-
 }  // namespace
-
-int connect_loopback(std::uint16_t port) { return connect_ipv4("127.0.0.1", port, nullptr); }
-
-int http_post_loopback(std::uint16_t port, const std::string& path, const std::string& body) {
-  const int fd = connect_loopback(port);
-  if (fd < 0) return 0;
-  send_all(fd, "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + std::to_string(body.size()) +
-                   "\r\nConnection: close\r\n\r\n" + body);
-  const std::string head = read_head(fd);
-  close(fd);
-  if (head.size() < 12 || head.rfind("HTTP/1.", 0) != 0) return 0;
-  return std::atoi(head.c_str() + 9);
-}
 
 int open_route(const Route& route, std::string* error) {
   if (!route.via_proxy) return connect_ipv4(route.upstream_ip, kUpstreamPort, error);

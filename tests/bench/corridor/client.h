@@ -16,10 +16,6 @@ struct Route {
   std::string upstream_ip;  // direct: where to connect (port 443)
 };
 
-int connect_loopback(std::uint16_t port);  // blocking; -1 on failure
-// POSTs body to 127.0.0.1:port path; the HTTP status, or 0 without an answer.
-int http_post_loopback(std::uint16_t port, const std::string& path, const std::string& body);
-
 // A connected socket that reaches the upstream (after the 200 when via a proxy); -1 and *error.
 int open_route(const Route& route, std::string* error);
 // Opens a route and sees PING answered by the upstream.

@@ -1,26 +1,18 @@
 // bench_corridor: direct TCP vs gatekeeper-test vs squid vs tinyproxy, in one run, on loopback and
 // one network namespace of our own (tests/bench/README.md). Prints a table; never a timed
 // assertion. Exit 0 once the table is printed, 2 when the environment cannot run it.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <ctime>
-#include <filesystem>
-#include <fstream>
 #include <string>
-#include <system_error>
 #include <vector>
 
+#include "tests/bench/common/dns.h"
+#include "tests/bench/common/netns.h"
+#include "tests/bench/common/process.h"
+#include "tests/bench/common/run.h"
 #include "tests/bench/corridor/client.h"
-#include "tests/bench/corridor/dns_probe.h"
-#include "tests/bench/corridor/netns.h"
-#include "tests/bench/corridor/process.h"
 #include "tests/bench/corridor/proxies.h"
 #include "tests/bench/corridor/report.h"
 #include "tests/bench/corridor/upstream.h"
@@ -30,77 +22,39 @@ namespace {
 using namespace bench;
 
 constexpr const char* kUpstreamName = "upstream.bench.test";
-// --local + --host-record: AAAA gets NOERROR with no answer, as from a real zone. (An --address=
-// name without --local answers AAAA with REFUSED, which c-ares retries: one more DNS round trip per
-// CONNECT that no real resolver would cost.)
 constexpr const char* kUpstreamDomain = "bench.test";
-constexpr int kDnsSamples = 200;
 
-struct Options {
+struct Options : CommonOptions {
   std::uint64_t mib_one = 1024;  // one tunnel, each direction
   std::uint64_t mib_each = 64;   // per tunnel in the many-tunnel run
   int tunnels = 32;
   int runs = 3;
   int connections = 1000;
-  std::string gatekeeper;
-  std::vector<std::string> only;  // proxies to measure; empty: all three
-  [[nodiscard]] bool wants(const std::string& name) const {
-    return only.empty() || std::find(only.begin(), only.end(), name) != only.end();
-  }
 };
 
-void usage() {
-  std::fprintf(stderr,
-               "usage: bench_corridor [--mib N] [--mib-each N] [--tunnels N] [--runs N] "
-               "[--connections N] [--gatekeeper PATH] [--only gatekeeper|squid|tinyproxy]...\n"
-               "  defaults: 1024 MiB through one tunnel, 32 tunnels x 64 MiB, 3 runs, 1000 connections,\n"
-               "  gatekeeper-test next to this binary. Needs root (network namespace, veth).\n");
-}
+constexpr const char* kUsage =
+    "usage: bench_corridor [--mib N] [--mib-each N] [--tunnels N] [--runs N] "
+    "[--connections N] [--gatekeeper PATH] [--only gatekeeper|squid|tinyproxy]...\n"
+    "  defaults: 1024 MiB through one tunnel, 32 tunnels x 64 MiB, 3 runs, 1000 connections,\n"
+    "  gatekeeper-test next to this binary. Needs root (network namespace, veth).\n";
 
 bool parse(int argc, char** argv, Options* o) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (i + 1 >= argc) return false;
-    const char* value = argv[++i];
-    const long n = std::strtol(value, nullptr, 10);
-    if (arg == "--gatekeeper") {
-      o->gatekeeper = value;
-      continue;
-    }
-    if (arg == "--only") {
-      o->only.emplace_back(value);
-      continue;
-    }
-    if (n <= 0) return false;
-    if (arg == "--mib") {
+  return parse_options(argc, argv, {"gatekeeper", "squid", "tinyproxy"}, o, [o](const std::string& name, long n) {
+    if (name == "--mib") {
       o->mib_one = static_cast<std::uint64_t>(n);
-    } else if (arg == "--mib-each") {
+    } else if (name == "--mib-each") {
       o->mib_each = static_cast<std::uint64_t>(n);
-    } else if (arg == "--tunnels") {
+    } else if (name == "--tunnels") {
       o->tunnels = static_cast<int>(n);
-    } else if (arg == "--runs") {
+    } else if (name == "--runs") {
       o->runs = static_cast<int>(n);
-    } else if (arg == "--connections") {
+    } else if (name == "--connections") {
       o->connections = static_cast<int>(n);
     } else {
       return false;
     }
-  }
-  return true;
-}
-
-std::string self_dir() {
-  std::error_code ec;
-  return std::filesystem::read_symlink("/proc/self/exe", ec).parent_path().string();
-}
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  }
-  return "unknown CPU";
+    return true;
+  });
 }
 
 void progress(const std::string& what) {
@@ -169,15 +123,7 @@ PathResult measure_proxy(Proxy proxy, const Options& o) {
 int run_benchmark(const Options& o) {
   RunInfo info;
   {
-    char date[64];
-    const std::time_t now = std::time(nullptr);
-    std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
-    info.date = date;
-    utsname u{};
-    uname(&u);
-    info.kernel = u.release;
-    info.cpu = cpu_model();
-    info.nproc = sysconf(_SC_NPROCESSORS_ONLN);
+    info.machine = describe_machine();
     info.note = "Client, proxy and upstream are separate processes sharing these CPUs; the upstream is "
                 "across a veth in a network namespace.";
     info.bytes_one = o.mib_one << 20;
@@ -195,49 +141,28 @@ int run_benchmark(const Options& o) {
   }
   const std::string ip = net.inside_ip();
 
-  SpawnOptions in_ns;
-  in_ns.netns_fd = net.fd();
-  const Child dnsmasq = spawn({"/usr/sbin/dnsmasq", "--no-daemon", "--conf-file=/dev/null", "--no-resolv",
-                               "--no-hosts", "--listen-address=" + ip, "--bind-interfaces", "--pid-file=",
-                               "--user=root", std::string("--local=/") + kUpstreamDomain + "/",
-                               std::string("--host-record=") + kUpstreamName + "," + ip},
-                              in_ns);
-  bool dns_up = false;
-  for (int i = 0; i < 100 && !dns_up; ++i) {
-    dns_up = dns_query_ms(ip, kUpstreamName, 50).has_value();
-  }
-  if (dnsmasq.pid < 0 || !dns_up) {
-    std::fprintf(stderr, "bench_corridor: dnsmasq did not answer on %s:53\n", ip.c_str());
-    stop(dnsmasq.pid, 2000);
+  const pid_t dnsmasq = start_dnsmasq(net, kUpstreamName, kUpstreamDomain, &error);
+  if (dnsmasq < 0) {
+    std::fprintf(stderr, "bench_corridor: %s\n", error.c_str());
     return 2;
   }
-  std::vector<double> dns;
-  for (int i = 0; i < kDnsSamples; ++i) {
-    if (auto ms = dns_query_ms(ip, kUpstreamName, 1000)) dns.push_back(*ms);
-  }
-  std::sort(dns.begin(), dns.end());
-  if (!dns.empty()) info.dns_p50_ms = dns[dns.size() / 2];
+  info.dns_p50_ms = dns_median_ms(ip, kUpstreamName);
 
-  int ready[2];
-  if (pipe2(ready, O_CLOEXEC) != 0) return 2;
-  const pid_t upstream = fork_run(net.fd(), [&] {
-    close(ready[0]);
-    return run_upstream(ip, kUpstreamPort, ready[1]);
-  });
-  close(ready[1]);
-  const bool upstream_up = read_line(ready[0], 5000) == "ready";
-  close(ready[0]);
-  if (!upstream_up) {
+  const pid_t upstream =
+      fork_until_ready(net.fd(), [&](int ready_fd) { return run_upstream(ip, kUpstreamPort, ready_fd); }, 5000);
+  if (upstream < 0) {
     std::fprintf(stderr, "bench_corridor: the upstream did not start in %s\n", net.name().c_str());
-    stop(upstream, 2000);
-    stop(dnsmasq.pid, 2000);
+    stop(dnsmasq, 2000);
     return 2;
   }
 
-  char workdir_template[] = "/tmp/gk-bench-XXXXXX";
-  const char* workdir = mkdtemp(workdir_template);
-  if (workdir == nullptr) return 2;
-  chmod(workdir, 0755);
+  const WorkDir workdir;
+  if (workdir.path().empty()) {
+    std::fprintf(stderr, "bench_corridor: mkdtemp /tmp/gk-bench-XXXXXX failed\n");
+    stop(upstream, 2000);
+    stop(dnsmasq, 2000);
+    return 2;
+  }
 
   std::vector<PathResult> results;
   {
@@ -251,16 +176,13 @@ int run_benchmark(const Options& o) {
     measure_flows(route, o, &direct);
     results.push_back(direct);
   }
-  const ProxySetup setup{workdir, ip, ip, kUpstreamName,
-                         o.gatekeeper.empty() ? self_dir() + "/gatekeeper-test" : o.gatekeeper};
+  const ProxySetup setup{workdir.path(), ip, ip, kUpstreamName, o.gatekeeper_binary()};
   if (o.wants("gatekeeper")) results.push_back(measure_proxy(start_gatekeeper(setup), o));
   if (o.wants("squid")) results.push_back(measure_proxy(start_squid(setup), o));
   if (o.wants("tinyproxy")) results.push_back(measure_proxy(start_tinyproxy(setup), o));
 
   stop(upstream, 2000);
-  stop(dnsmasq.pid, 2000);
-  std::error_code ec;
-  std::filesystem::remove_all(workdir, ec);
+  stop(dnsmasq, 2000);
   print_report(info, results);
   return 0;
 }
@@ -269,14 +191,6 @@ int run_benchmark(const Options& o) {
 
 int main(int argc, char** argv) {
   Options options;
-  if (!parse(argc, argv, &options)) {
-    usage();
-    return 2;
-  }
-  if (geteuid() != 0) {
-    std::fprintf(stderr, "bench_corridor: needs root (ip netns, veth); nothing was started\n");
-    return 2;
-  }
-  install_cleanup_handlers();
-  return run_benchmark(options);
+  const bool parsed = parse(argc, argv, &options);
+  return bench_main("bench_corridor", parsed, kUsage, [&] { return run_benchmark(options); });
 }

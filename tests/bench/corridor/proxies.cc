@@ -12,8 +12,9 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "tests/bench/corridor/client.h"
-#include "tests/bench/corridor/process.h"
+#include "tests/bench/common/gatekeeper.h"
+#include "tests/bench/common/process.h"
+#include "tests/bench/common/socket.h"
 
 namespace bench {
 namespace {
@@ -70,36 +71,14 @@ Proxy start_gatekeeper(const ProxySetup& setup) {
   Proxy p;
   p.name = "gatekeeper";
   p.target = setup.upstream_name + ":443";
-  SpawnOptions options;
-  options.capture_stdout = true;
-  options.stderr_path = setup.workdir + "/gatekeeper.err";
-  // serve refuses uid 0; run it as the image does.
-  options.uid = kGatekeeperUid;
-  options.gid = kGatekeeperUid;
-  const Child child = spawn({setup.gatekeeper_binary, "serve", "--bind", "127.0.0.1", "--corridor-port", "0",
-                             "--window-port", "0", "--control-port", "0", "--dns-server", setup.dns_server},
-                            options);
-  p.pid = child.pid;
-  if (child.pid < 0) {
-    p.error = "cannot start " + setup.gatekeeper_binary;
-    return p;
-  }
-  const std::string line = read_line(child.stdout_fd, kStartSeconds * 1000);
-  close(child.stdout_fd);
-  // gatekeeper: ready corridor=127.0.0.1:P window=127.0.0.1:P control=127.0.0.1:P
-  auto port_of = [&](const std::string& key) -> std::uint16_t {
-    const auto at = line.find(key + "=127.0.0.1:");
-    if (at == std::string::npos) return 0;
-    return static_cast<std::uint16_t>(std::strtoul(line.c_str() + at + key.size() + 11, nullptr, 10));
-  };
-  p.port = port_of("corridor");
-  const std::uint16_t control = port_of("control");
-  if (p.port == 0 || control == 0) {
-    p.error = "gatekeeper gave no ready line (see " + options.stderr_path + "): '" + line + "'";
-    return p;
-  }
+  const GatekeeperChild g = start_gatekeeper_child(setup.gatekeeper_binary, {"--dns-server", setup.dns_server},
+                                                   setup.workdir + "/gatekeeper.err");
+  p.pid = g.pid;
+  p.port = g.corridor;
+  p.error = g.error;
+  if (!p.error.empty()) return p;
   const std::string body = "{\"mode\":\"allowlist\",\"domains\":[\"" + setup.upstream_name + "\"]}";
-  const int status = http_post_loopback(control, "/network", body);
+  const int status = control_post(g.control, "/network", body);
   if (status != 200) {
     p.error = "POST /network answered " + std::to_string(status);
     return p;

@@ -35,7 +35,4 @@ Proxy start_squid(const ProxySetup& setup);
 Proxy start_tinyproxy(const ProxySetup& setup);
 void stop_proxy(Proxy& proxy);
 
-inline constexpr int kStartSeconds = 15;
-inline constexpr int kGatekeeperUid = 65532;  // the image's user and group (appliance refuses root)
-
 }  // namespace bench

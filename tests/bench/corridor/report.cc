@@ -3,32 +3,14 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "tests/bench/common/report.h"
+
 namespace bench {
 namespace {
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
-// "%+" rather than "+" + fixed(): GCC 12 warns (-Wrestrict, a false positive) on that concatenation.
-std::string signed_fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%+.*f", digits, v);
-  return buf;
-}
 
 std::string ratio(const Series& s, const Series& direct) {
   if (!s.ok() || !direct.ok()) return "—";
   return fixed(s.median() / direct.median(), 2) + "×";
-}
-
-std::string kib(long v) { return v < 0 ? "—" : std::to_string(v); }
-
-std::string verdict(bool measured, bool pass, const std::string& value) {
-  if (!measured) return "— (not measured)";
-  return (pass ? "PASS " : "MISS ") + value;
 }
 
 }  // namespace
@@ -51,9 +33,8 @@ double PathResult::per_tunnel_kib() const {
 
 void print_report(const RunInfo& info, const std::vector<PathResult>& results) {
   const PathResult& direct = results.front();
-  std::printf("\n## bench_corridor — %s\n\n", info.date.c_str());
-  std::printf("Machine: %ld vCPU (`nproc`), %s, Linux %s. %s\n\n", info.nproc, info.cpu.c_str(),
-              info.kernel.c_str(), info.note.c_str());
+  std::printf("\n## bench_corridor — %s\n\n", info.machine.date.c_str());
+  print_machine(info.machine, info.note);
   std::printf("Throughput in MiB/s, median of %d runs (min–max). One tunnel: %llu MiB. "
               "Many: %d tunnels × %llu MiB at once.\n\n",
               info.runs, static_cast<unsigned long long>(info.bytes_one >> 20), info.tunnels,

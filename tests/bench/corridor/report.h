@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/bench/common/report.h"
 #include "tests/bench/corridor/client.h"
 
 namespace bench {
@@ -36,8 +37,8 @@ struct PathResult {
 };
 
 struct RunInfo {
-  std::string date, cpu, kernel, note;
-  long nproc = 0;
+  Machine machine;
+  std::string note;
   std::uint64_t bytes_one = 0, bytes_each = 0;
   int tunnels = 0, runs = 0, connections = 0;
   double dns_p50_ms = -1;

@@ -1,7 +1,5 @@
 #include "tests/bench/corridor/upstream.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -13,6 +11,8 @@
 #include <memory>
 #include <unordered_map>
 #include <vector>
+
+#include "tests/bench/common/server.h"
 
 namespace bench {
 namespace {
@@ -145,38 +145,13 @@ class Server {
 }  // namespace
 
 int run_upstream(const std::string& ip, std::uint16_t port, int ready_fd) {
-  const int listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  int one = 1;
-  setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in sin{};
-  sin.sin_family = AF_INET;
-  sin.sin_port = htons(port);
-  inet_pton(AF_INET, ip.c_str(), &sin.sin_addr);
-  if (bind(listen_fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin) != 0 || listen(listen_fd, 1024) != 0) {
-    std::fprintf(stderr, "upstream: bind/listen %s:%u: %s\n", ip.c_str(), port, std::strerror(errno));
-    return 1;
-  }
+  const int listen_fd = listen_ipv4(ip, port);
+  if (listen_fd < 0) return 1;
   const int epfd = epoll_create1(EPOLL_CLOEXEC);
-  epoll_event ev{};
-  ev.events = EPOLLIN;
-  ev.data.fd = listen_fd;
-  epoll_ctl(epfd, EPOLL_CTL_ADD, listen_fd, &ev);
   Server server(epfd);
-  if (write(ready_fd, "ready\n", 6) != 6) return 1;
-  close(ready_fd);
-  std::vector<epoll_event> events(256);
-  while (true) {
-    const int n = epoll_wait(epfd, events.data(), static_cast<int>(events.size()), -1);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return 1;
-    for (int i = 0; i < n; ++i) {
-      if (events[i].data.fd == listen_fd) {
-        server.accept_all(listen_fd);
-      } else {
-        server.on_event(events[i].data.fd, events[i].events);
-      }
-    }
-  }
+  return serve_forever(
+      epfd, {listen_fd}, ready_fd, [&](int fd) { server.accept_all(fd); },
+      [&](int fd, std::uint32_t events) { server.on_event(fd, events); });
 }
 
 }  // namespace bench

@@ -3,7 +3,8 @@
 // treats as public). 198.19 rather than 198.18 so that a run never shares a /24 with the
 // integration tests (tests/integration/harness.h uses 198.18.<n>.0/24).
 //   <prefix>.1  this side of the veth (the proxies' source address)
-//   <prefix>.2  inside: the upstream on :443 and dnsmasq on :53
+//   <prefix>.2  inside: the benchmark's upstream and dnsmasq on :53
+// Shared by the benchmarks; at most one per process.
 #pragma once
 
 #include <string>

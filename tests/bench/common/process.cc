@@ -1,4 +1,4 @@
-#include "tests/bench/corridor/process.h"
+#include "tests/bench/common/process.h"
 
 #include <fcntl.h>
 #include <grp.h>
@@ -11,6 +11,7 @@
 
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -72,9 +73,20 @@ void on_signal(int sig) {
 
 void enter_netns_or_die(int netns_fd) {
   if (netns_fd >= 0 && setns(netns_fd, CLONE_NEWNET) != 0) {
-    std::fprintf(stderr, "bench_corridor: setns: %s\n", std::strerror(errno));
+    std::fprintf(stderr, "%s: setns: %s\n", program_invocation_short_name, std::strerror(errno));
     _exit(126);
   }
+}
+
+// fork() whose child dies with us (PR_SET_PDEATHSIG), also when we died before its prctl.
+pid_t fork_tied() {
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(125);
+  }
+  return pid;
 }
 
 }  // namespace
@@ -88,10 +100,8 @@ Child spawn(const std::vector<std::string>& argv, const SpawnOptions& options) {
   for (auto& a : args) raw.push_back(a.data());
   raw.push_back(nullptr);
   const pid_t parent = getpid();
-  const pid_t pid = fork();
+  const pid_t pid = fork_tied();
   if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(125);
     enter_netns_or_die(options.netns_fd);
     const int null = open("/dev/null", O_RDWR);
     dup2(null, 0);
@@ -123,11 +133,8 @@ Child spawn(const std::vector<std::string>& argv, const SpawnOptions& options) {
 }
 
 pid_t fork_run(int netns_fd, const std::function<int()>& body) {
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
+  const pid_t pid = fork_tied();
   if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(125);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
@@ -136,6 +143,21 @@ pid_t fork_run(int netns_fd, const std::function<int()>& body) {
   }
   if (pid > 0) track(pid);
   return pid;
+}
+
+pid_t fork_until_ready(int netns_fd, const std::function<int(int ready_fd)>& body, int timeout_ms) {
+  int ready[2];
+  if (pipe2(ready, O_CLOEXEC) != 0) return -1;
+  const pid_t pid = fork_run(netns_fd, [&] {
+    close(ready[0]);
+    return body(ready[1]);
+  });
+  close(ready[1]);
+  const bool up = pid > 0 && read_line(ready[0], timeout_ms) == "ready";
+  close(ready[0]);
+  if (up) return pid;
+  stop(pid, 2000);
+  return -1;
 }
 
 int run(const std::vector<std::string>& argv) {

@@ -30,6 +30,9 @@ struct Child {
 Child spawn(const std::vector<std::string>& argv, const SpawnOptions& options);
 // Runs `body` in a forked child (inside netns_fd when >= 0); the child exits with its result.
 pid_t fork_run(int netns_fd, const std::function<int()>& body);
+// fork_run whose body reports "ready\n" on ready_fd once it serves: the pid once that line came
+// within timeout_ms; otherwise the child is stopped and -1 returned.
+pid_t fork_until_ready(int netns_fd, const std::function<int(int ready_fd)>& body, int timeout_ms);
 // Runs argv to completion with stdout and stderr discarded; returns the exit status or -1.
 int run(const std::vector<std::string>& argv);
 

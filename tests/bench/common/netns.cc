@@ -1,9 +1,9 @@
-#include "tests/bench/corridor/netns.h"
+#include "tests/bench/common/netns.h"
 
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "tests/bench/corridor/process.h"
+#include "tests/bench/common/process.h"
 
 namespace bench {
 namespace {

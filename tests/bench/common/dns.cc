@@ -1,4 +1,4 @@
-#include "tests/bench/corridor/dns_probe.h"
+#include "tests/bench/common/dns.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -6,9 +6,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <string_view>
+#include <vector>
+
+#include "tests/bench/common/process.h"
 
 namespace bench {
 
@@ -45,6 +49,35 @@ std::optional<double> dns_query_ms(const std::string& server, const std::string&
   }
   close(fd);
   return result;
+}
+
+pid_t start_dnsmasq(const TestNetwork& net, const std::string& name, const std::string& domain, std::string* error) {
+  const std::string ip = net.inside_ip();
+  SpawnOptions in_ns;
+  in_ns.netns_fd = net.fd();
+  // --local + --host-record: AAAA gets NOERROR with no answer, as from a real zone. (An --address=
+  // name without --local answers AAAA with REFUSED, which c-ares retries: one more DNS round trip
+  // per lookup that no real resolver would cost.)
+  const Child dnsmasq = spawn({"/usr/sbin/dnsmasq", "--no-daemon", "--conf-file=/dev/null", "--no-resolv",
+                               "--no-hosts", "--listen-address=" + ip, "--bind-interfaces", "--pid-file=",
+                               "--user=root", "--local=/" + domain + "/", "--host-record=" + name + "," + ip},
+                              in_ns);
+  bool up = false;
+  for (int i = 0; i < 100 && !up && dnsmasq.pid > 0; ++i) up = dns_query_ms(ip, name, 50).has_value();
+  if (dnsmasq.pid > 0 && up) return dnsmasq.pid;
+  *error = "dnsmasq did not answer on " + ip + ":53";
+  stop(dnsmasq.pid, 2000);
+  return -1;
+}
+
+double dns_median_ms(const std::string& server, const std::string& name) {
+  std::vector<double> samples;
+  for (int i = 0; i < kDnsSamples; ++i) {
+    if (auto ms = dns_query_ms(server, name, 1000)) samples.push_back(*ms);
+  }
+  if (samples.empty()) return -1;
+  std::sort(samples.begin(), samples.end());
+  return samples[samples.size() / 2];
 }
 
 }  // namespace bench

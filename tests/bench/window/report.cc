@@ -1,0 +1,114 @@
+#include "tests/bench/window/report.h"
+
+#include <cstdio>
+
+namespace bench {
+namespace {
+
+const Row* direct_for(const std::vector<Row>& rows, const Row& row) {
+  for (const Row& r : rows) {
+    if (!r.via_window && r.scheme == row.scheme && r.clients == row.clients) return &r;
+  }
+  return nullptr;
+}
+
+// The ratio of a window row to its direct row; nullopt-like -1 when either was not measured.
+double ratio(const std::vector<Row>& rows, const Row& row) {
+  const Row* direct = direct_for(rows, row);
+  if (direct == nullptr || !direct->load.ok() || !row.load.ok()) return -1;
+  return row.load.per_second / direct->load.per_second;
+}
+
+void print_row(const std::vector<Row>& rows, const Row& r) {
+  const std::string name = row_name(r);
+  if (!r.load.ok()) {
+    std::printf("| %s | %d | not measured: %s | | | | | | | | |\n", name.c_str(), r.clients,
+                r.load.error.empty() ? r.load.first_failure.c_str() : r.load.error.c_str());
+    return;
+  }
+  const double x = r.via_window ? ratio(rows, r) : 1.0;
+  const std::string done = std::to_string(r.load.completed) + (r.load.capped ? " (capped)" : "");
+  std::printf("| %s | %d | %s | %s | %s | %s | %s | %d | %s | %d | %s |\n", name.c_str(), r.clients, done.c_str(),
+              fixed(r.load.per_second, 0).c_str(), fixed(r.load.p50_ms, 3).c_str(), fixed(r.load.p99_ms, 3).c_str(),
+              x < 0 ? "—" : (fixed(x, 2) + "×").c_str(), r.load.opened, kib(r.load.upstream_opened).c_str(),
+              r.load.failures, r.via_window ? kib(r.load.rss_peak_kib).c_str() : "");
+}
+
+}  // namespace
+
+std::string row_name(const Row& row) {
+  return std::string(row.via_window ? "window, " : "direct, ") + row.scheme +
+         (row.new_tcp_each ? ", new TCP per request" : "");
+}
+
+void print_window_report(const WindowRunInfo& info, const std::vector<Row>& rows, const WindowRss& rss) {
+  std::printf("\n## bench_window — %s\n\n", info.machine.date.c_str());
+  print_machine(info.machine,
+                "Client, gatekeeper and upstream are separate processes sharing these CPUs; the upstream is "
+                "across a veth in a network namespace.");
+  std::printf("Requests answered 200 with a 2-byte body; each client connection does its requests back to "
+              "back. Warm-up first, not timed: %d requests with 1 client, %d with %d. Every row stops after "
+              "its requests or %s s. p50/p99 in ms, from the start of a request (its connect, when it needed "
+              "one) to the last byte of the answer. Reconnects: client connections opened during the timed "
+              "requests; upstream conns: connections the upstream accepted meanwhile (for TLS, full "
+              "handshakes). Window rows: the client speaks plain HTTP to the window, the window speaks the "
+              "scheme to the upstream; RSS peak: the gatekeeper's VmRSS, sampled every %d ms during the "
+              "row.\n\n",
+              info.warmup_one, info.warmup_many, info.many_clients, fixed(info.max_seconds, 0).c_str(), kRssSampleMs);
+  std::printf("| path | clients | requests | req/s | p50 | p99 | × direct | reconnects | upstream conns | failures "
+              "| RSS peak, KiB |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const Row& r : rows) print_row(rows, r);
+  // Issue #4, measured on the reference implementation (2 vCPU); only its throughput is known.
+  std::printf("| reference implementation: window, 1000 requests one after another, new TCP each "
+              "(context) | 1 | 1000 | 420 | | | | | | | |\n");
+  std::printf("| reference implementation: window, 32 keep-alive clients (context) | 32 | 5000 | 1474 | "
+              "| | | | | | 107416 |\n");
+  for (const Row& r : rows) {
+    if (r.load.failures > 0 && !r.load.first_failure.empty()) {
+      std::printf("\n%s, %d clients: %d failed; first: %s\n", row_name(r).c_str(), r.clients, r.load.failures,
+                  r.load.first_failure.c_str());
+    }
+    if (r.load.retried > 0) {
+      std::printf("\n%s, %d clients: %d requests retried on a new connection (a kept one was closed "
+                  "without Connection: close)\n", row_name(r).c_str(), r.clients, r.load.retried);
+    }
+  }
+  if (info.dns_p50_ms > 0) {
+    std::printf("\nOne DNS A query to the namespace's dnsmasq: p50 %s ms (the window resolves the grant's "
+                "host for every request; no cache).\n", fixed(info.dns_p50_ms, 3).c_str());
+  }
+
+  std::printf("\nGatekeeper RSS (VmRSS), KiB: at start (window key and grants set, no request yet), after one "
+              "request per grant, with %d client connections open, after the whole run.\n\n", kHeldConnections);
+  std::printf("| at start | after one request per grant | %d connections | per connection | after the run |\n"
+              "|---|---|---|---|---|\n", kHeldConnections);
+  const bool held = rss.held > 0 && rss.warm > 0;
+  std::printf("| %s | %s | %s | %s | %s |\n", kib(rss.start).c_str(), kib(rss.warm).c_str(), kib(rss.held).c_str(),
+              held ? fixed(static_cast<double>(rss.held - rss.warm) / kHeldConnections, 1).c_str() : "—",
+              kib(rss.end).c_str());
+  if (!rss.held_error.empty()) {
+    std::printf("\n%d connections: %s\n", kHeldConnections, rss.held_error.c_str());
+  } else if (rss.kept_alive == kHeldConnections) {
+    std::printf("\nThe %d connections each carried one request and were kept alive by the window.\n",
+                kHeldConnections);
+  } else {
+    std::printf("\nThe window kept %d of %d connections open after one request; the others were replaced by "
+                "connections that had sent nothing yet (the window closes after every answer), so the "
+                "column is %d open client connections.\n", rss.kept_alive, kHeldConnections, kHeldConnections);
+  }
+
+  std::printf("\nIssue #4 targets (report only; PASS/MISS with the measured value).\n\n"
+              "| target | result |\n|---|---|\n");
+  for (const Row& r : rows) {
+    if (!r.via_window || r.clients != info.many_clients || r.new_tcp_each) continue;
+    const double x = ratio(rows, r);
+    std::printf("| %d-client throughput ≥ %.1f × direct, %s | %s |\n", r.clients, kTargetThroughputRatio,
+                r.scheme.c_str(), verdict(x >= 0, x >= kTargetThroughputRatio, fixed(x, 2) + "×").c_str());
+  }
+  std::printf("| ≤ 8 MiB RSS at %d connections | %s |\n", kHeldConnections,
+              verdict(rss.held > 0, rss.held <= kTargetHeldRssKib, kib(rss.held) + " KiB").c_str());
+  std::printf("\n");
+}
+
+}  // namespace bench
