@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -331,10 +332,31 @@ void sweep_stale_namespaces() {
 
 }  // namespace
 
-TestNet::TestNet()
-    : name_("gkit" + std::to_string(getpid())),
-      // One /24 per test process, so tests may run in parallel (ctest -j).
-      prefix_("198.18." + std::to_string(1 + getpid() % 250) + ".") {
+// One /24 per test process, so tests may run in parallel (ctest -j): the first n from pid % 199
+// whose lock file this process can flock. Returns the lock's fd (kept open) or -1.
+int lock_subnet(int& n) {
+  for (int i = 0; i < 199; ++i) {
+    const int candidate = 1 + (getpid() + i) % 199;
+    const std::string path = "/tmp/gk-it-subnet-" + std::to_string(candidate) + ".lock";
+    const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) continue;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+      n = candidate;
+      return fd;
+    }
+    close(fd);
+  }
+  return -1;
+}
+
+TestNet::TestNet() : name_("gkit" + std::to_string(getpid())) {
+  int n = 0;
+  subnet_lock_ = lock_subnet(n);
+  if (subnet_lock_ < 0) {
+    error = "no free test subnet in 198.18.1-199 (every /tmp/gk-it-subnet-*.lock is held)";
+    return;
+  }
+  prefix_ = "198.18." + std::to_string(n) + ".";
   const std::string ns = name_;
   const std::string host_if = "gkh" + std::to_string(getpid());
   const std::string ns_if = "gkn" + std::to_string(getpid());
@@ -419,6 +441,7 @@ TestNet::~TestNet() {
   }
   run("ip netns pids " + name_ + " | xargs -r kill");
   run("ip netns del " + name_);
+  if (subnet_lock_ >= 0) close(subnet_lock_);  // after the veth with P.1 is gone
 }
 
 int TestNet::listen_in_namespace(std::uint16_t port) {

@@ -98,7 +98,9 @@ inline constexpr std::string_view k502 = "HTTP/1.1 502 Bad Gateway\r\nConnection
 inline constexpr std::string_view k503 = "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n\r\n";
 
 // --- the test network ---
-// Namespace gkit<pid>, subnet P = 198.18.<1 + pid % 250>.0/24: veth P.1 (here) <-> P.2, P.4
+// Namespace gkit<pid>, subnet P = 198.18.<n>.0/24 with n in 1..199 held by this process alone
+// (an flock on /tmp/gk-it-subnet-<n>.lock, released when the process ends, however it ends;
+// 198.18.200-254 are the Docker tests' and 198.19 the benchmarks'): veth P.1 (here) <-> P.2, P.4
 // (namespace). dnsmasq on P.2:53 answers: public.test → P.2; mixed.test → P.2 and fd00::1;
 // loop.test → 127.0.0.1; refused.test → P.4 (nothing listens); slow.test → P.77 (no such host:
 // connects hang); nx.test → NXDOMAIN.
@@ -128,6 +130,7 @@ class TestNet {
   void session(int fd);
   std::string name_;
   std::string prefix_;  // "198.18.<n>." — per process
+  int subnet_lock_ = -1;
   pid_t dnsmasq_ = -1;
   int listen_fd_ = -1;
   bool ok_ = false;
