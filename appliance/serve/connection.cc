@@ -15,6 +15,16 @@ struct TextWrite {
 
 }  // namespace
 
+int write_what_fits(uv_stream_t* stream, std::string& bytes) {
+  if (bytes.empty()) return 0;
+  uv_buf_t buf = uv_buf_init(bytes.data(), static_cast<unsigned>(bytes.size()));
+  const int n = uv_try_write(stream, &buf, 1);
+  if (n == UV_EAGAIN) return 0;  // also when writes are queued: the order is kept
+  if (n < 0) return n;
+  bytes.erase(0, static_cast<std::size_t>(n));
+  return 0;
+}
+
 Connection::Connection(ServeContext& ctx, TcpListener& listener) : ctx_(ctx), listener_(listener) {
   uv_tcp_init(ctx_.loop, &client_);
   client_.data = this;

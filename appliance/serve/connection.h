@@ -28,6 +28,12 @@ struct ChunkFree {
 };
 using Chunk = std::unique_ptr<char, ChunkFree>;
 
+// Writes what the socket takes right now (uv_try_write) and erases it from `bytes`; the caller
+// queues the rest, if any, with uv_write. A write done this way costs no write request and, in
+// libuv 1.44, no epoll_ctl when it completes (uv_write's completion re-arms the watcher).
+// Returns 0 or a libuv error other than UV_EAGAIN.
+int write_what_fits(uv_stream_t* stream, std::string& bytes);
+
 class Connection {
  public:
   Connection(ServeContext& ctx, TcpListener& listener);

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "appliance/serve/connection.h"
 #include "appliance/serve/context.h"
 #include "appliance/serve/interfaces.h"
 
@@ -33,6 +34,7 @@ UpstreamConnection::UpstreamConnection(UpstreamPool& pool, std::string key)
 
 int UpstreamConnection::dial(const policy::WindowEndpoint& endpoint, std::unique_ptr<TlsSession> tls) {
   tls_ = std::move(tls);
+  endpoint_ = endpoint;
   // STYLE.md rule 4: the only address dialled is the one decide_window_answers() checked.
   const sockaddr_storage storage = socket_address(endpoint.address(), endpoint.port());
   connect_req_.data = this;
@@ -144,12 +146,20 @@ void UpstreamConnection::send(std::string_view plaintext) {
 }
 
 void UpstreamConnection::write_raw(std::string bytes) {
+  auto* stream = reinterpret_cast<uv_stream_t*>(&tcp_);
+  if (connected_) {
+    if (const int rc = write_what_fits(stream, bytes); rc != 0) {
+      fail(uv_err_name(rc));
+      return;
+    }
+    if (bytes.empty()) return;
+  }
   auto* w = new UpstreamWrite;
   w->bytes = std::move(bytes);
   w->self = this;
   w->req.data = w;
   uv_buf_t buf = uv_buf_init(w->bytes.data(), static_cast<unsigned>(w->bytes.size()));
-  const int rc = uv_write(&w->req, reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1, on_written);
+  const int rc = uv_write(&w->req, stream, &buf, 1, on_written);
   if (rc != 0) {
     delete w;
     fail(uv_err_name(rc));
@@ -234,13 +244,7 @@ UpstreamConnection* UpstreamPool::acquire(const std::string& key, const policy::
   if (!fresh_only) {
     // Most recently idle first: the least likely to be closing on the other side.
     for (auto it = idle_.rbegin(); it != idle_.rend(); ++it) {
-      UpstreamConnection* c = *it;
-      if (c->key_ != key) continue;
-      leave_idle(c);
-      c->reused_ = true;
-      c->attach(user);
-      ++reused_count_;
-      return c;
+      if ((*it)->key_ == key) return take_idle(*it, user);
     }
   }
   if (all_.size() >= max_total_ && !idle_.empty()) idle_.front()->close();  // oldest idle makes room
@@ -267,13 +271,25 @@ UpstreamConnection* UpstreamPool::acquire(const std::string& key, const policy::
   return c;
 }
 
-void UpstreamPool::make_idle(UpstreamConnection* c) {
-  std::size_t same_key = 0;
-  for (UpstreamConnection* i : idle_) same_key += i->key_ == c->key_ ? 1 : 0;
-  if (same_key >= kMaxIdlePerKey) {
-    c->close();
-    return;
+UpstreamConnection* UpstreamPool::reuse_idle(std::string_view route, UpstreamUser* user) {
+  if (shut_) return nullptr;
+  for (auto it = idle_.rbegin(); it != idle_.rend(); ++it) {
+    if (std::string_view((*it)->key_).substr(0, route.size()) == route) return take_idle(*it, user);
   }
+  return nullptr;
+}
+
+UpstreamConnection* UpstreamPool::take_idle(UpstreamConnection* c, UpstreamUser* user) {
+  leave_idle(c);
+  c->reused_ = true;
+  c->attach(user);
+  ++reused_count_;
+  return c;
+}
+
+void UpstreamPool::make_idle(UpstreamConnection* c) {
+  // No cap per key: as many idle as were busy at once (a burst of N requests keeps N connections
+  // for the next burst), within --max-upstream-sockets in all.
   idle_.push_back(c);
   c->idle_position_ = std::prev(idle_.end());
   c->idle_ = true;

@@ -2,10 +2,11 @@
 //
 // An UpstreamConnection owns its TCP handle (and a TLS session for https). Its memory lives until
 // the handle's close callback (STYLE.md rule 10); it outlives the window request that dialled it
-// when it goes back to the pool. The pool is bounded: at most kMaxIdlePerKey idle connections per
-// key (grant id + upstream + checked address), at most --max-upstream-sockets connections in all
-// (idle ones are closed first to make room; past that, requests wait in order). An idle connection
-// is closed after kPoolIdleMs, on any byte or EOF from the upstream, and at shutdown.
+// when it goes back to the pool. A connection serves one key (grant id + upstream + the address
+// decide_window_answers() checked when it was dialled). The pool is bounded: at most
+// --max-upstream-sockets connections in all, idle or busy, whatever their keys (idle ones are
+// closed first to make room; past that, requests wait in order). An idle connection is closed
+// after kPoolIdleMs, on any byte or EOF from the upstream, and at shutdown.
 #pragma once
 
 #include <uv.h>
@@ -14,6 +15,7 @@
 #include <list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -25,7 +27,6 @@ namespace appliance::serve {
 struct ServeContext;
 class UpstreamPool;
 
-inline constexpr std::size_t kMaxIdlePerKey = 8;
 // Shorter than common server keep-alive timeouts (nginx 75 s, Node 5 s) so the window rarely
 // sends on a connection the upstream is closing.
 inline constexpr std::uint64_t kPoolIdleMs = 4'000;
@@ -56,6 +57,9 @@ class UpstreamConnection {
   // The user is done. Reusable: back to the pool (idle), else closed.
   void release(bool reusable);
   [[nodiscard]] bool reused() const noexcept { return reused_; }
+  [[nodiscard]] const std::string& key() const noexcept { return key_; }
+  // The address and port this connection was dialled to, as decide_window_answers() chose them.
+  [[nodiscard]] const policy::WindowEndpoint& endpoint() const noexcept { return *endpoint_; }
 
  private:
   friend class UpstreamPool;
@@ -81,6 +85,7 @@ class UpstreamConnection {
   uv_connect_t connect_req_{};
   int open_handles_ = 0;
   std::unique_ptr<TlsSession> tls_;
+  std::optional<policy::WindowEndpoint> endpoint_;
   UpstreamUser* user_ = nullptr;
   bool connected_ = false;
   bool closing_ = false;
@@ -113,6 +118,10 @@ class UpstreamPool {
   UpstreamConnection* acquire(const std::string& key, const policy::WindowEndpoint& endpoint,
                               const TlsContext* tls_context, const policy::UpstreamUrl& upstream,
                               UpstreamUser* user, bool fresh_only, std::string& error);
+  // An idle connection whose key starts with `route` (grant id + upstream, ending in '\n'), most
+  // recently idle first, attached to `user`; nullptr when there is none. Its endpoint was checked
+  // when it was dialled, so a request that takes it needs no DNS answer of its own.
+  UpstreamConnection* reuse_idle(std::string_view route, UpstreamUser* user);
   void wait(PoolWaiter* waiter);
   void cancel(PoolWaiter* waiter);
   void shut_down();
@@ -124,6 +133,7 @@ class UpstreamPool {
 
  private:
   friend class UpstreamConnection;
+  UpstreamConnection* take_idle(UpstreamConnection* c, UpstreamUser* user);
   void make_idle(UpstreamConnection* c);
   void leave_idle(UpstreamConnection* c);
   void closing(UpstreamConnection* c);

@@ -229,6 +229,7 @@ void WindowConnection::on_head(const char* rest, std::size_t rest_length) {
                    policy::upstream_request_headers(request_->headers(), grant, ex_.framing, ex_.body_left) + "\r\n";
   ex_.expect_continue = ex_.framing != policy::BodyFraming::kNone && is_expect_continue(request_->headers());
   ex_.pending_body.assign(rest, rest_length);
+  if (reuse_kept_connection()) return;
   if (auto literal = policy::upstream_literal(*ex_.upstream_url)) {
     decide_answers({*literal});
     return;
@@ -260,11 +261,29 @@ void WindowConnection::decide_answers(const std::vector<policy::Address>& answer
     return;
   }
   ex_.endpoint = std::move(d.endpoint);
-  // A connection is reused only for the same grant, upstream and checked address.
+  // A connection is reused only for the same grant, upstream and checked address (the route
+  // prefix is what reuse_kept_connection() looks for).
   ex_.pool_key = ex_.grant_id + "\n" + ex_.upstream_url->to_string() + "\n" + ex_.endpoint->address().to_string() +
-              "\n" + std::to_string(ex_.endpoint->port());
+                 "\n" + std::to_string(ex_.endpoint->port());
   touch();
   acquire();
+}
+
+bool WindowConnection::reuse_kept_connection() {
+  // A kept connection of this grant and upstream goes where decide_window_answers() allowed when
+  // it was dialled; a DNS answer now could not change where this request goes, so none is asked.
+  // The request is still journalled `allow` with its own record.
+  const std::string route = ex_.grant_id + "\n" + ex_.upstream_url->to_string() + "\n";
+  UpstreamConnection* c = ctx_.upstream_pool->reuse_idle(route, this);
+  if (c == nullptr) return false;
+  journal(policy::Decision::of(policy::Word::kAllow));
+  ex_.endpoint = c->endpoint();
+  ex_.pool_key = c->key();
+  ex_.reused_upstream = true;
+  upstream_ = c;
+  touch();
+  upstream_ready();
+  return true;
 }
 
 void WindowConnection::acquire() {

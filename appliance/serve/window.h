@@ -1,6 +1,7 @@
 // The window (reference §3, issue #4): a reverse proxy that adds a grant's secret.
 //   head (strict llhttp, ≤ 16 KiB, 10 s) → framing check → window key (constant time) → path
-//   rule → grant → always-refused host → c-ares → own-listener rule → allow → pool → upstream
+//   rule → grant → always-refused host → [a kept connection of this grant: allow → upstream]
+//   → c-ares → own-listener rule → allow → pool → upstream
 // Refusals are the reference's generic JSON answers, identical for a bad key, an unknown grant
 // and a path that walks out; the reason goes to the journal only. Once allowed, the request body
 // goes up and the answer comes down as they arrive (re-framed by us, backpressure both ways);
@@ -69,6 +70,7 @@ class WindowConnection final : public Connection, private UpstreamUser, private 
   [[nodiscard]] bool key_matches(std::string_view key) const;
   static void on_resolved(void* owner, Resolution resolution) noexcept;
   void decide_answers(const std::vector<policy::Address>& answers);
+  [[nodiscard]] bool reuse_kept_connection();
   void acquire();
   void pool_has_room() override;
   static void on_timer(uv_timer_t* timer) noexcept;
@@ -83,7 +85,9 @@ class WindowConnection final : public Connection, private UpstreamUser, private 
   void truncated_request();
   void wipe_secret();
   void upstream_failure(std::string_view detail, int status, std::string_view message);
-  void write_client(std::string bytes);
+  void write_client(std::string bytes);  // queued in out_ while batching_, else written
+  void flush_client();
+  void send_client(std::string bytes);
   void finish_success();
   void drop_upstream();
   void touch();
@@ -133,6 +137,8 @@ class WindowConnection final : public Connection, private UpstreamUser, private 
   bool awaiting_request_ = false;  // kept alive, no byte of the next request yet
   bool client_ended_ = false;      // the client half-closed: answer, then close
   bool pipelined_ = false;         // next_bytes_ waits for the next loop turn (on_timer)
+  bool batching_ = false;          // inside upstream_data(): client bytes gather in out_
+  std::string out_;
   bool client_paused_ = false;
   std::uint64_t last_activity_ = 0;
 };

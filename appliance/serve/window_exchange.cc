@@ -144,11 +144,16 @@ void WindowConnection::upstream_data(const char* data, std::size_t length) {
     ex_.any_response_byte = true;
     wipe(ex_.upstream_head);  // no retry past this point
   }
+  // What this piece of the answer produces (head, body, re-chunking) leaves in one write.
+  batching_ = true;
   const MessageParser::Feed feed = response_->feed(data, length);
+  batching_ = false;
   if (feed.status == MessageParser::Status::kError) {
+    out_.clear();
     upstream_failure("bad-response", 502, kUpstreamNoAnswer);
     return;
   }
+  flush_client();
   if (closing() || !ex_.response_done) return;
   // The connection is reusable only after a whole exchange with nothing left over.
   const bool reusable = ex_.request_done && feed.consumed == length && response_->keep_alive() &&
@@ -197,11 +202,6 @@ void WindowConnection::ResponseSink::on_body(const char* data, std::size_t lengt
     w.write_client(std::move(piece));
   } else {
     w.write_client(std::string(data, length));
-  }
-  const auto* client = reinterpret_cast<const uv_stream_t*>(&w.client_);
-  if (w.upstream_ != nullptr && !w.ex_.upstream_paused && uv_stream_get_write_queue_size(client) > kUpstreamHighWater) {
-    w.upstream_->pause_reading();
-    w.ex_.upstream_paused = true;
   }
 }
 
@@ -256,6 +256,38 @@ void WindowConnection::upstream_failure(std::string_view detail, int status, std
 
 void WindowConnection::write_client(std::string bytes) {
   if (closing()) return;
+  if (batching_) {
+    out_ += bytes;
+    return;
+  }
+  send_client(std::move(bytes));
+}
+
+void WindowConnection::flush_client() {
+  if (out_.empty()) return;
+  std::string bytes;
+  bytes.swap(out_);
+  send_client(std::move(bytes));
+  const auto* client = reinterpret_cast<const uv_stream_t*>(&client_);
+  if (!closing() && upstream_ != nullptr && !ex_.upstream_paused &&
+      uv_stream_get_write_queue_size(client) > kUpstreamHighWater) {
+    upstream_->pause_reading();
+    ex_.upstream_paused = true;
+  }
+}
+
+void WindowConnection::send_client(std::string bytes) {
+  if (closing()) return;
+  auto* stream = reinterpret_cast<uv_stream_t*>(&client_);
+  if (write_what_fits(stream, bytes) != 0) {
+    state_ = State::kDone;
+    close_all();
+    return;
+  }
+  if (bytes.empty()) {
+    touch();
+    return;
+  }
   auto* w = new ClientWrite;
   w->bytes = std::move(bytes);
   w->self = this;

@@ -474,6 +474,25 @@ TEST_F(WindowTest, OwnListenerAlwaysRefusedAndUnresolvedUpstreams) {
             (std::vector<std::string>{"deny:own-listener", "deny:always-refused", "deny:unresolved:ENOTFOUND"}));
 }
 
+TEST_F(WindowTest, AReplacedGrantNeverRidesTheOldGrantsKeptConnection) {
+  start();
+  ASSERT_EQ(send_raw(gk_->window, get(window_path("anthropic", "/v1/first"))).status, 200);
+  // Same id, same upstream, a new secret: the kept connection serves, with the new secret.
+  grant(R"({"id":"anthropic","upstream":"https://public.test:8443/","header":"x-api-key","secret":"sk-grant-NEW-1"})");
+  ASSERT_EQ(send_raw(gk_->window, get(window_path("anthropic", "/v1/second"))).status, 200);
+  EXPECT_EQ(tls_->connections.load(), 1);
+  const auto seen = tls_->requests();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[1].credential_sha256.at("x-api-key"), gk_it::sha256_hex("sk-grant-NEW-1"));
+  // Same id, another upstream (whose certificate does not name it): a kept connection to the old
+  // upstream must not carry the request; a new one is dialled and its certificate refused.
+  grant(R"({"id":"anthropic","upstream":"https://mixed.test:8443/","header":"x-api-key","secret":"sk-grant-NEW-2"})");
+  const Answer moved = send_raw(gk_->window, get(window_path("anthropic", "/v1/third")));
+  EXPECT_EQ(moved.status, 502) << moved.raw;
+  EXPECT_EQ(tls_->hits.load(), 2);
+  EXPECT_EQ(window_decisions(), (std::vector<std::string>{"allow", "allow", "allow", "failed:tls-certificate"}));
+}
+
 // --- client keep-alive (RFC 9112 §9.3) ---
 
 // The value of one /metrics line ("name{labels} value"); -1 when absent.
