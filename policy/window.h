@@ -104,8 +104,9 @@ enum class BodyFraming : std::uint8_t { kNone = 0, kLength, kChunked };
 // RFC 9112 §6.1/§6.3 smuggling shapes the window refuses (400, deny:malformed): Content-Length
 // with Transfer-Encoding, two Content-Length fields, a Transfer-Encoding other than exactly
 // "chunked" (a coding after chunked, or codings we would have to re-frame), Transfer-Encoding in
-// an HTTP/1.0 request, a Content-Length that is not plain decimal. obs-fold is found by the
-// parser on the raw bytes.
+// an HTTP/1.0 request, a Content-Length that is not plain decimal, and any field whose name is
+// not a token (llhttp 8.1 accepts an empty name) or whose value holds CR, LF or NUL. obs-fold is
+// found by the parser on the raw bytes.
 struct FramingCheck {
   bool ok = false;
   BodyFraming framing = BodyFraming::kNone;
@@ -125,5 +126,7 @@ std::string upstream_request_headers(std::span<const Header> headers, const Gran
 std::string client_response_headers(std::span<const Header> headers);
 
 bool header_name_is(std::string_view name, std::string_view lower);
+bool is_field_name(std::string_view name);    // RFC 9110 §5.1 token
+bool is_field_value(std::string_view value);  // no CR, LF or NUL
 
 }  // namespace policy
