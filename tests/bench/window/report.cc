@@ -75,8 +75,9 @@ void print_window_report(const WindowRunInfo& info, const std::vector<Row>& rows
     }
   }
   if (info.dns_p50_ms > 0) {
-    std::printf("\nOne DNS A query to the namespace's dnsmasq: p50 %s ms (the window resolves the grant's "
-                "host for every request; no cache).\n", fixed(info.dns_p50_ms, 3).c_str());
+    std::printf("\nOne DNS A query to the namespace's dnsmasq: p50 %s ms (the window asks DNS only when it "
+                "dials a new upstream connection; a request that takes a kept one asks nothing).\n",
+                fixed(info.dns_p50_ms, 3).c_str());
   }
 
   std::printf("\nGatekeeper RSS (VmRSS), KiB: at start (window key and grants set, no request yet), after one "
