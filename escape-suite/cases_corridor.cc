@@ -73,8 +73,8 @@ bool parse_window_base(const std::string& url, WindowBase& out) {
   return true;
 }
 
-HttpReply window_get(Context& ctx, const WindowBase& base, const std::string& path) {
-  HttpReply none;
+// The address of the window named by the base URL (empty when it cannot be found).
+std::optional<Addr> window_addr(Context& ctx, const WindowBase& base) {
   std::string ip = base.host;
   if (!parse_addr(ip, 0)) {
     ip = base.host == ctx.opts.gatekeeper ? gatekeeper_ip(ctx) : "";
@@ -85,13 +85,21 @@ HttpReply window_get(Context& ctx, const WindowBase& base, const std::string& pa
       }
     }
   }
-  const auto to = parse_addr(ip, base.port);
+  return parse_addr(ip, base.port);
+}
+
+HttpReply window_send(Context& ctx, const WindowBase& base, const std::string& request) {
+  HttpReply none;
+  const auto to = window_addr(ctx, base);
   if (!to) {
     none.err = EHOSTUNREACH;
     return none;
   }
-  const std::string req = "GET " + path + " HTTP/1.1\r\nHost: " + base.host + "\r\nConnection: close\r\n\r\n";
-  return http_exchange(*to, req, ctx.opts.timeout_ms);
+  return http_exchange(*to, request, ctx.opts.timeout_ms);
+}
+
+HttpReply window_get(Context& ctx, const WindowBase& base, const std::string& path) {
+  return window_send(ctx, base, "GET " + path + " HTTP/1.1\r\nHost: " + base.host + "\r\nConnection: close\r\n\r\n");
 }
 
 // The window's positive control: with the right key, a grant the runner created answers with
@@ -252,6 +260,24 @@ void add_corridor_cases(std::vector<Case>& out) {
   add_case(out, "window.empty-key", "an empty key segment", "GET /k//model/<grant>/", "403 or 400",
            [](Context& ctx) {
              return window_refuses(ctx, [](const WindowBase&, const std::string& g) { return "/k//model/" + g + "/"; });
+           });
+  add_case(out, "window.empty-field-name", "smuggle a header line the window and the upstream could read differently",
+           "GET /k/<key>/model/<grant>/ with the line ':Authorization: Bearer x' (an empty field name)", "400",
+           [](Context& ctx) {
+             WindowBase base;
+             if (ctx.opts.window_base.empty()) return inconclusive("the runner passed no --window-base");
+             if (!parse_window_base(ctx.opts.window_base, base)) return inconclusive("bad --window-base");
+             const std::string grant = ctx.opts.window_grant.empty() ? "anthropic" : ctx.opts.window_grant;
+             const std::string path = base.prefix + "/model/" + grant + "/";
+             const HttpReply r = window_send(ctx, base, "GET " + path + " HTTP/1.1\r\nHost: " + base.host +
+                                                            "\r\n:Authorization: Bearer escape-suite\r\nConnection: close\r\n\r\n");
+             if (!r.got) return inconclusive("no answer (" + errno_name(r.err) + ")");
+             const std::string ev = "empty field name -> " + std::to_string(r.status);
+             if (r.status == 403 || r.status == 404) return inconclusive(ev + ": refused, but not as malformed");
+             if (r.status != 400) return fail(ev + ": the window took the request");
+             const Control c = window_control(ctx, base);
+             if (!c.works) return inconclusive(ev + "; " + c.evidence);
+             return pass(ev + "; " + c.evidence);
            });
   add_case(out, "window.control-paths", "reach control endpoints through the window",
            "GET /network on the window", "403 or 404", [](Context& ctx) {
