@@ -52,17 +52,6 @@ int connect_tcp(const std::string& ip, std::uint16_t port) {
   return fd;
 }
 
-bool send_all(int fd, std::string_view bytes) {
-  std::size_t sent = 0;
-  while (sent < bytes.size()) {
-    const ssize_t n = send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    sent += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
 std::string read_until_close(int fd, int timeout_ms, bool* eof, std::size_t max) {
   std::string out;
   if (eof) *eof = false;

@@ -17,11 +17,13 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/socket_io.h"
+
 namespace gk_it {
 
 // --- plain sockets (blocking, with deadlines) ---
 int connect_tcp(const std::string& ip, std::uint16_t port);  // -1 on failure
-bool send_all(int fd, std::string_view bytes);
+using gk_test::send_all;
 // Reads until EOF, an error, `max` bytes (never more) or the deadline; `eof` tells whether EOF
 // was seen.
 std::string read_until_close(int fd, int timeout_ms, bool* eof = nullptr, std::size_t max = 1 << 20);

@@ -36,17 +36,6 @@ int connect_ipv4(const std::string& ip, std::uint16_t port, std::string* error) 
 
 int connect_loopback(std::uint16_t port) { return connect_ipv4("127.0.0.1", port, nullptr); }
 
-bool send_all(int fd, std::string_view bytes) {
-  std::size_t sent = 0;
-  while (sent < bytes.size()) {
-    const ssize_t n = send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    sent += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
 std::string read_head(int fd) {
   std::string head;
   char buf[4096];

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "tests/support/socket_io.h"
+
 namespace bench {
 
 inline constexpr int kIoTimeoutMs = 20000;
@@ -18,7 +20,7 @@ sockaddr_in ipv4_address(const std::string& ip, std::uint16_t port);
 // A connected socket, or -1 with *error ("connect(ip:port): <strerror>") when error is not null.
 int connect_ipv4(const std::string& ip, std::uint16_t port, std::string* error);
 int connect_loopback(std::uint16_t port);  // 127.0.0.1; -1 on failure
-bool send_all(int fd, std::string_view bytes);
+using gk_test::send_all;
 // Reads until the end of an HTTP head ("\r\n\r\n"), EOF, an error or kHeadMax bytes. Reads in
 // blocks, so it may take bytes after the head: only for peers that send nothing unasked after it.
 std::string read_head(int fd);

@@ -1,0 +1,21 @@
+#include "tests/support/socket_io.h"
+
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstddef>
+
+namespace gk_test {
+
+bool send_all(int fd, std::string_view bytes) {
+  std::size_t sent = 0;
+  while (sent < bytes.size()) {
+    const ssize_t n = send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    sent += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace gk_test
