@@ -225,8 +225,9 @@ void WindowConnection::on_head(const char* rest, std::size_t rest_length) {
     return;
   }
   ex_.upstream_head = std::string(request_->method_name()) + " " +
-                   policy::upstream_target(*ex_.upstream_url, route.rest) + " HTTP/1.1\r\n" +
-                   policy::upstream_request_headers(request_->headers(), grant, ex_.framing, ex_.body_left) + "\r\n";
+                      policy::upstream_target(*ex_.upstream_url, route.rest) + " HTTP/1.1\r\n" +
+                      policy::upstream_request_headers(request_->headers(), grant, ex_.framing, ex_.body_left) +
+                      "\r\n";
   ex_.expect_continue = ex_.framing != policy::BodyFraming::kNone && is_expect_continue(request_->headers());
   ex_.pending_body.assign(rest, rest_length);
   if (reuse_kept_connection()) return;
@@ -261,20 +262,23 @@ void WindowConnection::decide_answers(const std::vector<policy::Address>& answer
     return;
   }
   ex_.endpoint = std::move(d.endpoint);
-  // A connection is reused only for the same grant, upstream and checked address (the route
-  // prefix is what reuse_kept_connection() looks for).
-  ex_.pool_key = ex_.grant_id + "\n" + ex_.upstream_url->to_string() + "\n" + ex_.endpoint->address().to_string() +
-                 "\n" + std::to_string(ex_.endpoint->port());
+  // A connection is reused only for the same grant, upstream and checked address.
+  ex_.pool_key = pool_route() + ex_.endpoint->address().to_string() + "\n" + std::to_string(ex_.endpoint->port());
   touch();
   acquire();
+}
+
+std::string WindowConnection::pool_route() const {
+  // Grant ids and upstream URLs hold no '\n': the route is an exact prefix of every pool key of
+  // this grant and upstream, whatever address they were dialled to.
+  return ex_.grant_id + "\n" + ex_.upstream_url->to_string() + "\n";
 }
 
 bool WindowConnection::reuse_kept_connection() {
   // A kept connection of this grant and upstream goes where decide_window_answers() allowed when
   // it was dialled; a DNS answer now could not change where this request goes, so none is asked.
   // The request is still journalled `allow` with its own record.
-  const std::string route = ex_.grant_id + "\n" + ex_.upstream_url->to_string() + "\n";
-  UpstreamConnection* c = ctx_.upstream_pool->reuse_idle(route, this);
+  UpstreamConnection* c = ctx_.upstream_pool->reuse_idle(pool_route(), this);
   if (c == nullptr) return false;
   journal(policy::Decision::of(policy::Word::kAllow));
   ex_.endpoint = c->endpoint();

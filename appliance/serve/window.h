@@ -70,6 +70,7 @@ class WindowConnection final : public Connection, private UpstreamUser, private 
   [[nodiscard]] bool key_matches(std::string_view key) const;
   static void on_resolved(void* owner, Resolution resolution) noexcept;
   void decide_answers(const std::vector<policy::Address>& answers);
+  [[nodiscard]] std::string pool_route() const;  // "<grant id>\n<upstream url>\n"
   [[nodiscard]] bool reuse_kept_connection();
   void acquire();
   void pool_has_room() override;
