@@ -28,7 +28,7 @@ void write_all(std::FILE* stream, std::string_view text) {
 
 int main(int argc, char** argv) {
   if (policy::unsafe_test_ranges_public()) {
-    // STYLE.md rule 9: anything that weakens security says so at start-up.
+    // docs/decisions.md#weakening-is-announced: anything that weakens security says so at start-up.
     write_all(stderr,
               "gatekeeper: warning: unsafe test build: 198.18.0.0/15 and 2001:2::/48 are treated "
               "as public; never use this binary outside tests\n");

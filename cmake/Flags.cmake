@@ -1,5 +1,5 @@
-# Warnings and hardening for our own targets (STYLE.md "Build"). Third-party code compiled here
-# (llhttp, BoringSSL) does not get these warnings; it gets the hardening.
+# Warnings and hardening for our own targets (docs/decisions.md#build-flags). Third-party code
+# compiled here (llhttp, BoringSSL) does not get these warnings; it gets the hardening.
 
 set(GK_WARNINGS
   -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wswitch-enum -Wimplicit-fallthrough)
@@ -9,7 +9,7 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_L
   list(APPEND GK_WARNINGS -Wno-restrict)
 endif()
 
-# Exceptions are off in our code: errors are values (STYLE.md rule 6).
+# Exceptions are off in our code: errors are values (docs/decisions.md#errors-are-values).
 set(GK_CXX_OPTIONS -fno-exceptions)
 
 set(GK_HARDENING -fstack-protector-strong)

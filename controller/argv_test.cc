@@ -85,7 +85,8 @@ TEST(ArgvTest, SpaceCarriesEveryHardeningFlagAndTheProxyEnvironment) {
     EXPECT_TRUE(has_pair(a, "--env", e)) << e;
   EXPECT_TRUE(has_pair(a, "--env", "GATEKEEPER_WINDOW=http://gatekeeper:8080/k/" + std::string(64, 'c')));
   for (const std::string& arg : a) EXPECT_EQ(arg.rfind("type=bind", 0), std::string::npos);
-  // Reference §7.2: the workspace is /spaces/<id>, never /spaces itself.
+  // docs/reference-behaviour.md#container-hardening: the workspace is /spaces/<id>, never /spaces
+  // itself.
   EXPECT_TRUE(has_pair(a, "--mount", "type=volume,src=gk-0123456789ab-volume-work,dst=/spaces/0123456789ab"));
 }
 

@@ -1,5 +1,6 @@
-// DockerPlace::check: is this place usable, proved by trying (ARCHITECTURE.md "The place
-// contract"). Beyond the reference's check (which only read the engine version, §8): a probe on a
+// DockerPlace::check: is this place usable, proved by trying
+// (docs/architecture.md#the-place-contract). Beyond the reference's check (which only read the
+// engine version, docs/reference-behaviour.md#docker-place): a probe on a
 // throwaway isolated internal network must fail to reach a listener this process opens on the
 // host at every host address, while a probe on the outer side (a normal bridge built like a
 // space's outer network, where the gatekeeper sits) reaches the same listener: the positive control

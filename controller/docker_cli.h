@@ -12,7 +12,7 @@
 
 namespace controller {
 
-// Reference §8: change steps 120 s, queries 30 s; version/info 10 s.
+// docs/reference-behaviour.md#docker-place: change steps 120 s, queries 30 s; version/info 10 s.
 inline constexpr std::chrono::milliseconds kChangeTimeout{120000};
 inline constexpr std::chrono::milliseconds kQueryTimeout{30000};
 inline constexpr std::chrono::milliseconds kProbeTimeout{10000};

@@ -219,7 +219,8 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   if (Result<std::string> r = step(work_volume_owner_argv(spec), n.space + "-volume-owner"); !r) return rollback(r.error());
   if (Result<std::string> r = step({"rm", n.space + "-volume-owner"}, n.space + "-volume-owner"); !r)
     return rollback(r.error());
-  // The gatekeeper first, so it holds the first address on the inner subnet (reference §7.4).
+  // The gatekeeper first, so it holds the first address on the inner subnet
+  // (docs/reference-behaviour.md#networks).
   if (Result<std::string> r = step(gatekeeper_create_argv(spec, subnet), n.gatekeeper); !r) return rollback(r.error());
   if (Result<std::string> r = step({"network", "connect", n.outer, n.gatekeeper}, n.gatekeeper); !r)
     return rollback(r.error());
@@ -345,7 +346,8 @@ Result<std::vector<std::string>> DockerPlace::connect(const std::string& id, std
 }
 
 Result<void> DockerPlace::stop(const std::string& id) {
-  // The space first, so it never runs without its gatekeeper (reference §7.6).
+  // The space first, so it never runs without its gatekeeper
+  // (docs/reference-behaviour.md#create-start-and-stop-order).
   for (Role role : {Role::kSpace, Role::kGatekeeper}) {
     Result<json> c = owned_container(id, role);
     if (!c) {
@@ -361,7 +363,7 @@ Result<void> DockerPlace::stop(const std::string& id) {
 Result<void> DockerPlace::start(const std::string& id) {
   Result<json> space = owned_container(id, Role::kSpace);
   if (!space) return space.error();
-  // A space that fails verify is never started (issue #6 item 4).
+  // A space that fails verify is never started (docs/decisions.md#create-verify-start).
   Result<std::vector<Difference>> differences = verify(id);
   if (!differences) return differences.error();
   if (!differences->empty()) {
@@ -382,7 +384,8 @@ Result<void> DockerPlace::remove_everything(const std::string& id, bool also_by_
   const std::string by_id = "label=" + std::string(kLabelId) + "=" + id;
   const std::string by_owner = "label=" + std::string(kLabelOwner) + "=" + options_.owner;
   // By name only in a rollback: that call just saw the names free, and an interrupted `docker
-  // create` can leave an unlabelled object behind (reference §5.5). Elsewhere labels decide.
+  // create` can leave an unlabelled object behind (docs/reference-behaviour.md#docker-place).
+  // Elsewhere labels decide.
   std::set<std::string> containers, volumes, networks;
   if (also_by_name) {
     containers = {n.space, n.gatekeeper};
@@ -406,7 +409,8 @@ Result<void> DockerPlace::remove_everything(const std::string& id, bool also_by_
       failures += " docker " + args[0] + " " + what + ": " + o->describe() + ";";
     }
   };
-  // Containers, then volumes, then networks: each holds the next (reference §8).
+  // Containers, then volumes, then networks: each holds the next
+  // (docs/reference-behaviour.md#docker-place).
   for (const std::string& c : containers) remove({"rm", "--force", "--volumes", c}, c);
   for (const std::string& v : volumes) remove({"volume", "rm", "--force", v}, v);
   for (const std::string& w : networks) remove({"network", "rm", w}, w);

@@ -1,5 +1,5 @@
-// The local Docker place (reference-gatekeeper.md §8): every operation is a `docker` CLI call with
-// an argv, a deadline and an output cap (docker_cli.h).
+// The local Docker place (docs/reference-behaviour.md#docker-place): every operation is a `docker`
+// CLI call with an argv, a deadline and an output cap (docker_cli.h).
 #pragma once
 
 #include <set>

@@ -1,5 +1,5 @@
 // DockerPlace::verify: re-inspect both containers and both networks of a space and compare each
-// with the spec rebuilt from their labels and today's pins (reference-gatekeeper.md §7.5).
+// with the spec rebuilt from their labels and today's pins (docs/reference-behaviour.md#verify).
 #include "controller/docker_place.h"
 
 namespace controller {

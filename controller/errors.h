@@ -1,6 +1,7 @@
 // Errors of the controller: a stable code a program (OpenChamber) can branch on, plus a sentence
-// for a person that names the operation and the object (STYLE.md rule 8). Errors are values; the
-// only exceptions in controller/ are CLI11's and nlohmann-json's, caught in main.cc.
+// for a person that names the operation and the object (docs/decisions.md#error-messages). Errors
+// are values; the only exceptions in controller/ are CLI11's and nlohmann-json's, caught in
+// main.cc.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// The escape suite against real spaces on the local engine (issue #7 item 5, LABEL docker): skips
+// The escape suite against real spaces on the local engine (LABEL docker): skips
 // with a reason without an engine, fails under CI=true. Traffic goes only to loopback, the host's
 // own addresses and networks/containers these tests (and the runner) create. Each test has its own
 // owner and ends by proving nothing labelled with it is left.

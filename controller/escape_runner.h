@@ -1,4 +1,4 @@
-// `spacectl escape-test SPACE` (issue #7 item 2): the host half of the escape suite. It prepares
+// `spacectl escape-test SPACE`: the host half of the escape suite. It prepares
 // the controls the attacker binary cannot make from inside (host listeners, a second space, a test
 // upstream, a grant with a fake key, allowlist switches, baits), copies the static binary into the
 // space over `docker exec -i` stdin (no mount), runs it as the space's user, and adds the checks

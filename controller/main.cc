@@ -171,7 +171,7 @@ int run(int argc, char** argv) {
   auto* journal_cmd = with_id(&app, "journal", "the gatekeeper's journal");
   auto* policy_cmd = with_id(&app, "policy", "the gatekeeper's network and grant ids (never a secret)");
 
-  // escape-test (issue #7): escape_runner.h says what it creates and removes.
+  // escape-test: escape_runner.h says what it creates and removes.
   auto* escape_cmd = with_id(&app, "escape-test", "run the escape suite against a space, with host-side controls and checks");
   controller::EscapeOptions escape_options;
   escape_options.binary = dir + "/escape-suite";

@@ -104,7 +104,7 @@ Result<json> Manager::show(const std::string& id) {
     out["network"] = {{"mode", record->mode}, {"domains", record->domains}};
     out["grants"] = grants;
   } else {
-    out["network"] = nullptr;  // unknown, never "open" (reference-host-side §5.4)
+    out["network"] = nullptr;  // unknown, never "open" (docs/reference-behaviour.md#host-records)
   }
   return out;
 }
@@ -162,7 +162,8 @@ Result<json> Manager::remove(const std::string& id) {
 
 Result<json> Manager::network_set(const std::string& id, const std::string& mode, const std::vector<std::string>& domains) {
   const std::string body = json{{"mode", mode}, {"domains", domains}}.dump();
-  // Refused here with the gatekeeper's own words before anything is sent (policy/ §4.2 rules).
+  // Refused here with the gatekeeper's own words before anything is sent
+  // (policy/control_messages.h).
   policy::Result<policy::NetworkPolicy> parsed = policy::parse_network_request(body);
   if (!parsed) return fail(Code::kInvalidArgument, "network set " + id + ": " + parsed.error().message);
   Result<SpaceRecord> record = read_record(state, id);

@@ -34,7 +34,8 @@ struct Manager {
   Result<nlohmann::json> control_get(const std::string& id, const std::string& path);  // /journal, /policy
 };
 
-// State of a listed space: running, stopped, unreachable or needs-access (reference-host-side §5.8).
+// State of a listed space: running, stopped, unreachable or needs-access
+// (docs/reference-behaviour.md#space-states).
 std::string space_state(const SpaceSummary& summary, bool needs_access);
 
 }  // namespace controller

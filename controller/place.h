@@ -1,4 +1,4 @@
-// The place contract (ARCHITECTURE.md "The place contract"; reference-host-side.md §6.2): one
+// The place contract (docs/architecture.md#the-place-contract): one
 // interface every place implements, so the manager and the CLI never name a runtime.
 #pragma once
 

@@ -1,5 +1,5 @@
-// The place contract every place must pass (ARCHITECTURE.md "The place contract"): check, create,
-// list, exec, exec-argv, connect, stop, start, remove and verify, seen only through Place.
+// The place contract every place must pass (docs/architecture.md#the-place-contract): check,
+// create, list, exec, exec-argv, connect, stop, start, remove and verify, seen only through Place.
 #include "controller/place_contract_test.h"
 
 #include "controller/docker_place.h"

@@ -1,4 +1,4 @@
-// The place contract suite (issue #6 item 2): one parameterised GoogleTest suite written against
+// The place contract suite: one parameterised GoogleTest suite written against
 // the Place interface only. Every place instantiates it with INSTANTIATE_TEST_SUITE_P in its own
 // test binary (the in-memory fake under label unit, Docker under label docker).
 #pragma once

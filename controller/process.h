@@ -1,6 +1,6 @@
-// The only place in controller/ that starts a process (reference-host-side.md §1: every child is
-// spawned directly with an argv, never a shell, always with a timeout and an output cap). The
-// environment is inherited so DOCKER_HOST and DOCKER_CONTEXT reach the docker CLI.
+// The only place in controller/ that starts a process (docs/reference-behaviour.md#processes: every
+// child is spawned directly with an argv, never a shell, always with a timeout and an output cap).
+// The environment is inherited so DOCKER_HOST and DOCKER_CONTEXT reach the docker CLI.
 #pragma once
 
 #include <chrono>
@@ -10,7 +10,7 @@
 
 namespace controller {
 
-inline constexpr std::size_t kDefaultOutputCap = 4u << 20;  // reference run-command.js default
+inline constexpr std::size_t kDefaultOutputCap = 4u << 20;  // docs/reference-behaviour.md#processes
 inline constexpr std::size_t kStderrKept = 16u << 10;       // only the tail goes into messages
 
 struct ProcessRequest {

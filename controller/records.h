@@ -1,6 +1,7 @@
-// The host's record of a space (reference-host-side.md §5.4): network choice and grant ids, so a
-// restarted gatekeeper can be told again. Never a secret: a grant records only whether it had one.
-// Files are mode 0600 under a 0700 directory, written through a temporary name and a rename.
+// The host's record of a space (docs/reference-behaviour.md#host-records): network choice and grant
+// ids, so a restarted gatekeeper can be told again. Never a secret: a grant records only whether it
+// had one. Files are mode 0600 under a 0700 directory, written through a temporary name and a
+// rename.
 #pragma once
 
 #include <string>

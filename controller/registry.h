@@ -1,4 +1,5 @@
-// Places by name (reference-host-side.md §6.1): the CLI asks the registry, never a concrete type.
+// Places by name (docs/reference-behaviour.md#place-registry-and-contract): the CLI asks the
+// registry, never a concrete type.
 #pragma once
 
 #include <functional>

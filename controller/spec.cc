@@ -60,8 +60,8 @@ void add_labels(std::vector<std::string>& argv, const SpaceSpec& spec, Role role
 
 std::string mebibytes(std::int64_t bytes) { return std::to_string(bytes) + "b"; }
 
-// Flags common to both containers (reference §7.1). The security options are no-new-privileges
-// and our own seccomp profile; AppArmor's default stays on.
+// Flags common to both containers (docs/reference-behaviour.md#container-hardening). The security
+// options are no-new-privileges and our own seccomp profile; AppArmor's default stays on.
 void add_common_hardening(std::vector<std::string>& a, std::string_view user,
                           std::string_view seccomp_file, std::int64_t memory) {
   const std::vector<std::string> flags = {
@@ -91,12 +91,14 @@ void add_common_hardening(std::vector<std::string>& a, std::string_view user,
 
 std::vector<std::string> space_environment(const SpaceSpec& spec) {
   const std::string proxy(kCorridorUrl);
-  // Lower case is mandatory: curl ignores upper-case HTTP_PROXY (httpoxy); reference §6.
+  // Lower case is mandatory: curl ignores upper-case HTTP_PROXY (httpoxy);
+  // docs/reference-behaviour.md#space-environment. Node 22/24 ignore the proxy variables without
+  // NODE_USE_ENV_PROXY=1.
   return {"HOME=" + std::string(kHomePath),
           "HTTPS_PROXY=" + proxy, "https_proxy=" + proxy,
           "HTTP_PROXY=" + proxy, "http_proxy=" + proxy,
           "NO_PROXY=" + std::string(kNoProxy), "no_proxy=" + std::string(kNoProxy),
-          "NODE_USE_ENV_PROXY=1",  // Node 22/24 ignore proxy variables without it (reference §6)
+          "NODE_USE_ENV_PROXY=1",
           std::string(kWindowEnv) + "=" + std::string(kWindowBase) + spec.window_key};
 }
 
@@ -111,7 +113,7 @@ std::vector<std::string> inner_network_argv(const SpaceSpec& spec) {
 
 std::vector<std::string> outer_network_argv(const SpaceSpec& spec) {
   // Never --internal: it is the corridor's way out. One per space, so no gatekeeper sees another
-  // space's traffic (reference §7.4).
+  // space's traffic (docs/reference-behaviour.md#networks).
   std::vector<std::string> a = {"network", "create", "--driver", "bridge", "--ipv6=false"};
   add_labels(a, spec, Role::kOuterNetwork);
   a.push_back(names_for(spec.id).outer);

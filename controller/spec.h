@@ -1,6 +1,7 @@
 // The hardening spec of a space: names, labels and the exact `docker network create`,
-// `docker volume create` and `docker create` argv of every resource (reference-gatekeeper.md §7,
-// §8). verify.cc checks an inspected resource against the same constants.
+// `docker volume create` and `docker create` argv of every resource
+// (docs/reference-behaviour.md#container-hardening). verify.cc checks an inspected resource against
+// the same constants.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +14,8 @@ namespace controller {
 
 inline constexpr std::string_view kControllerVersion = "0.1.0";
 
-// Labels: the runtime's labels are the only record of what exists (reference-host-side.md §5.2).
+// Labels: the runtime's labels are the only record of what exists
+// (docs/reference-behaviour.md#labels).
 inline constexpr std::string_view kLabelMarker = "spacectl.space";    // "true"
 inline constexpr std::string_view kLabelId = "spacectl.space.id";     // 12 lowercase hex
 inline constexpr std::string_view kLabelRole = "spacectl.space.role";
@@ -25,7 +27,7 @@ inline constexpr std::string_view kLabelVersion = "spacectl.version";
 enum class Role : std::uint8_t { kSpace, kGatekeeper, kInnerNetwork, kOuterNetwork, kHomeVolume, kWorkVolume, kProbe };
 std::string_view role_word(Role role);
 
-// Hardening constants (reference §7.1–7.3).
+// Hardening constants (docs/reference-behaviour.md#container-hardening).
 inline constexpr std::string_view kSpaceUser = "1000:1000";       // default space image's user
 inline constexpr std::string_view kGatekeeperUser = "65532:65532"; // the gatekeeper image's user
 inline constexpr std::int64_t kPidsLimit = 512;
@@ -39,18 +41,20 @@ inline constexpr std::string_view kLogMaxSize = "10m";
 inline constexpr std::string_view kLogMaxFile = "1";
 inline constexpr std::string_view kLogCompress = "false";  // `local` refuses max-file=1 while compressing
 inline constexpr std::string_view kHomePath = "/home/space";
-// The work volume is mounted at /spaces/<id> (reference §7.2: the id names the workspace inside
-// the space); the image's /spaces (owned by the space user) is only its parent. work_path(id).
+// The work volume is mounted at /spaces/<id> (docs/reference-behaviour.md#container-hardening: the
+// id names the workspace inside the space); the image's /spaces (owned by the space user) is only
+// its parent. work_path(id).
 inline constexpr std::string_view kWorkParent = "/spaces";
 // The gatekeeper image's binary (image/README.md: the entrypoint is this static binary).
 inline constexpr std::string_view kGatekeeperBinary = "/gatekeeper";
 inline constexpr std::string_view kGatekeeperAlias = "gatekeeper";
 inline constexpr std::string_view kCorridorUrl = "http://gatekeeper:3128";
 inline constexpr std::string_view kNoProxy = "gatekeeper,localhost,127.0.0.1";
-inline constexpr std::string_view kWindowBase = "http://gatekeeper:8080/k/";  // + key (issue #4)
+inline constexpr std::string_view kWindowBase = "http://gatekeeper:8080/k/";  // + key
 inline constexpr std::string_view kWindowEnv = "GATEKEEPER_WINDOW";
 // Engine ≥ 28 knows gateway_mode_ipv4; older engines (20.10 here) only inhibit_ipv4. Either way
-// verify checks the effect, because Engine 26 silently accepted the newer option (reference §7.4).
+// verify checks the effect, because Engine 26 silently accepted the newer option
+// (docs/reference-behaviour.md#networks).
 inline constexpr std::string_view kOptIsolated = "com.docker.network.bridge.gateway_mode_ipv4=isolated";
 inline constexpr std::string_view kOptInhibit = "com.docker.network.bridge.inhibit_ipv4=true";
 
@@ -69,7 +73,7 @@ struct SpaceSpec {
   std::string seccomp_space;      // profile file paths
   std::string seccomp_gatekeeper;
   std::int64_t memory_bytes = kDefaultSpaceMemory;
-  std::string window_key;  // 64 hex; not a secret from the agent (issue #4 item 2)
+  std::string window_key;  // 64 hex; not a secret from the agent
   std::vector<std::string> command;  // empty: the image's own
   int engine_major = 0;
 };

@@ -1,5 +1,5 @@
 // verify: compare what the runtime reports (`docker inspect`, `docker network inspect`) with the
-// hardening spec, and name every difference (reference-gatekeeper.md §7.5). Pure: the inspect
+// hardening spec, and name every difference (docs/reference-behaviour.md#verify). Pure: the inspect
 // JSON and the host-address probe are inputs, so unit tests feed canned documents.
 #pragma once
 

@@ -2,7 +2,7 @@
 // A case is an attack tried from inside a live space. It passes only when the attempt fails in the
 // way its `proof` names; a refusal that could also come from a broken set-up (no network at all,
 // no corridor) needs a positive control in the same run, and without one the case is INCONCLUSIVE,
-// never PASS (escape-and-hardening.md §1.3, Apple container issue #2062).
+// never PASS (docs/reference-behaviour.md#escape-suite-cases, apple/container#2062).
 #pragma once
 
 #include <cstddef>
@@ -87,7 +87,7 @@ const std::string& gatekeeper_ip(Context& ctx);
 // Sends `CONNECT <authority> HTTP/1.1` to the corridor and reads the answer's head.
 HttpReply corridor_connect(Context& ctx, std::string_view authority);
 // True when the refusal carries no reason: no body and no word that names why (the reason goes to
-// the journal only; reference §1.1).
+// the journal only; docs/reference-behaviour.md#corridor-refusals).
 bool refusal_is_generic(const HttpReply& reply);
 
 // Appends a case; its group is the id's prefix before the first '.'.

@@ -1,6 +1,7 @@
 // Identity and privilege: the space runs as an unprivileged uid with no capabilities, under
 // no-new-privileges and a seccomp filter, and cannot become root by any credential call.
-// (reference §9 #2, #3; CIS Docker 5.4/5.25; SandboxEscapeBench "privileged" scenarios.)
+// (the reference suite's "not root" and "no capabilities" cases; CIS Docker 5.4/5.25;
+// SandboxEscapeBench "privileged" scenarios.)
 #include <grp.h>
 #include <linux/capability.h>
 #include <sys/fsuid.h>

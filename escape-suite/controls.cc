@@ -1,6 +1,7 @@
 // The positive controls shared by the network cases. Each is computed once per run; a denial case
 // whose control does not work reports INCONCLUSIVE, because "refused" and "broken" look alike from
-// inside (the Apple container isolation test passed only because DNS was down, issue #2062).
+// inside (the Apple container isolation test passed only because DNS was down,
+// apple/container#2062).
 #include <unistd.h>
 
 #include "escape-suite/case.h"

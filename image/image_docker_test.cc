@@ -27,7 +27,7 @@ using image_testing::RunOutcome;
 const std::string kSourceDir = GK_SOURCE_DIR;
 const std::string kBinaryDir = GK_BINARY_DIR;
 constexpr std::chrono::seconds kDockerTimeout{90};
-// ISSUE #5: the appliance image targets at most 5 MB (decimal), as Docker counts it.
+// The appliance image targets at most 5 MB (decimal), as Docker counts it.
 constexpr std::uint64_t kMaxGatekeeperImageBytes = 5'000'000;
 constexpr std::string_view kBenchmarkingAddress = "198.18.0.1";  // RFC 2544 range, 198.18.0.0/15
 
@@ -149,7 +149,7 @@ TEST_F(ImageDockerTest, GatekeeperImageIsAtMostFiveMegabytes) {
   EXPECT_GT(size, 0u);
 }
 
-// Issue #5: the release binary, as shipped, denies the benchmarking range...
+// The release binary, as shipped, denies the benchmarking range...
 TEST_F(ImageDockerTest, ReleaseImageAnswersDenyBlockedAddressForBenchmarkingRange) {
   const RunOutcome outcome = explain_in(pinned_id("gatekeeper-image.id"));
   EXPECT_EQ(outcome.exit_code, 0) << last_command_;

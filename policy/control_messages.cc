@@ -135,14 +135,16 @@ Result<NetworkPolicy> parse_network_request(std::string_view body) {
   if (!chosen) return Error{std::string(kMsgBadMode)};
   policy.mode = *chosen;
 
-  // Reference §4.2: a missing or non-array "domains" is an empty list.
+  // docs/reference-behaviour.md#control-validation: a missing or non-array "domains" is an empty
+  // list.
   const json::Value* domains = request.find("domains");
   if (domains == nullptr || !domains->is_array()) return policy;
   if (domains->items().size() > kMaxAllowlistDomains) {
     return Error{std::string(kMsgTooManyDomains)};
   }
   for (const json::Value& entry : domains->items()) {
-    // A non-string entry is shown as '' (reference §4.2), never as its JSON text.
+    // A non-string entry is shown as '' (docs/reference-behaviour.md#control-validation), never as
+    // its JSON text.
     const std::string_view raw = entry.is_string() ? trimmed(entry.as_string()) : "";
     std::optional<std::string> name = checked_name(raw);
     if (!name) return Error{not_a_domain_message(normalise_name(raw))};
@@ -269,8 +271,8 @@ Result<Grant> parse_grant_request(std::string_view body) {
   }
   grant.id = id->as_string();
 
-  // Reference §4.2: the presence of either key, even as null, makes this a secret grant, so a
-  // typo cannot silently turn a key grant into an open one.
+  // docs/reference-behaviour.md#control-validation: the presence of either key, even as null, makes
+  // this a secret grant, so a typo cannot silently turn a key grant into an open one.
   auto& members = request.members();
   const auto header = members.find("header");
   const auto secret = members.find("secret");

@@ -1,6 +1,7 @@
 // Control-channel messages shared by the appliance (which answers them) and the controller
 // (which sends them): POST /network and POST /grants, with the validation messages of
-// reference-gatekeeper.md §4.2, and the fixed answer texts of §4.1.
+// docs/reference-behaviour.md#control-validation, and the fixed answer texts of
+// docs/reference-behaviour.md#control-endpoints.
 #pragma once
 
 #include <cstdint>
@@ -22,18 +23,19 @@ inline constexpr std::size_t kMaxSecretLength = 8192;  // bytes (API keys are AS
 inline constexpr std::size_t kMaxControlDepth = 16;
 inline constexpr std::size_t kMaxControlElements = 10000;
 
-// Fixed answers (§4.1).
+// Fixed answers (docs/reference-behaviour.md#control-endpoints).
 inline constexpr std::string_view kMsgNotJson = "the body is not JSON";
 inline constexpr std::string_view kMsgNotObject = "the body is not an object";
 inline constexpr std::string_view kMsgNoEndpoint = "no such control endpoint";
 inline constexpr std::string_view kMsgControlFailed = "the control channel could not serve this request";
-// Validation (§4.2).
+// Validation (docs/reference-behaviour.md#control-validation).
 inline constexpr std::string_view kMsgBadMode = "mode is \"allowlist\" or \"open\"";
 inline constexpr std::string_view kMsgTooManyDomains = "at most 500 domains";
 inline constexpr std::string_view kMsgBadGrantId = "a grant id is 1 to 64 letters, digits, dots, dashes or underscores";
 inline constexpr std::string_view kMsgBadHeaderName = "a header name is 1 to 64 letters, digits or dashes";
 inline constexpr std::string_view kMsgHeaderNeedsSecret = "a grant with a header needs a secret";
-// Ours, not the reference's: it let such a secret in and failed each request later (§3.4).
+// Ours, not the reference's: it let such a secret in and failed each request later
+// (docs/reference-behaviour.md#window-headers).
 inline constexpr std::string_view kMsgSecretBadBytes = "a secret cannot hold CR, LF or NUL";
 inline constexpr std::string_view kMsgUpstreamNotUrl = "the upstream of a grant is a URL";
 inline constexpr std::string_view kMsgUpstreamScheme = "the upstream of a grant is http or https";

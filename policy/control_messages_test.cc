@@ -165,7 +165,8 @@ TEST(ControlMessagesTest, RefusesUnicodeFullStop) {
 }
 
 TEST(ControlMessagesTest, AcceptsAlwaysRefusedNameInTheList) {
-  // Listing it is allowed; the corridor still refuses it (reference §4.2).
+  // Listing it is allowed; the corridor still refuses it
+  // (docs/reference-behaviour.md#control-validation).
   const Result<NetworkPolicy> policy = parse_network_request(allowlist_of(R"(["auth.openai.com"])"));
   ASSERT_TRUE(policy.ok());
   EXPECT_EQ(policy->domains.count("auth.openai.com"), 1u);

@@ -14,8 +14,9 @@ constexpr std::size_t kMaxPortDigits = 5;
 constexpr std::uint32_t kMaxPort = 65535;
 
 // Strict decimal port: 1..5 ASCII digits, no leading zero, value 1..65535. JavaScript's Number()
-// also reads "0x1bb", "+443", "443.0" and "4.43e2" as 443 (reference-gatekeeper.md §2.1); a
-// second reading of the same text is a parser differential, so those are malformed here.
+// also reads "0x1bb", "+443", "443.0" and "4.43e2" as 443
+// (docs/reference-behaviour.md#corridor-port-parsing); a second reading of the same text is a
+// parser differential, so those are malformed here.
 std::optional<std::uint16_t> parse_port(std::string_view text) {
   if (text.empty() || text.size() > kMaxPortDigits || text[0] == '0') return std::nullopt;
   std::uint32_t value = 0;
@@ -86,7 +87,7 @@ TargetDecision decide_target(std::string_view authority, const NetworkPolicy& po
   out.subject.port = target->port;
 
   // Before the port rule and in every mode, so the journal says why even "auth.openai.com:80"
-  // can never pass (reference-gatekeeper.md §2.3 step 1).
+  // can never pass (docs/reference-behaviour.md#corridor-order-of-checks).
   if (is_always_refused(normalised)) {
     out.decision = Decision::of(Word::kDenyAlwaysRefused);
     return out;
@@ -123,7 +124,7 @@ AnswerDecision decide_answers(const PendingResolution& pending, std::span<const 
     return out;
   }
   // Every answer is judged, not only the one dialled: a name that answers with one private
-  // address is pointed at the inside on purpose (reference-gatekeeper.md §2.5).
+  // address is pointed at the inside on purpose (docs/reference-behaviour.md#resolution).
   const Address* chosen = nullptr;
   for (const Address& answer : answers) {
     if (classify(answer).blocked || is_own_address(answer, own_addresses)) {

@@ -1,11 +1,12 @@
-// The corridor decision, in the reference's order (reference-gatekeeper.md §2.3):
+// The corridor decision, in the reference's order
+// (docs/reference-behaviour.md#corridor-order-of-checks):
 //   malformed target → always-refused name → not a name → port → allowlist → DNS answers.
 // Two steps, because resolution happens between them:
 //   1. decide_target(): everything that needs no DNS. Returns a denial, or a PendingResolution.
 //   2. decide_answers(): every answer classified; any blocked answer (or one of our own
 //      addresses) refuses the whole name; otherwise the address to dial is chosen.
 // Only decide_answers() can create an ApprovedEndpoint: the connector dials nothing else
-// (STYLE.md rule 4), so the name is never resolved twice.
+// (docs/decisions.md#dial-only-what-was-approved), so the name is never resolved twice.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +26,8 @@ namespace policy {
 inline constexpr std::uint16_t kCorridorPort = 443;
 inline constexpr std::size_t kMaxAllowlistDomains = 500;
 
-// Names refused in every mode, even when listed (reference §2.3 step 1).
+// Names refused in every mode, even when listed
+// (docs/reference-behaviour.md#corridor-order-of-checks).
 std::span<const std::string_view> always_refused_names();
 
 enum class Mode : std::uint8_t { kAllowlist = 0, kOpen };  // zero value: the strict one

@@ -1,4 +1,5 @@
-// The corridor decision: every rule of reference-gatekeeper.md §2.3-2.6, in order.
+// The corridor decision: every rule of docs/reference-behaviour.md#corridor-order-of-checks, in
+// order.
 #include "policy/corridor.h"
 
 #include <gtest/gtest.h>
@@ -17,7 +18,7 @@ namespace {
 
 using namespace std::string_literals;
 
-// Only the decision functions make these (STYLE.md rule 4).
+// Only the decision functions make these (docs/decisions.md#dial-only-what-was-approved).
 static_assert(!std::is_default_constructible_v<ApprovedEndpoint>);
 static_assert(!std::is_constructible_v<ApprovedEndpoint, Address, std::uint16_t, std::string>);
 static_assert(!std::is_default_constructible_v<PendingResolution>);
@@ -146,7 +147,8 @@ TEST(CorridorTest, AlwaysRefusedListHoldsOnlyNames) {
   for (std::string_view name : always_refused_names()) EXPECT_TRUE(is_name(name)) << name;
 }
 
-// reference-gatekeeper.md §2.4: the 30 refused forms, for ports 443/80/8443, in both modes.
+// docs/reference-behaviour.md#name-predicate: the 30 refused forms, for ports 443/80/8443, in both
+// modes.
 TEST(CorridorTest, RefusesTheReferenceNotANameFormsOnEveryPortInBothModes) {
   const std::vector<std::string> forms = {
       "104.18.41.241", "203.0.113.7", "10.0.0.1", "127.0.0.1", "::ffff:104.18.41.241",
@@ -318,8 +320,8 @@ TEST(CorridorTest, ApprovedEndpointHoldsTheCheckedAddressNameAndPort) {
   EXPECT_EQ(answer.subject.port, 443);
 }
 
-// reference-gatekeeper.md §2.6, answered through the corridor. Rows where this policy is
-// stricter than the reference (documentation ranges, embedded IPv4) say so.
+// docs/reference-behaviour.md#blocked-addresses, answered through the corridor. Rows where this
+// policy is stricter than the reference (documentation ranges, embedded IPv4) say so.
 TEST(CorridorTest, AnswersTheReferenceBlockListRows) {
   for (std::string_view blocked :
        {"0.1.2.3", "10.0.0.1", "100.64.0.1", "100.127.255.255", "127.0.0.1", "169.254.169.254",
@@ -339,7 +341,8 @@ TEST(CorridorTest, AnswersTheReferenceBlockListRows) {
   }
 }
 
-// peers-egress.md §5.1-5.3, answered through the corridor: every probe of every table row.
+// docs/reference-behaviour.md#blocked-addresses, answered through the corridor: every probe of
+// every table row.
 TEST(CorridorTest, AnswersEveryRangeProbeThroughTheCorridor) {
   for (const auto& probes : {std::span<const policy_test::Probe>(policy_test::kIpv4Probes),
                              std::span<const policy_test::Probe>(policy_test::kIpv6Probes)}) {

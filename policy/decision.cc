@@ -43,7 +43,8 @@ bool is_detail_char(char c) {
 std::span<const Word> all_words() { return kAllWords; }
 
 std::string_view word_text(Word word) {
-  // The journal's stable words (reference-gatekeeper.md §5). Changing one breaks every reader.
+  // The journal's stable words (docs/reference-behaviour.md#decision-words). Changing one breaks
+  // every reader.
   switch (word) {
     case Word::kDenyUndecided: return "deny:undecided";
     case Word::kAllow: return "allow";

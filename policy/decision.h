@@ -1,6 +1,7 @@
 // The decision vocabulary: the words the journal writes, one enum with stable strings.
-// Reference: ../shared/reference/reference-gatekeeper.md §5, plus our own words
-// (deny:undecided, deny:bad-window-key). A default-constructed Decision denies (STYLE.md rule 5).
+// The words: docs/reference-behaviour.md#decision-words, plus our own words
+// (deny:undecided, deny:bad-window-key). A default-constructed Decision denies
+// (docs/decisions.md#deny-is-the-zero-value).
 #pragma once
 
 #include <cstdint>

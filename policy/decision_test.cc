@@ -25,7 +25,8 @@ TEST(DecisionTest, OnlyAllowIsAllowed) {
   }
 }
 
-// One test per word: the journal's readers depend on these exact strings (STYLE.md rule 19).
+// One test per word: the journal's readers depend on these exact strings
+// (docs/decisions.md#invariants-are-tests).
 TEST(DecisionTest, WordUndecidedText) { EXPECT_EQ(word_text(Word::kDenyUndecided), "deny:undecided"); }
 TEST(DecisionTest, WordAllowText) { EXPECT_EQ(word_text(Word::kAllow), "allow"); }
 TEST(DecisionTest, WordFailedText) { EXPECT_EQ(word_text(Word::kFailed), "failed"); }

@@ -84,7 +84,7 @@ JournalRecord make_journal_record(std::int64_t at_unix_ms, Listener listener,
   record.at_unix_ms = at_unix_ms;
   record.listener = listener;
   // Cut because a plain-proxy request line can carry a ~16 KiB host: 500 such records would
-  // outgrow the 1 MiB the host reads of /journal (reference-gatekeeper.md §5).
+  // outgrow the 1 MiB the host reads of /journal (docs/reference-behaviour.md#journal).
   record.host = shown(host, kJournalHostMax);
   record.port = port;
   record.decision = shown(decision.text(), kJournalDecisionMax);

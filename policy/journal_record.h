@@ -1,5 +1,5 @@
-// The journal record (reference-gatekeeper.md §5): exactly five keys, never a path, a query, a
-// body, a header value or a secret.
+// The journal record (docs/reference-behaviour.md#journal): exactly five keys, never a path, a
+// query, a body, a header value or a secret.
 //   {"at":"2026-11-30T12:00:00.000Z","listener":"corridor","host":"example.com","port":443,
 //    "decision":"allow"}
 #pragma once

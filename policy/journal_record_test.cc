@@ -122,7 +122,7 @@ TEST(JournalRecordTest, KeepsHostAtLimitAndCutsOnePast) {
 }
 
 TEST(JournalRecordTest, CutsAHugeHostTo256) {
-  // A plain-proxy request line can carry a ~16 KiB host (reference §5).
+  // A plain-proxy request line can carry a ~16 KiB host (docs/reference-behaviour.md#journal).
   const std::string huge(16370, 'x');
   const JournalRecord record = make_journal_record(0, Listener::kCorridor, huge, 0,
                                                    Decision::of(Word::kDenyNotConnect));

@@ -9,7 +9,7 @@
 //     https://www.iana.org/assignments/ipv6-address-space/ipv6-address-space-1.csv
 //   - IANA IPv4 Multicast Address Space and IPv6 Multicast Address Space registries
 //   - the cloud providers' documentation for their metadata and platform endpoints
-// as summarised in ../shared/reference/peers-egress.md §5.
+// as summarised in docs/reference-behaviour.md#blocked-addresses.
 //
 // To refresh: download the registries above as CSV, compare them row by row with the tables below
 // (every row, whatever its "Globally Reachable" column says, becomes a blocked row with its RFC
@@ -18,9 +18,9 @@
 // ranges_test.cc fails while a row has no probes. The registries gained four IPv6 rows in
 // 2024-2025 (3fff::/20, 5f00::/16, 2001:1::3/128, 100:0:0:1::/64): refresh at least yearly.
 //
-// Deliberate over-blocks (peers-egress.md §5.3 item 2): the rows the registries mark globally
-// reachable (PCP and TURN anycast, AS112, AMT, ORCHIDv2, DETs, NAT64 64:ff9b::/96) are
-// infrastructure, not destinations an agent needs, so they are refused too.
+// Deliberate over-blocks (docs/reference-behaviour.md#blocked-addresses): the rows the registries
+// mark globally reachable (PCP and TURN anycast, AS112, AMT, ORCHIDv2, DETs, NAT64 64:ff9b::/96)
+// are infrastructure, not destinations an agent needs, so they are refused too.
 //
 // IPv6 forms that embed an IPv4 address are refused outright, never decoded: IPv4-mapped
 // ::ffff:0:0/96, IPv4-translated ::ffff:0:0:0/96, IPv4-compatible ::/96, NAT64 64:ff9b::/96 and

@@ -1,7 +1,7 @@
 // The address classifier: which DNS answers the corridor refuses.
 //
 // One table row per range, each with its RFC and a one-line reason, built as
-// ../shared/reference/peers-egress.md §5.3 items 1-5 say. IPv4 is a block-list (every special
+// docs/reference-behaviour.md#blocked-addresses says. IPv4 is a block-list (every special
 // purpose row, multicast, cloud endpoints); IPv6 is an allow-list: only 2000::/3 is public, minus
 // the rows of the table. Every IPv6 form that embeds an IPv4 address is refused outright.
 // ranges.cc says when the table was read from the registries and how to refresh it.

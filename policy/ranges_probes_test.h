@@ -1,7 +1,7 @@
 // Hand-written probes for the address classifier, shared by ranges_test.cc (release policy) and
 // ranges_test_build_test.cc (test-build policy). Written from the registries
-// (../shared/reference/peers-egress.md §5), not from ranges.cc: for every row, its first and last
-// address and one address just outside each end, with the verdict expected there. An outside
+// (docs/reference-behaviour.md#blocked-addresses), not from ranges.cc: for every row, its first and
+// last address and one address just outside each end, with the verdict expected there. An outside
 // address that falls into another blocked row expects "blocked". ranges_test.cc fails when a row
 // of the table has no probe at its ends, so a new row cannot land without its probes.
 #pragma once

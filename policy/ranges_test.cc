@@ -202,8 +202,8 @@ TEST(RangesTest, RefusesEveryIpv6FormThatEmbedsAnIpv4Address) {
   EXPECT_TRUE(blocked("2002:7f00:1::1"));
 }
 
-// Reference-gatekeeper.md §2.6 lists addresses its unit tests allow. This table is stricter on
-// purpose (peers-egress.md §5.3): documentation ranges and embedded-IPv4 forms are refused.
+// The reference's unit tests allowed some addresses this table refuses on purpose
+// (docs/reference-behaviour.md#blocked-addresses): documentation ranges and embedded-IPv4 forms.
 TEST(RangesTest, RefusesDocumentationAndEmbeddedFormsTheReferenceAllowed) {
   EXPECT_TRUE(blocked("203.0.113.7"));
   EXPECT_TRUE(blocked("198.51.100.7"));

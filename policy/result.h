@@ -1,6 +1,7 @@
 // Result<T>: a value or an error message, shaped like std::expected (C++23) so it can be swapped
-// for it later. No exceptions anywhere in this project's core (STYLE.md rule 6). The error type
-// is a parameter: the controller's carries a stable code too (controller/errors.h).
+// for it later. No exceptions anywhere in this project's core
+// (docs/decisions.md#errors-are-values). The error type is a parameter: the controller's carries a
+// stable code too (controller/errors.h).
 #pragma once
 
 #include <cstdlib>
@@ -10,7 +11,8 @@
 
 namespace policy {
 
-// An error is a sentence that names the operation and the object (STYLE.md rule 8).
+// An error is a sentence that names the operation and the object
+// (docs/decisions.md#error-messages).
 struct Error {
   std::string message;
 };

@@ -36,7 +36,8 @@ bool iequals(std::string_view a, std::string_view b) {
   return true;
 }
 
-// Credentials the space may send and the window never forwards (reference §3.4, plus cookie).
+// Credentials the space may send and the window never forwards
+// (docs/reference-behaviour.md#window-headers, plus cookie).
 constexpr std::array<std::string_view, 4> kCredentialFields = {
     "authorization",        // RFC 9110 §11.6.2: the space's own (fake) key
     "proxy-authorization",  // RFC 9110 §11.7.2: meant for a proxy, never for the upstream
@@ -138,7 +139,7 @@ WindowRoute split_window_route(std::string_view target) {
   while (id_end < id_and_rest.size() && is_grant_char(id_and_rest[id_end])) ++id_end;
   const std::string_view id = id_and_rest.substr(0, id_end);
   const std::string_view rest = id_and_rest.substr(id_end);
-  // Reference §3.1: ^/model/([A-Za-z0-9._-]{1,64})([/?][^]*)?$
+  // docs/reference-behaviour.md#window-route: ^/model/([A-Za-z0-9._-]{1,64})([/?][^]*)?$
   if (id.empty() || id.size() > kMaxGrantIdLength) return route;
   if (!rest.empty() && rest[0] != '/' && rest[0] != '?') return route;
   route.grant_id = id;
@@ -197,7 +198,8 @@ WindowAnswerDecision decide_window_answers(const UpstreamUrl& upstream,
   bool own_port = false;
   for (std::uint16_t p : own.ports) own_port = own_port || p == upstream.port;
   if (own_address && own_port) {
-    // Feeding the window into itself would eat its own sockets (reference §3.3 step 4).
+    // Feeding the window into itself would eat its own sockets
+    // (docs/reference-behaviour.md#window-grants).
     out.decision = Decision::of(Word::kDenyOwnListener);
     return out;
   }

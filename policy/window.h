@@ -1,9 +1,9 @@
-// The window's pure rules (reference-gatekeeper.md §3, issue #4): the route with its window key,
-// the window-key control message, the choice of the upstream address with the own-listener rule,
-// and the header rules for the request going up and the answer coming back.
+// The window's pure rules (docs/reference-behaviour.md#window-route): the route with its window
+// key, the window-key control message, the choice of the upstream address with the own-listener
+// rule, and the header rules for the request going up and the answer coming back.
 //   /k/<window key>/model/<grant id><rest>      rest: empty, or starts with '/' or '?'
 // Only decide_window_answers() creates a WindowEndpoint: the connector dials nothing else
-// (STYLE.md rule 4).
+// (docs/decisions.md#dial-only-what-was-approved).
 #pragma once
 
 #include <cstdint>
@@ -25,7 +25,8 @@ namespace policy {
 // The window key: 32 random bytes as 64 lower-case hex digits (the host makes it).
 inline constexpr std::size_t kWindowKeyHexLength = 64;
 inline constexpr std::string_view kMsgBadWindowKey = "the window key is 64 hex digits";
-// Journal hosts of window refusals that have no upstream to name (reference §3.1-§3.2).
+// Journal hosts of window refusals that have no upstream to name
+// (docs/reference-behaviour.md#window-route).
 inline constexpr std::string_view kHostUnknownGrant = "unknown-grant";
 inline constexpr std::string_view kHostGrantPath = "grant-path";
 inline constexpr std::string_view kHostWindowKey = "window-key";
@@ -45,13 +46,15 @@ struct WindowRoute {
 };
 WindowRoute split_window_route(std::string_view target);
 
-// Outgoing target: the upstream's path without one trailing '/', then rest verbatim (§3.1).
+// Outgoing target: the upstream's path without one trailing '/', then rest verbatim
+// (docs/reference-behaviour.md#window-route).
 std::string upstream_target(const UpstreamUrl& upstream, std::string_view rest);
 
 // "host[:port]" for the Host header: port omitted when it is the scheme's default; IPv6 bracketed.
 std::string upstream_authority(const UpstreamUrl& upstream);
 
-// The gatekeeper's own listeners, for the own-listener rule (§3.3 step 4).
+// The gatekeeper's own listeners, for the own-listener rule
+// (docs/reference-behaviour.md#window-grants).
 struct OwnListeners {
   std::span<const Address> addresses;      // every interface address
   std::span<const std::uint16_t> ports;    // corridor, window, control as bound
@@ -78,7 +81,8 @@ struct WindowAnswerDecision {
   std::optional<WindowEndpoint> endpoint;   // set exactly when decision.allowed()
 };
 
-// No private-address rule and no port rule (§3.3 step 5-6: a grant is the user's decision). The
+// No private-address rule and no port rule (a grant is the user's decision,
+// docs/reference-behaviour.md#window-grants). The
 // chosen address (first IPv4 answer, else the first) is refused when it is loopback, unspecified
 // or one of our interface addresses while the port is one of our listener ports.
 WindowAnswerDecision decide_window_answers(const UpstreamUrl& upstream,
@@ -87,7 +91,8 @@ WindowAnswerDecision decide_window_answers(const UpstreamUrl& upstream,
 
 // An upstream host that is an address literal needs no DNS.
 std::optional<Address> upstream_literal(const UpstreamUrl& upstream);
-// The grant upstream host is refused in every mode (ALWAYS_REFUSED, §3.3 step 2).
+// The grant upstream host is refused in every mode (ALWAYS_REFUSED,
+// docs/reference-behaviour.md#window-grants).
 bool upstream_always_refused(const UpstreamUrl& upstream);
 
 // --- header rules --------------------------------------------------------------------------

@@ -69,7 +69,8 @@ bool walks_out(std::string_view rest) {
   if (rest.find('%') == std::string_view::npos) return has_dot_dot_piece(rest);
 
   // The rule of window_path.h decodes round after round (RFC 3986 §2.1, byte-wise), with
-  // no round limit (a bound of three let a four-times-encoded ".." through, reference §3.2).
+  // no round limit (a bound of three let a four-times-encoded ".." through,
+  // docs/reference-behaviour.md#window-path-rule).
   //
   // Rewriting the whole text every round costs O(n^2): 16 KiB of "%2525...2e" took 300 ms, a
   // stall of the window's loop that a space could repeat at will. The rounds below touch only
@@ -110,7 +111,7 @@ bool walks_out(std::string_view rest) {
   // Node 0 is never unlinked (only the digits after a '%' are), so the list starts there.
   std::string form;
   for (std::size_t i = 0; i != end; i = next[i]) form += bytes[i];
-  // Issue #4: what the reference's decodeURIComponent refused as undecodable is refused too.
+  // What the reference's decodeURIComponent refused as undecodable is refused too.
   // An overlong '.' or '/' (%c0%ae, %c0%af) is ".." or a separator to an upstream that decodes
   // leniently (CVE-2000-0884, IIS), and a NUL cuts the path short in C-based servers.
   if (!is_utf8(form) || form.find('\0') != std::string::npos) return true;

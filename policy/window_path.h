@@ -1,4 +1,5 @@
-// The window path rule (reference-gatekeeper.md §3.2, fixed so it has no round limit).
+// The window path rule (docs/reference-behaviour.md#window-path-rule, fixed so it has no round
+// limit).
 //
 // Decode percent-escapes round after round until a round changes nothing. In every round
 // (including the raw form) split on '/', '\\', ';', '?' and '#'; any piece that is exactly ".."

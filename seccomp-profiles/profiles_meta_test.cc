@@ -1,6 +1,7 @@
-// Repository invariants of the seccomp profiles (STYLE.md rules 13 and 19): every profile parses,
-// every entry says why, every name is a real x86_64 syscall, only x86_64 is listed, no call is both
-// allowed and refused, and each profile refuses what README.md promises.
+// Repository invariants of the seccomp profiles (docs/decisions.md#every-row-has-a-reason,
+// docs/decisions.md#invariants-are-tests): every profile parses, every entry says why, every name
+// is a real x86_64 syscall, only x86_64 is listed, no call is both allowed and refused, and each
+// profile refuses what README.md promises.
 #include <gtest/gtest.h>
 #include <seccomp.h>
 

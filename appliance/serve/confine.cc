@@ -366,7 +366,7 @@ std::uint64_t descriptor_limit(const ServeOptions& options) {
   // until it closes it.
   const std::uint64_t accepted = options.max_corridor_sockets + options.max_window_sockets +
                                  options.max_control_sockets + kListenerCount;
-  // One upstream per tunnel (corridor), and the window's upstream pool (issue #4).
+  // One upstream per tunnel (corridor), and the window's upstream pool.
   const std::uint64_t upstream = options.max_tunnels + options.max_upstream_sockets;
   // c-ares: one UDP and one TCP socket per name server; resolv.conf servers when none given.
   constexpr std::uint64_t kResolvConfServers = 8;

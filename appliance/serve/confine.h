@@ -1,4 +1,4 @@
-// Self-confinement of `gatekeeper serve` (issue #5 item 1). Called once, after the listeners are
+// Self-confinement of `gatekeeper serve`. Called once, after the listeners are
 // bound and before the ready line and the first accept, while the process has one thread:
 //   1. refuse uid 0 (real, effective or saved)
 //   2. no_new_privs (prctl(2) PR_SET_NO_NEW_PRIVS)
@@ -48,7 +48,7 @@ struct ArgCheck {
 };
 
 // One row of the reviewed table. Several rows with the same name are OR-ed; the checks of one row
-// are AND-ed. Every row carries its reason (STYLE.md rule 13).
+// are AND-ed. Every row carries its reason (docs/decisions.md#every-row-has-a-reason).
 struct SeccompRule {
   std::string_view name;
   SeccompAction action = SeccompAction::kAllow;

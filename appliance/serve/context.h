@@ -34,9 +34,9 @@ struct ServeContext {
   Metrics metrics;
   Journal journal;
   policy::NetworkPolicy network;               // initial: allowlist, empty (nothing allowed)
-  std::map<std::string, policy::Grant> grants;  // used by the window (issue #4)
+  std::map<std::string, policy::Grant> grants;  // used by the window
   Resolver* resolver = nullptr;
-  // The window (issue #4): the key every window request carries (set by POST /window-key, held
+  // The window: the key every window request carries (set by POST /window-key, held
   // like a secret), the TLS client context, the upstream pool, and the ports really bound (for
   // the own-listener rule).
   std::optional<policy::Secret> window_key;
@@ -47,7 +47,7 @@ struct ServeContext {
   std::size_t open_tunnels = 0;
 
   // Own interface addresses, refreshed at most once a second (a later-added interface is
-  // covered; reference §11.2 read them once at start).
+  // covered; the reference read them once at start, docs/reference-behaviour.md#window-grants).
   const std::vector<policy::Address>& own_addresses();
   std::vector<policy::Address> own_cache;
   std::uint64_t own_cache_at = 0;

@@ -26,7 +26,8 @@ std::string health_json(const ServeContext& ctx) {
 }
 
 std::string policy_json(const ServeContext& ctx) {
-  // Grant ids only: never an upstream's secret or header value (reference §4.1, "since 5b").
+  // Grant ids only: never an upstream's secret or header value
+  // (docs/reference-behaviour.md#control-endpoints).
   std::string out = "{\"mode\":";
   policy::json::append_quoted(out, policy::mode_text(ctx.network.mode));
   out += ",\"domains\":[";
@@ -69,7 +70,8 @@ HttpResponse control_answer(ServeContext& ctx, const HttpRequest& request) {
     return json_answer(200, policy::ok_json());
   }
   if (m == "POST" && (p == "/network" || p == "/grants")) {
-    // Over 1 MiB the body was discarded: it counts as not JSON (reference §4.1).
+    // Over 1 MiB the body was discarded: it counts as not JSON
+    // (docs/reference-behaviour.md#control-endpoints).
     if (request.body_over_limit || request.body.empty()) return error_answer(400, policy::kMsgNotJson);
     if (p == "/network") {
       auto parsed = policy::parse_network_request(request.body);

@@ -1,6 +1,7 @@
-// The control channel on 127.0.0.1 (reference §4.1): /health, /policy, /journal, /network,
-// /grants, /window-key (the window's key, never shown again), plus /metrics in Prometheus text format. Answers are JSON except /metrics; secrets
-// never appear in any answer.
+// The control channel on 127.0.0.1 (docs/reference-behaviour.md#control-endpoints): /health,
+// /policy, /journal, /network, /grants, /window-key (the window's key, never shown again), plus
+// /metrics in Prometheus text format. Answers are JSON except /metrics; secrets never appear in any
+// answer.
 #pragma once
 
 #include "appliance/serve/http_conn.h"

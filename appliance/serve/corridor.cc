@@ -126,7 +126,8 @@ void CorridorConnection::on_head(std::size_t consumed, const char* data, std::si
     refuse(503);
     return;
   }
-  // The slot is taken before DNS so a burst cannot overshoot the cap (reference §2.3 step 5).
+  // The slot is taken before DNS so a burst cannot overshoot the cap
+  // (docs/reference-behaviour.md#corridor-order-of-checks).
   holds_slot_ = true;
   ++ctx_.open_tunnels;
   pending_ = std::move(target.pending);
@@ -158,7 +159,8 @@ void CorridorConnection::on_resolved(void* owner, Resolution resolution) noexcep
 }
 
 void CorridorConnection::connect_to(const policy::ApprovedEndpoint& endpoint) {
-  // STYLE.md rule 4: the only address dialled is the one decide_answers() checked.
+  // docs/decisions.md#dial-only-what-was-approved: the only address dialled is the one
+  // decide_answers() checked.
   const sockaddr_storage storage = socket_address(endpoint.address(), endpoint.port());
   uv_tcp_init(ctx_.loop, &upstream_);
   opened(reinterpret_cast<uv_handle_t*>(&upstream_));
@@ -197,7 +199,8 @@ void CorridorConnection::on_deadline(uv_timer_t* timer) noexcept {
       self->refuse(400);
       return;
     case State::kConnecting:
-      // Reference §11.2: it closed silently after 15 s; we say so and answer 502.
+      // The reference closed silently after 15 s (docs/reference-behaviour.md#tunnels); we say so
+      // and answer 502.
       self->ctx_.journal.record(policy::Listener::kCorridor, self->subject_.host,
                                 self->subject_.port,
                                 policy::Decision::with_detail(policy::Word::kFailed, "timeout"));

@@ -1,5 +1,7 @@
-// The corridor (reference §1.1, §2): one HTTP CONNECT per socket, authority form only, decided by
-// policy/, resolved once with c-ares, dialled to the approved address only, then relayed.
+// The corridor (docs/reference-behaviour.md#corridor-refusals,
+// docs/reference-behaviour.md#corridor-order-of-checks): one HTTP CONNECT per socket, authority
+// form only, decided by policy/, resolved once with c-ares, dialled to the approved address only,
+// then relayed.
 //   head → decide_target → tunnel slot → resolve → decide_answers → connect → 200 → relay
 // Every refusal is a bare status line (400/403/502/503) with Connection: close; the reason goes
 // to the journal only.

@@ -41,7 +41,8 @@ int RequestParser::on_body(llhttp_t* parser, const char* at, std::size_t length)
   auto* self = static_cast<RequestParser*>(parser->data);
   if (self->body_over_limit_) return 0;
   if (self->body_.size() + length > self->max_body_) {
-    // Past the cap the body is discarded and later treated as not JSON (reference §4.1).
+    // Past the cap the body is discarded and later treated as not JSON
+    // (docs/reference-behaviour.md#control-endpoints).
     self->body_over_limit_ = true;
     std::string().swap(self->body_);
     return 0;

@@ -1,6 +1,6 @@
-// One strict llhttp request parser with our bounds (STYLE.md rule 7). No lenient flag is ever
-// set. Requests without "HTTP/1.0" or "HTTP/1.1" (the HTTP/0.9 path llhttp still takes for a
-// version-less line, peers-egress.md §5.4) are errors.
+// One strict llhttp request parser with our bounds (docs/decisions.md#strict-parsers-named-limits).
+// No lenient flag is ever set. Requests without "HTTP/1.0" or "HTTP/1.1" (the HTTP/0.9 path llhttp
+// still takes for a version-less line, docs/reference-behaviour.md#unreadable-requests) are errors.
 #pragma once
 
 #include <llhttp.h>

@@ -1,8 +1,8 @@
-// The journal (reference-gatekeeper.md §5): a ring of 500 records in memory, `dropped`, `since`.
-// Notes (traffic that never reached a decision: cap drops, unreadable requests) are rate-limited
-// to one per 60 s per (listener, decision); what the window suppressed is not lost: when the
-// window ends, a note with host "suppressed=<n>" records the count (reference §11.1 item 6: a
-// second flood within the minute left no trace).
+// The journal (docs/reference-behaviour.md#journal): a ring of 500 records in memory, `dropped`,
+// `since`. Notes (traffic that never reached a decision: cap drops, unreadable requests) are
+// rate-limited to one per 60 s per (listener, decision); what the window suppressed is not lost:
+// when the window ends, a note with host "suppressed=<n>" records the count
+// (docs/reference-behaviour.md#journal: a second flood within the minute left no trace).
 #pragma once
 
 #include <uv.h>

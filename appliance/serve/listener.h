@@ -1,7 +1,7 @@
 // A TCP listener with a socket cap. At the cap, the oldest connection idle between two requests
 // (window keep-alive) is closed to make room; with none idle, the socket accepted past the cap is
 // closed at once with no byte and leaves a rate-limited deny:too-many-connections note
-// (reference §1). The listener knows every
+// (docs/reference-behaviour.md#listeners). The listener knows every
 // live connection (for SIGTERM) and the refused ones still lingering (capped, oldest evicted).
 #pragma once
 

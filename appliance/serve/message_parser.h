@@ -16,7 +16,8 @@
 
 namespace appliance::serve {
 
-inline constexpr std::size_t kMaxRequestHeadBytes = 16 * 1024;   // reference §1: maxHeaderSize
+// The request head cap is the reference's (docs/reference-behaviour.md#listeners).
+inline constexpr std::size_t kMaxRequestHeadBytes = 16 * 1024;
 inline constexpr std::size_t kMaxResponseHeadBytes = 64 * 1024;  // upstream answers carry cookies
 
 class BodySink {

@@ -1,4 +1,4 @@
-// `gatekeeper serve` command line (issue #3 item 1). Every number is strict decimal within its
+// `gatekeeper serve` command line. Every number is strict decimal within its
 // named bounds; anything else is a start-up problem (exit 2).
 #pragma once
 

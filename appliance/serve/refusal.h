@@ -1,5 +1,6 @@
 // The exact bytes of every refusal: a generic status line and Connection: close, no reason text,
-// no body (the reason goes to the journal only; reference §1.1: the space must not learn why).
+// no body (the reason goes to the journal only; docs/reference-behaviour.md#corridor-refusals: the
+// space must not learn why).
 #pragma once
 
 #include <string>

@@ -1,7 +1,8 @@
-// The corridor relay (peers-egress.md §4.4): uv_try_write first, the rest queued; a side stops
-// being read while the other side's write queue is above kRelayHighWater and resumes below
-// kRelayLowWater; EOF on one side becomes uv_shutdown (FIN) on the other once its queue drained;
-// the tunnel ends when both directions ended, on any error, or after --idle-seconds of silence.
+// The corridor relay (docs/reference-behaviour.md#relay-performance): uv_try_write first, the rest
+// queued; a side stops being read while the other side's write queue is above kRelayHighWater and
+// resumes below kRelayLowWater; EOF on one side becomes uv_shutdown (FIN) on the other once its
+// queue drained; the tunnel ends when both directions ended, on any error, or after --idle-seconds
+// of silence.
 #include "appliance/serve/corridor.h"
 
 namespace appliance::serve {

@@ -1,7 +1,7 @@
-// The one c-ares boundary (STYLE.md rule 11): a channel driven by the uv loop (uv_poll per socket
-// c-ares opens, one uv_timer for its timeouts). Names are resolved once, A and AAAA together
-// (AF_UNSPEC, resolver order kept: ARES_AI_NOSORT), with no search domains, no /etc/hosts
-// (lookups "b") and our own deadline on top of c-ares' per-try timeout.
+// The one c-ares boundary (docs/decisions.md#one-boundary-per-c-library): a channel driven by the
+// uv loop (uv_poll per socket c-ares opens, one uv_timer for its timeouts). Names are resolved
+// once, A and AAAA together (AF_UNSPEC, resolver order kept: ARES_AI_NOSORT), with no search
+// domains, no /etc/hosts (lookups "b") and our own deadline on top of c-ares' per-try timeout.
 #pragma once
 
 #include <uv.h>

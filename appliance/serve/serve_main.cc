@@ -44,7 +44,7 @@ namespace {
 struct Runtime {
   ServeContext* ctx = nullptr;
   std::unique_ptr<Resolver> resolver;
-  std::unique_ptr<UpstreamPool> upstream_pool;  // window (issue #4)
+  std::unique_ptr<UpstreamPool> upstream_pool;  // the window's upstream connections
   std::unique_ptr<TcpListener> corridor;
   std::unique_ptr<TcpListener> window;
   std::unique_ptr<TcpListener> control;
@@ -161,7 +161,7 @@ int run_serve(const std::vector<std::string>& args) {
         uv_signal_start(&rt.sigterm, on_signal, SIGTERM);
         uv_signal_start(&rt.sigint, on_signal, SIGINT);
       }
-      // issue #5 item 1: confined after every bind and file read above, before the ready line
+      // Self-confinement: after every bind and file read above, before the ready line
       // and the first accept (uv_run).
       if (exit_code == 0) {
         if (auto confined = confine(options); !confined) {

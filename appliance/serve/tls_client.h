@@ -1,7 +1,8 @@
-// The one BoringSSL boundary (STYLE.md rule 11): a client context (CA bundle, TLS 1.2 minimum,
-// peer verification on) and a client session on memory BIOs, driven by whoever owns the socket:
-// ciphertext read from the socket goes in with receive(), ciphertext to write comes out of
-// take_output(). Return values of BoringSSL are tested; the error queue is only cleared.
+// The one BoringSSL boundary (docs/decisions.md#one-boundary-per-c-library): a client context (CA
+// bundle, TLS 1.2 minimum, peer verification on) and a client session on memory BIOs, driven by
+// whoever owns the socket: ciphertext read from the socket goes in with receive(), ciphertext to
+// write comes out of take_output(). Return values of BoringSSL are tested; the error queue is only
+// cleared.
 #pragma once
 
 #include <openssl/ssl.h>

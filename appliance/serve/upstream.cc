@@ -35,7 +35,8 @@ UpstreamConnection::UpstreamConnection(UpstreamPool& pool, std::string key)
 int UpstreamConnection::dial(const policy::WindowEndpoint& endpoint, std::unique_ptr<TlsSession> tls) {
   tls_ = std::move(tls);
   endpoint_ = endpoint;
-  // STYLE.md rule 4: the only address dialled is the one decide_window_answers() checked.
+  // docs/decisions.md#dial-only-what-was-approved: the only address dialled is the one
+  // decide_window_answers() checked.
   const sockaddr_storage storage = socket_address(endpoint.address(), endpoint.port());
   connect_req_.data = this;
   return uv_tcp_connect(&connect_req_, &tcp_, reinterpret_cast<const sockaddr*>(&storage), on_connected);

@@ -1,9 +1,9 @@
 // Connections from the window to grant upstreams, and their keep-alive pool.
 //
 // An UpstreamConnection owns its TCP handle (and a TLS session for https). Its memory lives until
-// the handle's close callback (STYLE.md rule 10); it outlives the window request that dialled it
-// when it goes back to the pool. A connection serves one key (grant id + upstream + the address
-// decide_window_answers() checked when it was dialled). The pool is bounded: at most
+// the handle's close callback (docs/decisions.md#handle-lifetime); it outlives the window request
+// that dialled it when it goes back to the pool. A connection serves one key (grant id + upstream +
+// the address decide_window_answers() checked when it was dialled). The pool is bounded: at most
 // --max-upstream-sockets connections in all, idle or busy, whatever their keys (idle ones are
 // closed first to make room; past that, requests wait in order). An idle connection is closed
 // after kPoolIdleMs, on any byte or EOF from the upstream, and at shutdown.

@@ -10,8 +10,8 @@
 namespace appliance::serve {
 namespace {
 
-// Reference §3.1-§3.3: the exact answers. A bad key, an unknown grant and a path that walks out
-// get the same one, so the space cannot tell which.
+// The exact answers (docs/reference-behaviour.md#window-grants). A bad key, an unknown grant and a
+// path that walks out get the same one, so the space cannot tell which.
 // Client bytes held while the upstream is being reached; past it the client waits.
 constexpr std::size_t kMaxHeldBytes = 64 * 1024;
 
@@ -43,7 +43,8 @@ WindowConnection::WindowConnection(ServeContext& ctx, TcpListener& listener)
 void WindowConnection::on_started() {
   uv_timer_init(ctx_.loop, &timer_);
   opened(reinterpret_cast<uv_handle_t*>(&timer_));
-  // Header deadline (reference §1: headersTimeout): a slowloris head is an unreadable request.
+  // Header deadline (docs/reference-behaviour.md#listeners: headersTimeout): a slowloris head is an
+  // unreadable request.
   uv_timer_start(&timer_, on_timer, kHeadDeadlineMs, 0);
 }
 
@@ -200,7 +201,8 @@ void WindowConnection::on_head(const char* rest, std::size_t rest_length) {
     refuse_json(403, kNoSuchGrant);
     return;
   }
-  // Reference §3.2: the path rule runs before the grant lookup, so the upstream never sees it.
+  // docs/reference-behaviour.md#window-path-rule: the path rule runs before the grant lookup, so
+  // the upstream never sees it.
   if (route.grant_id && policy::walks_out(route.rest)) {
     ctx_.journal.record(policy::Listener::kWindow, policy::kHostGrantPath, 0,
                         policy::Decision::of(policy::Word::kDenyPathWalksOut));

@@ -1,4 +1,5 @@
-// The window (reference §3, issue #4): a reverse proxy that adds a grant's secret.
+// The window (docs/reference-behaviour.md#window-route): a reverse proxy that adds a grant's
+// secret.
 //   head (strict llhttp, ≤ 16 KiB, 10 s) → framing check → window key (constant time) → path
 //   rule → grant → always-refused host → [a kept connection of this grant: allow → upstream]
 //   → c-ares → own-listener rule → allow → pool → upstream
@@ -28,11 +29,12 @@
 
 namespace appliance::serve {
 
-// Reference §3.5: the answers once a request was allowed.
+// docs/reference-behaviour.md#window-upstream: the answers once a request was allowed.
 inline constexpr std::string_view kUpstreamNoAnswer = "the upstream did not answer";
 inline constexpr std::string_view kUpstreamLate = "the upstream did not answer in time";
-// Node's keepAliveTimeout (reference §1), announced as `Keep-Alive: timeout=5`; longer than the
-// upstream pool's kPoolIdleMs does not matter: the two sides are separate connections.
+// Node's keepAliveTimeout (docs/reference-behaviour.md#listeners), announced as `Keep-Alive:
+// timeout=5`; longer than the upstream pool's kPoolIdleMs does not matter: the two sides are
+// separate connections.
 inline constexpr std::uint64_t kClientIdleMs = 5'000;
 inline constexpr std::uint32_t kMaxRequestsPerConnection = 1'000;  // nginx keepalive_requests
 

@@ -240,7 +240,8 @@ void WindowConnection::upstream_failed(std::string_view detail) {
 
 void WindowConnection::upstream_failure(std::string_view detail, int status, std::string_view message) {
   if (!ex_.failed_journaled) {
-    ex_.failed_journaled = true;  // exactly one failed:* per request (reference §3.5)
+    // Exactly one failed:* per request (docs/reference-behaviour.md#window-upstream).
+    ex_.failed_journaled = true;
     journal(policy::Decision::with_detail(policy::Word::kFailed, detail));
   }
   drop_upstream();

@@ -19,7 +19,8 @@ struct RunOutcome {
 
 RunOutcome run(const std::vector<std::string>& argv, std::chrono::seconds timeout);
 
-// "docker run --rm …: exit 125: <stderr tail>" (STYLE.md rule 8), for assertion messages.
+// "docker run --rm …: exit 125: <stderr tail>" (docs/decisions.md#error-messages), for assertion
+// messages.
 std::string describe(const std::vector<std::string>& argv, const RunOutcome& outcome);
 
 }  // namespace image_testing

@@ -1,4 +1,4 @@
-// Self-confinement of `gatekeeper serve` (issue #5 item 1), observed from outside: /proc of the
+// Self-confinement of `gatekeeper serve`, observed from outside: /proc of the
 // running process, a forbidden call ending it with SIGSYS, a tunnel and the control channel still
 // working under the filter, the uid 0 refusal, and --print-seccomp.
 #include <gtest/gtest.h>

@@ -1,5 +1,6 @@
-// The control channel (reference §4.1/§4.2 shapes), /metrics, the window placeholder, the client
-// mode's exit codes, and start-up problems. Loopback only; no namespace needed.
+// The control channel (docs/reference-behaviour.md#control-endpoints shapes), /metrics, the window
+// placeholder, the client mode's exit codes, and start-up problems. Loopback only; no namespace
+// needed.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>

@@ -46,7 +46,7 @@ class Sha256 {
 void fill_pattern(std::uint32_t seed, std::uint64_t offset, char* out, std::size_t length);
 
 // --- the gatekeeper child ---
-// The gatekeeper refuses uid 0 (issue #5 item 1). Run by root, the harness starts it the way the
+// The gatekeeper refuses uid 0 (self-confinement). Run by root, the harness starts it the way the
 // container does: this uid and gid, no supplementary groups, plus the ambient capabilities below,
 // which the gatekeeper must drop itself (CAP_SETPCAP lets it empty its bounding set).
 inline constexpr unsigned kGatekeeperUid = 65532;

@@ -1,4 +1,4 @@
-// The window (issue #4): a TLS upstream in the test namespace with a certificate from a test CA
+// The window: a TLS upstream in the test namespace with a certificate from a test CA
 // made here, grants of both styles and an opened domain, every traversal shape, the window key,
 // streaming, timeouts, smuggling shapes, certificate names and upstream keep-alive reuse. Client
 // keep-alive is in window_keepalive_test.cc; the fixture in window_fixture.h.

@@ -1,6 +1,6 @@
-// What the built appliance binary contains (issue #5 item 4; STYLE.md rule 3): no libgit2, no way
-// to start a program or a process, and no test-only trigger in the release build. Reads the ELF
-// symbol table itself, so the test needs no binutils.
+// What the built appliance binary contains (docs/decisions.md#the-appliance-spawns-nothing): no
+// libgit2, no way to start a program or a process, and no test-only trigger in the release build.
+// Reads the ELF symbol table itself, so the test needs no binutils.
 #include <elf.h>
 #include <gtest/gtest.h>
 

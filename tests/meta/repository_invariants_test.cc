@@ -1,4 +1,5 @@
-// Repository invariants as tests (STYLE.md rule 19). Each reads the source tree as text.
+// Repository invariants as tests (docs/decisions.md#invariants-are-tests). Each reads the source
+// tree as text.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -46,7 +47,8 @@ std::vector<fs::path> sources_under(const std::string& folder) {
   return out;
 }
 
-// policy/ is pure: standard library only, no I/O, clocks, threads or randomness (STYLE.md rule 2).
+// policy/ is pure: standard library only, no I/O, clocks, threads or randomness
+// (docs/decisions.md#policy-is-pure).
 TEST(RepositoryInvariantsTest, PolicyIncludesOnlyPureStandardHeaders) {
   const std::set<std::string> allowed = {
       "algorithm", "array",    "cctype",   "charconv", "cstddef",  "cstdint",  "cstdlib",
@@ -98,7 +100,7 @@ TEST(RepositoryInvariantsTest, NoShellOrSystemCallsInProductCode) {
   }
 }
 
-// Every decision word has a test that spells it out (STYLE.md rule 19).
+// Every decision word has a test that spells it out (docs/decisions.md#invariants-are-tests).
 TEST(RepositoryInvariantsTest, EveryDecisionWordAppearsInATest) {
   std::string tests_text;
   for (const std::string folder : {"policy", "appliance", "controller", "tests"}) {
@@ -133,11 +135,11 @@ TEST(RepositoryInvariantsTest, CiRunCallsTheReadmeTestCommand) {
   EXPECT_NE(run.find("exec .ci/test\n"), std::string::npos) << ".ci/run does not exec .ci/test";
 }
 
-// The top-level layout is fixed (ARCHITECTURE.md).
+// The top-level layout is fixed (docs/architecture.md#folders).
 TEST(RepositoryInvariantsTest, TopLevelLayoutIsTheFixedOne) {
   const std::set<std::string> allowed = {
       "CMakeLists.txt", "CMakePresets.json", "appliance", "controller", "policy", "image",
-      "seccomp-profiles", "escape-suite", "tests", "README.md", "SECURITY.md", ".ci", "cmake",
+      "seccomp-profiles", "escape-suite", "tests", "docs", "README.md", "SECURITY.md", ".ci", "cmake",
       ".git", ".gitignore", "build", ".clang-format", ".cache"};
   for (const auto& entry : fs::directory_iterator(kRoot)) {
     const std::string name = entry.path().filename().string();
@@ -145,7 +147,8 @@ TEST(RepositoryInvariantsTest, TopLevelLayoutIsTheFixedOne) {
   }
 }
 
-// The appliance contains no libgit2 (STYLE.md rule 3): nothing in its build mentions it.
+// The appliance contains no libgit2 (docs/decisions.md#the-appliance-spawns-nothing): nothing in
+// its build mentions it.
 TEST(RepositoryInvariantsTest, ApplianceBuildDoesNotMentionLibgit2) {
   const std::string cmake = read_file(kRoot / "appliance" / "CMakeLists.txt");
   EXPECT_EQ(cmake.find("git2"), std::string::npos);

@@ -1,5 +1,6 @@
 // Environment-dependent tests (root, network namespaces, Docker) skip with a reason on a laptop,
-// but under CI=true such a skip is a failure (STYLE.md rule 18, bubblewrap's BWRAP_MUST_WORK).
+// but under CI=true such a skip is a failure (docs/decisions.md#skips-fail-under-ci, bubblewrap's
+// BWRAP_MUST_WORK).
 #pragma once
 
 #include <gtest/gtest.h>

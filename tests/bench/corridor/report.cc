@@ -89,7 +89,7 @@ void print_report(const RunInfo& info, const std::vector<PathResult>& results) {
                 kib(r.rss_warm).c_str(), kib(r.rss_held).c_str(), per.c_str(), kib(r.rss_end).c_str());
   }
 
-  std::printf("\nIssue #3 targets (report only; PASS/MISS with the measured value).\n\n| target |");
+  std::printf("\nTargets (report only; PASS/MISS with the measured value).\n\n| target |");
   for (std::size_t i = 1; i < results.size(); ++i) std::printf(" %s |", results[i].name.c_str());
   std::printf("\n|---|");
   for (std::size_t i = 1; i < results.size(); ++i) std::printf("---|");

@@ -1,4 +1,4 @@
-// The table: absolute numbers per path, ratios against direct TCP, and PASS/MISS per issue #3
+// The table: absolute numbers per path, ratios against direct TCP, and PASS/MISS per
 // target for each proxy. A report for people, never an assertion: the exit status does not depend
 // on it.
 #pragma once
@@ -12,7 +12,7 @@
 
 namespace bench {
 
-// Issue #3 item 7.
+// The corridor's targets.
 inline constexpr double kTargetThroughputRatio = 0.75;  // one tunnel ≥ 0.75 × direct
 inline constexpr double kTargetExtraP50Ms = 0.1;        // CONNECT→200 p50 ≤ direct connect + 0.1 ms
 inline constexpr long kTargetIdleRssKib = 2048;         // idle RSS ≤ 2 MiB

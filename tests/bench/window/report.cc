@@ -59,7 +59,7 @@ void print_window_report(const WindowRunInfo& info, const std::vector<Row>& rows
               "| RSS peak, KiB |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Row& r : rows) print_row(rows, r);
-  // Issue #4, measured on the reference implementation (2 vCPU); only its throughput is known.
+  // Measured on the reference implementation (2 vCPU); only its throughput is known.
   std::printf("| reference implementation: window, 1000 requests one after another, new TCP each "
               "(context) | 1 | 1000 | 420 | | | | | | | |\n");
   std::printf("| reference implementation: window, 32 keep-alive clients (context) | 32 | 5000 | 1474 | "
@@ -99,7 +99,7 @@ void print_window_report(const WindowRunInfo& info, const std::vector<Row>& rows
                 "column is %d open client connections.\n", rss.kept_alive, kHeldConnections, kHeldConnections);
   }
 
-  std::printf("\nIssue #4 targets (report only; PASS/MISS with the measured value).\n\n"
+  std::printf("\nTargets (report only; PASS/MISS with the measured value).\n\n"
               "| target | result |\n|---|---|\n");
   for (const Row& r : rows) {
     if (!r.via_window || r.clients != info.many_clients || r.new_tcp_each) continue;

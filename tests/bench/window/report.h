@@ -1,6 +1,6 @@
 // bench_window's table: requests/s, p50/p99 and reconnects per path and client count, ratios
 // against the direct path with the same scheme and clients, the gatekeeper's RSS, the reference
-// implementation's numbers as context, and PASS/MISS per issue #4 target. A report for people,
+// implementation's numbers as context, and PASS/MISS per target. A report for people,
 // never an assertion: the exit status does not depend on it.
 #pragma once
 
@@ -12,7 +12,7 @@
 
 namespace bench {
 
-// Issue #4 item 8.
+// The window's targets.
 inline constexpr double kTargetThroughputRatio = 0.8;  // 32-client req/s ≥ 0.8 × direct
 inline constexpr long kTargetHeldRssKib = 8 * 1024;    // ≤ 8 MiB RSS at 64 connections
 inline constexpr int kHeldConnections = 64;
