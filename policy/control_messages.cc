@@ -163,6 +163,30 @@ std::string network_request_json(const NetworkPolicy& policy) {
   return json::Value::object(std::move(members)).dump();
 }
 
+Result<std::vector<Range>> parse_blocked_request(std::string_view body) {
+  Result<json::Value> parsed = parse_body(body);
+  if (!parsed) return parsed.error();
+  const json::Value* ranges = parsed->find("ranges");
+  if (ranges == nullptr || !ranges->is_array() || ranges->items().size() > kMaxOperatorRanges) {
+    return Error{std::string(kMsgBadRanges)};
+  }
+  std::vector<Range> out;
+  for (const json::Value& entry : ranges->items()) {
+    std::optional<Range> range = entry.is_string() ? parse_operator_range(entry.as_string()) : std::nullopt;
+    if (!range) return Error{std::string(kMsgBadRanges)};
+    out.push_back(*range);
+  }
+  return out;
+}
+
+std::string blocked_request_json(std::span<const Range> ranges) {
+  std::vector<json::Value> items;
+  for (const Range& r : ranges) items.push_back(json::Value::string(range_text(r)));
+  std::map<std::string, json::Value> members;
+  members.emplace("ranges", json::Value::array(std::move(items)));
+  return json::Value::object(std::move(members)).dump();
+}
+
 std::string UpstreamUrl::to_string() const {
   std::string out = scheme + "://";
   if (host.find(':') != std::string::npos) {

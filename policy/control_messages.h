@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "policy/corridor.h"
 #include "policy/result.h"
@@ -27,6 +28,7 @@ inline constexpr std::size_t kMaxControlElements = 10000;
 inline constexpr std::string_view kMsgNotJson = "the body is not JSON";
 inline constexpr std::string_view kMsgNotObject = "the body is not an object";
 inline constexpr std::string_view kMsgNoEndpoint = "no such control endpoint";
+inline constexpr std::string_view kMsgNoSuchGrant = "no such grant";  // DELETE /grants/<id>
 inline constexpr std::string_view kMsgControlFailed = "the control channel could not serve this request";
 // Validation (docs/reference-behaviour.md#control-validation).
 inline constexpr std::string_view kMsgBadMode = "mode is \"allowlist\" or \"open\"";
@@ -46,6 +48,13 @@ std::string not_a_domain_message(std::string_view shown_name);
 // kMsgNotObject.
 Result<NetworkPolicy> parse_network_request(std::string_view body);
 std::string network_request_json(const NetworkPolicy& policy);
+
+// POST /blocked {"ranges":["203.0.113.7/32", ...]}: the operator's extra blocked ranges, which
+// replace the current list (the command line's --block gives the first one). At most
+// kMaxOperatorRanges, each parse_operator_range.
+inline constexpr std::string_view kMsgBadRanges = "ranges is a list of at most 64 ADDRESS/LENGTH";
+Result<std::vector<Range>> parse_blocked_request(std::string_view body);
+std::string blocked_request_json(std::span<const Range> ranges);
 
 // A grant upstream: http or https URL with a host (name, IPv4 dotted quad or [IPv6]), an optional
 // port and a path (default "/"). No user info, no fragment.

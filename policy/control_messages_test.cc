@@ -473,5 +473,25 @@ TEST(ControlMessagesTest, GrantSecretMoveTransfersTheBytesAndEmptiesTheSource) {
   EXPECT_EQ(short_source.size(), 0u);  // NOLINT(bugprone-use-after-move)
 }
 
+
+TEST(ControlMessagesTest, BlockedRequestTakesAtMost64StrictRanges) {
+  auto ok = parse_blocked_request(R"({"ranges":["203.0.113.7/32","2001:db8::/32"]})");
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  ASSERT_EQ(ok->size(), 2u);
+  EXPECT_EQ(blocked_request_json(*ok), R"({"ranges":["203.0.113.7/32","2001:db8::/32"]})");
+  EXPECT_TRUE(parse_blocked_request(R"({"ranges":[]})").ok());
+  std::string at = R"({"ranges":[)";
+  for (int i = 0; i < 64; ++i) at += std::string(i ? "," : "") + "\"203.0.113." + std::to_string(i) + "/32\"";
+  EXPECT_TRUE(parse_blocked_request(at + "]}").ok());
+  EXPECT_EQ(parse_blocked_request(at + R"(,"198.51.100.1/32"]})").error().message, kMsgBadRanges);
+  for (std::string_view bad : {R"({"ranges":["10.0.0.1/8"]})", R"({"ranges":[7]})", R"({"ranges":"203.0.113.7/32"})",
+                               R"({})"}) {
+    auto r = parse_blocked_request(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().message, kMsgBadRanges) << bad;
+  }
+  EXPECT_EQ(parse_blocked_request("[").error().message, kMsgNotJson);
+}
+
 }  // namespace
 }  // namespace policy

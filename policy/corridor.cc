@@ -1,5 +1,6 @@
 #include "policy/corridor.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <utility>
@@ -115,7 +116,8 @@ TargetDecision decide_target(std::string_view authority, const NetworkPolicy& po
 }
 
 AnswerDecision decide_answers(const PendingResolution& pending, std::span<const Address> answers,
-                              std::span<const Address> own_addresses) {
+                              std::span<const Address> own_addresses,
+                              std::span<const Range> operator_blocked) {
   AnswerDecision out;
   out.subject.host = pending.name();
   out.subject.port = pending.port();
@@ -127,7 +129,9 @@ AnswerDecision decide_answers(const PendingResolution& pending, std::span<const 
   // address is pointed at the inside on purpose (docs/reference-behaviour.md#resolution).
   const Address* chosen = nullptr;
   for (const Address& answer : answers) {
-    if (classify(answer).blocked || is_own_address(answer, own_addresses)) {
+    const bool operator_says = std::any_of(operator_blocked.begin(), operator_blocked.end(),
+                                           [&](const Range& r) { return range_contains(r, answer); });
+    if (classify(answer).blocked || is_own_address(answer, own_addresses) || operator_says) {
       out.decision = Decision::of(Word::kDenyBlockedAddress);
       return out;
     }

@@ -20,6 +20,7 @@
 
 #include "policy/address.h"
 #include "policy/decision.h"
+#include "policy/ranges.h"
 
 namespace policy {
 
@@ -92,7 +93,7 @@ class ApprovedEndpoint {
  private:
   friend struct AnswerDecision;
   friend AnswerDecision decide_answers(const PendingResolution&, std::span<const Address>,
-                                       std::span<const Address>);
+                                       std::span<const Address>, std::span<const Range>);
   ApprovedEndpoint(Address address, std::uint16_t port, std::string name)
       : address_(address), port_(port), name_(std::move(name)) {}
   Address address_;
@@ -107,9 +108,11 @@ struct AnswerDecision {
 };
 
 // `answers`: every A and AAAA answer, in resolver order. `own_addresses`: the gatekeeper's own
-// interface addresses (refused like blocked ranges). No answers → deny:unresolved:no-answer.
-// Choice: the first IPv4 answer in resolver order, else the first answer.
+// interface addresses (refused like blocked ranges). `operator_blocked`: the ranges the operator
+// added (serve --block, POST /blocked), refused like the table's rows. No answers →
+// deny:unresolved:no-answer. Choice: the first IPv4 answer in resolver order, else the first answer.
 AnswerDecision decide_answers(const PendingResolution& pending, std::span<const Address> answers,
-                              std::span<const Address> own_addresses);
+                              std::span<const Address> own_addresses,
+                              std::span<const Range> operator_blocked = {});
 
 }  // namespace policy

@@ -354,5 +354,38 @@ TEST(CorridorTest, AnswersEveryRangeProbeThroughTheCorridor) {
   }
 }
 
+
+TEST(CorridorTest, OperatorRangeParsesStrictly) {
+  const std::optional<Range> one = parse_operator_range("203.0.113.7/32");
+  ASSERT_TRUE(one.has_value());
+  EXPECT_EQ(range_text(*one), "203.0.113.7/32");
+  EXPECT_EQ(range_text(*parse_operator_range("2001:db8::/32")), "2001:db8::/32");
+  EXPECT_TRUE(parse_operator_range("0.0.0.0/0").has_value());
+  EXPECT_TRUE(parse_operator_range("2001:db8::1/128").has_value());
+  for (std::string_view bad : {"203.0.113.7", "203.0.113.7/33", "2001:db8::1/129", "203.0.113.7/", "/32",
+                               "203.0.113.7/032", "203.0.113.7/3a", "10.0.0.1/8", "2001:db8::1/64",
+                               "127.1/32", "[2001:db8::1]/128", "203.0.113.7/32 ", "203.0.113.7/-1"}) {
+    EXPECT_FALSE(parse_operator_range(bad).has_value()) << bad;
+  }
+}
+
+TEST(CorridorTest, OperatorBlockedRangeRefusesAnswersAtItsEdgesOnly) {
+  const std::vector<Range> blocked = {*parse_operator_range("93.184.215.0/24"),
+                                      *parse_operator_range("2606:4700::/32")};
+  TargetDecision target = decide_target("example.com:443", open_mode());
+  ASSERT_TRUE(target.pending.has_value());
+  auto word_for = [&](std::string_view answer) {
+    return decide_answers(*target.pending, addrs({answer}), {}, blocked).decision.text();
+  };
+  EXPECT_EQ(word_for("93.184.215.0"), "deny:blocked-address");
+  EXPECT_EQ(word_for("93.184.215.255"), "deny:blocked-address");
+  EXPECT_EQ(word_for("93.184.214.255"), "allow");
+  EXPECT_EQ(word_for("93.184.216.0"), "allow");
+  EXPECT_EQ(word_for("2606:4700::6812:29f1"), "deny:blocked-address");
+  EXPECT_EQ(word_for("2606:4701::1"), "allow");
+  // Without the operator's ranges the same answer passes (the table calls it public).
+  EXPECT_EQ(decide_answers(*target.pending, addrs({"93.184.215.14"}), {}).decision.text(), "allow");
+}
+
 }  // namespace
 }  // namespace policy

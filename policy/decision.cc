@@ -6,7 +6,7 @@ namespace policy {
 namespace {
 
 // Enum order; all_words() and the round-trip test depend on it covering every enumerator.
-constexpr std::array<Word, 18> kAllWords = {
+constexpr std::array<Word, 25> kAllWords = {
     Word::kDenyUndecided,
     Word::kAllow,
     Word::kFailed,
@@ -25,8 +25,15 @@ constexpr std::array<Word, 18> kAllWords = {
     Word::kDenyPathWalksOut,
     Word::kDenyOwnListener,
     Word::kDenyBadWindowKey,
+    Word::kDenyNotTls,
+    Word::kDenyTlsOversize,
+    Word::kDenyTlsNoSni,
+    Word::kDenyTlsSniMismatch,
+    Word::kDenyTlsEch,
+    Word::kDenyTlsTimeout,
+    Word::kDenyPolicyChanged,
 };
-static_assert(static_cast<std::size_t>(Word::kDenyBadWindowKey) + 1 == kAllWords.size(),
+static_assert(static_cast<std::size_t>(Word::kDenyPolicyChanged) + 1 == kAllWords.size(),
               "a new Word needs its place in kAllWords, word_text() and word_takes_detail()");
 
 // Replaces a missing or unsafe detail so that text chosen by a space or a resolver never
@@ -64,6 +71,13 @@ std::string_view word_text(Word word) {
     case Word::kDenyPathWalksOut: return "deny:path-walks-out";
     case Word::kDenyOwnListener: return "deny:own-listener";
     case Word::kDenyBadWindowKey: return "deny:bad-window-key";
+    case Word::kDenyNotTls: return "deny:not-tls";
+    case Word::kDenyTlsOversize: return "deny:tls-oversize";
+    case Word::kDenyTlsNoSni: return "deny:tls-no-sni";
+    case Word::kDenyTlsSniMismatch: return "deny:tls-sni-mismatch";
+    case Word::kDenyTlsEch: return "deny:tls-ech";
+    case Word::kDenyTlsTimeout: return "deny:tls-timeout";
+    case Word::kDenyPolicyChanged: return "deny:policy-changed";
   }
   // Unreachable for a valid enumerator; a corrupted value must not become a word that allows.
   return "deny:undecided";
@@ -97,6 +111,13 @@ bool word_takes_detail(Word word) {
     case Word::kDenyPathWalksOut:
     case Word::kDenyOwnListener:
     case Word::kDenyBadWindowKey:
+    case Word::kDenyNotTls:
+    case Word::kDenyTlsOversize:
+    case Word::kDenyTlsNoSni:
+    case Word::kDenyTlsSniMismatch:
+    case Word::kDenyTlsEch:
+    case Word::kDenyTlsTimeout:
+    case Word::kDenyPolicyChanged:
       return false;
   }
   return false;

@@ -31,6 +31,13 @@ enum class Word : std::uint8_t {
   kDenyPathWalksOut,         // window: the rest of the path climbs out of the grant
   kDenyOwnListener,          // window: upstream is one of the gatekeeper's own listeners
   kDenyBadWindowKey,         // window: missing or wrong window key
+  kDenyNotTls,               // corridor: the first bytes in the tunnel are not a TLS ClientHello
+  kDenyTlsOversize,          // corridor: the ClientHello (or a record of it) is over its cap
+  kDenyTlsNoSni,             // corridor: the ClientHello names no server
+  kDenyTlsSniMismatch,       // corridor: the ClientHello names another server than the CONNECT
+  kDenyTlsEch,               // corridor: the ClientHello carries Encrypted Client Hello
+  kDenyTlsTimeout,           // corridor: no whole ClientHello before the deadline
+  kDenyPolicyChanged,        // a live tunnel or grant connection the host's new policy refuses
 };
 
 // Every word, in enum order (tests and `--help` walk it).

@@ -68,9 +68,21 @@ TEST(DecisionTest, WordBadWindowKeyText) {
   EXPECT_EQ(word_text(Word::kDenyBadWindowKey), "deny:bad-window-key");
 }
 
-TEST(DecisionTest, AllWordsHasEighteenDistinctWordsInEnumOrder) {
+TEST(DecisionTest, WordsOfTheTunnelsFirstFlight) {
+  EXPECT_EQ(word_text(Word::kDenyNotTls), "deny:not-tls");
+  EXPECT_EQ(word_text(Word::kDenyTlsOversize), "deny:tls-oversize");
+  EXPECT_EQ(word_text(Word::kDenyTlsNoSni), "deny:tls-no-sni");
+  EXPECT_EQ(word_text(Word::kDenyTlsSniMismatch), "deny:tls-sni-mismatch");
+  EXPECT_EQ(word_text(Word::kDenyTlsEch), "deny:tls-ech");
+  EXPECT_EQ(word_text(Word::kDenyTlsTimeout), "deny:tls-timeout");
+}
+TEST(DecisionTest, WordPolicyChangedText) {
+  EXPECT_EQ(word_text(Word::kDenyPolicyChanged), "deny:policy-changed");
+}
+
+TEST(DecisionTest, AllWordsAreDistinctAndInEnumOrder) {
   const auto words = all_words();
-  ASSERT_EQ(words.size(), 18u);
+  ASSERT_EQ(words.size(), 25u);
   std::set<std::string_view> texts;
   for (std::size_t i = 0; i < words.size(); ++i) {
     EXPECT_EQ(static_cast<std::size_t>(words[i]), i);

@@ -137,6 +137,12 @@ std::string journal_record_json(const JournalRecord& record) {
   out += std::to_string(record.port);
   out += ",\"decision\":";
   json::append_quoted(out, shown(record.decision, kJournalDecisionMax));
+  if (record.count > 1) {
+    out += ",\"count\":";
+    out += std::to_string(record.count);
+    out += ",\"last\":";
+    json::append_quoted(out, format_iso8601_ms(record.last_unix_ms));
+  }
   out += '}';
   return out;
 }

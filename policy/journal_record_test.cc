@@ -115,6 +115,18 @@ TEST(JournalRecordTest, HasExactlyFiveKeysInOrder) {
   EXPECT_EQ(value->find("listener")->as_string(), "control");
 }
 
+TEST(JournalRecordTest, CoalescedRecordAddsCountAndLastAfterTheFiveKeys) {
+  JournalRecord record = make_journal_record(1796040000000, Listener::kCorridor, "auth.openai.com", 443,
+                                             Decision::of(Word::kDenyAlwaysRefused));
+  record.count = 1;
+  record.last_unix_ms = 1796040005000;
+  EXPECT_EQ(journal_record_json(record).find("count"), std::string::npos);
+  record.count = 10000;
+  EXPECT_EQ(journal_record_json(record),
+            R"({"at":"2026-11-30T12:00:00.000Z","listener":"corridor","host":"auth.openai.com",)"
+            R"("port":443,"decision":"deny:always-refused","count":10000,"last":"2026-11-30T12:00:05.000Z"})");
+}
+
 TEST(JournalRecordTest, KeepsHostAtLimitAndCutsOnePast) {
   const std::string at_limit(kJournalHostMax, 'a');
   EXPECT_EQ(make_journal_record(0, Listener::kCorridor, at_limit, 0, {}).host, at_limit);

@@ -252,4 +252,33 @@ Classification classify(const Address& address) {
   return Classification{true, best};
 }
 
+std::optional<Range> parse_operator_range(std::string_view text) {
+  const std::size_t slash = text.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  const std::optional<Address> prefix = parse_answer(text.substr(0, slash));
+  const std::string_view digits = text.substr(slash + 1);
+  if (!prefix || digits.empty() || digits.size() > 3 || (digits.size() > 1 && digits[0] == '0')) {
+    return std::nullopt;
+  }
+  unsigned length = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+    length = length * 10 + static_cast<unsigned>(c - '0');
+  }
+  if (length > (prefix->is_v4() ? 32u : 128u)) return std::nullopt;
+  Range range{*prefix, static_cast<std::uint8_t>(length), "Operator-Blocked", "serve --block",
+              "the operator blocks it (e.g. the place's own host addresses)", false};
+  // No host bit past the length: the range's first address must be the one written.
+  const std::array<std::uint8_t, 16>& bytes = prefix->bytes();
+  const std::size_t width = prefix->is_v4() ? 4 : 16;
+  for (std::size_t bit = length; bit < width * 8; ++bit) {
+    if ((bytes[bit / 8] >> (7 - bit % 8)) & 1u) return std::nullopt;
+  }
+  return range;
+}
+
+std::string range_text(const Range& range) {
+  return range.prefix.to_string() + "/" + std::to_string(range.length);
+}
+
 }  // namespace policy

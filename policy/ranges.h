@@ -8,7 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "policy/address.h"
@@ -49,5 +51,14 @@ Classification classify(const Address& address);
 bool range_contains(const Range& range, const Address& address);
 // The last address of a range.
 Address range_last(const Range& range);
+
+// A range the operator blocks on top of the table (`serve --block`, `POST /blocked`): the place's
+// own host addresses, a LAN the table calls public. "ADDRESS/LENGTH": a strict address
+// (parse_answer), '/', a decimal length 0..32 or 0..128 without a leading zero; no host bit set
+// past the length (so "10.0.0.1/8" is refused, not silently widened). nullopt otherwise.
+inline constexpr std::size_t kMaxOperatorRanges = 64;
+std::optional<Range> parse_operator_range(std::string_view text);
+// The canonical text of a range: "203.0.113.0/24".
+std::string range_text(const Range& range);
 
 }  // namespace policy

@@ -38,7 +38,15 @@ inline int corridor_status(policy::Word word) {
     case policy::Word::kDenyNoGrant:
     case policy::Word::kDenyPathWalksOut:
     case policy::Word::kDenyOwnListener:
-    case policy::Word::kDenyBadWindowKey: return 403;
+    case policy::Word::kDenyBadWindowKey:
+    // After the 200 the tunnel is only closed; these never become a status line.
+    case policy::Word::kDenyNotTls:
+    case policy::Word::kDenyTlsOversize:
+    case policy::Word::kDenyTlsNoSni:
+    case policy::Word::kDenyTlsSniMismatch:
+    case policy::Word::kDenyTlsEch:
+    case policy::Word::kDenyTlsTimeout:
+    case policy::Word::kDenyPolicyChanged: return 403;
   }
   return 403;  // unreachable: the switch is exhaustive (-Wswitch-enum)
 }
