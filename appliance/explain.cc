@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "policy/address.h"
+#include "policy/client_hello.h"
 #include "policy/corridor.h"
 #include "policy/name.h"
 
@@ -12,10 +13,12 @@ namespace {
 
 constexpr std::string_view kUsage =
     "usage: gatekeeper explain [--mode allowlist|open] [--allow NAME]... [--answer ADDRESS]... "
-    "TARGET\n"
+    "[--server-name NAME] TARGET\n"
     "  Prints the decision word the corridor would journal for CONNECT TARGET (authority form,\n"
     "  e.g. example.com:443), assuming the DNS answers given with --answer. Touches no network.\n"
     "  The mode is allowlist unless --mode open is given; --allow names the allowlist entries.\n"
+    "  --server-name: the word for a tunnel whose TLS ClientHello names NAME (after the CONNECT\n"
+    "  itself was allowed): allow only when NAME is the CONNECT name.\n"
     "  Exit 0 when a word is printed, 2 on bad usage.\n";
 
 ExplainOutcome usage_error(std::string message) {
@@ -31,6 +34,7 @@ ExplainOutcome run_explain(const std::vector<std::string>& args) {
   policy::NetworkPolicy network;
   std::vector<policy::Address> answers;
   std::optional<std::string> target;
+  std::optional<std::string> server_name;
 
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
@@ -65,6 +69,9 @@ ExplainOutcome run_explain(const std::vector<std::string>& args) {
                            "': not a dotted-quad IPv4 or RFC 4291 IPv6 address");
       }
       answers.push_back(*address);
+    } else if (arg == "--server-name") {
+      if (!has_value) return usage_error("--server-name needs a NAME");
+      server_name = args[++i];
     } else if (arg == "--") {
       if (i + 2 != args.size()) return usage_error("expected exactly one TARGET after --");
       target = args[i + 1];
@@ -88,6 +95,13 @@ ExplainOutcome run_explain(const std::vector<std::string>& args) {
   // No own addresses here: explain has no interfaces to compare with.
   policy::AnswerDecision second =
       policy::decide_answers(*first.pending, answers, std::span<const policy::Address>());
+  if (second.endpoint && server_name) {
+    policy::ClientHello hello;
+    hello.status = policy::HelloStatus::kComplete;
+    hello.server_name = *server_name;
+    outcome.out = policy::decide_client_hello(hello, second.endpoint->name()).text() + "\n";
+    return outcome;
+  }
   outcome.out = second.decision.text() + "\n";
   return outcome;
 }

@@ -45,6 +45,22 @@ TEST(ExplainTest, WordsBeforeDnsNeedNoAnswer) {
             "deny:always-refused\n");
 }
 
+TEST(ExplainTest, ServerNameGivesTheTunnelsFirstFlightWord) {
+  const std::vector<std::string> base = {"--allow", "example.com", "--answer", "93.184.215.14"};
+  auto with = [&](const std::string& name) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), {"--server-name", name, "example.com:443"});
+    return run_explain(args).out;
+  };
+  EXPECT_EQ(with("example.com"), "allow\n");
+  EXPECT_EQ(with("EXAMPLE.com."), "allow\n");
+  EXPECT_EQ(with("auth.openai.com"), "deny:tls-sni-mismatch\n");
+  // A CONNECT refused before the first flight keeps its own word.
+  EXPECT_EQ(run_explain({"--server-name", "example.com", "--answer", "93.184.215.14", "example.com:443"}).out,
+            "deny:not-on-allowlist\n");
+  EXPECT_EQ(run_explain({"--server-name"}).exit_code, 2);
+}
+
 TEST(ExplainTest, BadUsageExitsTwoAndNamesTheProblem) {
   auto no_target = run_explain({"--mode", "open"});
   EXPECT_EQ(no_target.exit_code, 2);

@@ -6,6 +6,7 @@
 #include <uv.h>
 
 #include <array>
+#include <list>
 #include <map>
 #include <optional>
 #include <string>
@@ -21,6 +22,7 @@
 
 namespace appliance::serve {
 
+class CorridorConnection;
 class Resolver;
 class TcpListener;
 class TlsContext;
@@ -34,6 +36,8 @@ struct ServeContext {
   Metrics metrics;
   Journal journal;
   policy::NetworkPolicy network;               // initial: allowlist, empty (nothing allowed)
+  // Ranges the operator blocks on top of the table: --block at start, POST /blocked later.
+  std::vector<policy::Range> blocked = options.blocked;
   std::map<std::string, policy::Grant> grants;  // used by the window
   Resolver* resolver = nullptr;
   // The window: the key every window request carries (set by POST /window-key, held
@@ -45,6 +49,8 @@ struct ServeContext {
   std::array<std::uint16_t, kListenerCount> own_ports{};
   std::array<TcpListener*, kListenerCount> listeners{};
   std::size_t open_tunnels = 0;
+  // Every corridor connection past its CONNECT decision, so a stricter policy reaches live tunnels.
+  std::list<CorridorConnection*> corridor_connections;
 
   // Own interface addresses, refreshed at most once a second (a later-added interface is
   // covered; the reference read them once at start, docs/reference-behaviour.md#window-grants).

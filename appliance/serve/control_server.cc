@@ -1,5 +1,7 @@
 #include "appliance/serve/control_server.h"
 
+#include "appliance/serve/corridor.h"
+#include "appliance/serve/upstream.h"
 #include "policy/control_messages.h"
 #include "policy/corridor.h"
 #include "policy/json.h"
@@ -37,6 +39,13 @@ std::string policy_json(const ServeContext& ctx) {
     first = false;
     policy::json::append_quoted(out, d);
   }
+  out += "],\"blocked\":[";
+  first = true;
+  for (const policy::Range& r : ctx.blocked) {
+    if (!first) out += ',';
+    first = false;
+    policy::json::append_quoted(out, policy::range_text(r));
+  }
   out += "],\"grants\":[";
   first = true;
   for (const auto& [id, grant] : ctx.grants) {
@@ -69,6 +78,13 @@ HttpResponse control_answer(ServeContext& ctx, const HttpRequest& request) {
     ctx.window_key = std::move(key.value());
     return json_answer(200, policy::ok_json());
   }
+  if (m == "POST" && p == "/blocked") {
+    if (request.body_over_limit || request.body.empty()) return error_answer(400, policy::kMsgNotJson);
+    auto ranges = policy::parse_blocked_request(request.body);
+    if (!ranges) return error_answer(400, ranges.error().message);
+    ctx.blocked = std::move(ranges.value());  // live: the next answer is classified with it
+    return json_answer(200, policy::ok_json());
+  }
   if (m == "POST" && (p == "/network" || p == "/grants")) {
     // Over 1 MiB the body was discarded: it counts as not JSON
     // (docs/reference-behaviour.md#control-endpoints).
@@ -77,12 +93,23 @@ HttpResponse control_answer(ServeContext& ctx, const HttpRequest& request) {
       auto parsed = policy::parse_network_request(request.body);
       if (!parsed) return error_answer(400, parsed.error().message);
       ctx.network = std::move(parsed.value());  // live: the next CONNECT is decided by it
+      // ... and the tunnels already open: those the new policy refuses end now.
+      close_tunnels_refused_by_policy(ctx);
       return json_answer(200, policy::ok_json());
     }
     auto grant = policy::parse_grant_request(request.body);
     if (!grant) return error_answer(400, grant.error().message);
     std::string id = grant->id;
     ctx.grants.insert_or_assign(std::move(id), std::move(grant.value()));  // same id replaces
+    return json_answer(200, policy::ok_json());
+  }
+  if (m == "DELETE" && p.starts_with("/grants/")) {
+    const std::string id(p.substr(std::string_view("/grants/").size()));
+    const auto found = policy::is_grant_id(id) ? ctx.grants.find(id) : ctx.grants.end();
+    if (found == ctx.grants.end()) return error_answer(404, policy::kMsgNoSuchGrant);
+    ctx.grants.erase(found);  // the grant's secret is wiped with it (policy::Secret)
+    if (ctx.upstream_pool != nullptr) ctx.upstream_pool->close_grant(id, "grant-deleted");
+    ctx.journal.record(policy::Listener::kWindow, id, 0, policy::Decision::of(policy::Word::kDenyPolicyChanged));
     return json_answer(200, policy::ok_json());
   }
   return error_answer(404, policy::kMsgNoEndpoint);

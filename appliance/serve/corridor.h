@@ -1,10 +1,11 @@
 // The corridor (docs/reference-behaviour.md#corridor-refusals,
 // docs/reference-behaviour.md#corridor-order-of-checks): one HTTP CONNECT per socket, authority
 // form only, decided by policy/, resolved once with c-ares, dialled to the approved address only,
-// then relayed.
-//   head → decide_target → tunnel slot → resolve → decide_answers → connect → 200 → relay
-// Every refusal is a bare status line (400/403/502/503) with Connection: close; the reason goes
-// to the journal only.
+// then relayed once the client's TLS ClientHello names the approved server.
+//   head → decide_target → tunnel slot → resolve → decide_answers → connect → 200
+//        → ClientHello (deadline, size cap) → decide_client_hello → relay
+// Every refusal before the 200 is a bare status line (400/403/502/503) with Connection: close;
+// after it, the tunnel is closed without a byte. The reason goes to the journal only.
 #pragma once
 
 #include <uv.h>
@@ -22,15 +23,24 @@ namespace appliance::serve {
 inline constexpr std::size_t kMaxHeldBytes = 64 * 1024;     // client bytes held before the 200
 inline constexpr std::size_t kRelayHighWater = 256 * 1024;  // stop reading the other side above
 inline constexpr std::size_t kRelayLowWater = 64 * 1024;    // resume below
+inline constexpr std::uint64_t kClientHelloDeadlineMs = 10'000;  // 200 → whole ClientHello
 
 Connection* make_corridor_connection(ServeContext& ctx, TcpListener& listener);
+
+// After POST /network: every tunnel (resolving, connecting, awaiting its ClientHello or relaying)
+// whose name the new policy refuses is closed and journalled deny:policy-changed (before its 200:
+// the generic 403). Returns how many were closed.
+std::size_t close_tunnels_refused_by_policy(ServeContext& ctx);
 
 class CorridorConnection final : public Connection {
  public:
   CorridorConnection(ServeContext& ctx, TcpListener& listener);
+  ~CorridorConnection() override;
+  // True when it was closed because the current policy refuses its name.
+  bool close_if_refused_by_policy();
 
  private:
-  enum class State : std::uint8_t { kHead, kResolving, kConnecting, kRelaying, kDone };
+  enum class State : std::uint8_t { kHead, kResolving, kConnecting, kClientHello, kRelaying, kDone };
 
   // One direction of the relay: bytes read from `from` are written to `to`.
   struct Direction {
@@ -55,6 +65,9 @@ class CorridorConnection final : public Connection {
   void connect_to(const policy::ApprovedEndpoint& endpoint);
   static void on_connected(uv_connect_t* req, int status) noexcept;
   static void on_deadline(uv_timer_t* timer) noexcept;
+  void await_client_hello();
+  void check_client_hello();
+  void refuse_tunnel(const policy::Decision& decision);
 
   // relay.cc
   void start_relay();
@@ -75,12 +88,15 @@ class CorridorConnection final : public Connection {
   uv_connect_t connect_req_{};
   Resolver::Query* query_ = nullptr;
   std::optional<policy::PendingResolution> pending_;
+  std::string approved_name_;  // the normalised CONNECT name the ClientHello must name
   policy::JournalSubject subject_;
   bool holds_slot_ = false;
   std::string held_;  // bytes after the CONNECT head, forwarded first once connected
   Direction up_;
   Direction down_;
   std::uint64_t last_activity_ = 0;
+  bool registered_ = false;
+  std::list<CorridorConnection*>::iterator registry_position_;
 };
 
 }  // namespace appliance::serve

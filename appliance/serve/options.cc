@@ -118,6 +118,13 @@ Result<ServeOptions> parse_serve_options(const std::vector<std::string>& args) {
       options.ca_file = value;
     } else if (name == "--max-upstream-sockets") {
       r = count(options.max_upstream_sockets, 100000);
+    } else if (name == "--block") {
+      auto range = policy::parse_operator_range(value);
+      if (!range) return bad_value(name, value, "ADDRESS/LENGTH with no host bit set past LENGTH");
+      if (options.blocked.size() >= policy::kMaxOperatorRanges) {
+        return bad_value(name, value, "at most " + std::to_string(policy::kMaxOperatorRanges) + " ranges");
+      }
+      options.blocked.push_back(*range);
     } else if (name == "--dns-server") {
       auto server = parse_dns_server(value);
       if (!server) return server.error();

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "policy/ranges.h"
 #include "policy/result.h"
 
 namespace appliance::serve {
@@ -31,6 +32,7 @@ struct ServeOptions {
   std::vector<DnsServer> dns_servers;
   std::string ca_file = "/etc/ssl/certs/ca-certificates.crt";  // the bundle the image ships
   std::size_t max_upstream_sockets = 64;                         // window → upstream connections
+  std::vector<policy::Range> blocked;  // --block: refused like the table's rows
 };
 
 inline constexpr std::string_view kServeUsage =
@@ -38,7 +40,8 @@ inline constexpr std::string_view kServeUsage =
     "       [--window-port 8080] [--control-port 9099] [--max-corridor-sockets 128]\n"
     "       [--max-window-sockets 64] [--max-control-sockets 8] [--max-tunnels 64]\n"
     "       [--idle-seconds 300] [--connect-seconds 10] [--dns-server ADDRESS[:PORT]]...\n"
-    "       [--ca-file /etc/ssl/certs/ca-certificates.crt] [--max-upstream-sockets 64]\n";
+    "       [--ca-file /etc/ssl/certs/ca-certificates.crt] [--max-upstream-sockets 64]\n"
+    "       [--block CIDR]...\n";
 
 // args: everything after "serve". The error names the option and the value.
 policy::Result<ServeOptions> parse_serve_options(const std::vector<std::string>& args);

@@ -22,8 +22,6 @@ struct RelayShutdown {
   void* direction = nullptr;
 };
 
-constexpr std::string_view kEstablished = "HTTP/1.1 200 Connection Established\r\n\r\n";
-
 }  // namespace
 
 void CorridorConnection::start_relay() {
@@ -35,7 +33,6 @@ void CorridorConnection::start_relay() {
   uv_tcp_nodelay(&upstream_, 1);
   up_ = Direction{client, upstream, false, false, false, true};
   down_ = Direction{upstream, client, false, false, false, false};
-  write_text(client, std::string(kEstablished));
   if (!held_.empty()) {
     ctx_.metrics.relayed_up(held_.size());
     write_text(upstream, std::move(held_));

@@ -332,6 +332,20 @@ void UpstreamPool::cancel(PoolWaiter* waiter) {
   waiter->waiting = false;
 }
 
+std::size_t UpstreamPool::close_grant(std::string_view grant_id, std::string_view detail) {
+  // Pool keys start with "<grant id>\n" (WindowConnection::pool_route); ids hold no '\n'.
+  const std::string prefix = std::string(grant_id) + "\n";
+  const std::list<UpstreamConnection*> every = all_;  // fail() erases from all_
+  std::size_t closed = 0;
+  for (UpstreamConnection* c : every) {
+    if (c->key().starts_with(prefix)) {
+      c->fail(detail);
+      ++closed;
+    }
+  }
+  return closed;
+}
+
 void UpstreamPool::shut_down() {
   shut_ = true;
   for (PoolWaiter* w : waiters_) w->waiting = false;

@@ -125,6 +125,9 @@ class UpstreamPool {
   void wait(PoolWaiter* waiter);
   void cancel(PoolWaiter* waiter);
   void shut_down();
+  // Closes every connection of `grant_id`, idle or busy (a busy one fails with `detail`).
+  // Returns how many.
+  std::size_t close_grant(std::string_view grant_id, std::string_view detail);
 
   [[nodiscard]] std::size_t open() const noexcept { return all_.size(); }
   [[nodiscard]] std::size_t idle() const noexcept { return idle_.size(); }

@@ -45,6 +45,12 @@ void WindowConnection::drop_upstream() {
 
 void WindowConnection::upstream_ready() {
   if (closing() || state_ == State::kDone) return;
+  if (!ctx_.grants.contains(ex_.grant_id)) {
+    // DELETE /grants/<id> while this request waited for DNS or a connection: its head holds the
+    // deleted secret and never goes up.
+    upstream_failure("grant-deleted", 502, kUpstreamNoAnswer);
+    return;
+  }
   const bool first_attempt = state_ != State::kExchanging;
   state_ = State::kExchanging;
   touch();
