@@ -27,6 +27,7 @@
 #include <sstream>
 
 #include "policy/json.h"
+#include "tests/support/tls_hello.h"
 
 namespace gk_it {
 
@@ -281,18 +282,29 @@ std::vector<Gatekeeper::Record> Gatekeeper::journal() {
     if (auto* v = r.find("host")) rec.host = v->as_string();
     if (auto* v = r.find("decision")) rec.decision = v->as_string();
     if (auto* v = r.find("port")) rec.port = static_cast<long>(v->as_int().value_or(-1));
+    if (auto* v = r.find("count")) rec.count = static_cast<long>(v->as_int().value_or(-1));
     out.push_back(rec);
   }
   return out;
 }
 
-Tunnel open_tunnel(std::uint16_t corridor, const std::string& target, const std::string& extra) {
+std::string server_name_of(const std::string& target) {
+  std::string host = target.substr(0, target.rfind(':'));
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  return host;
+}
+
+Tunnel open_raw_tunnel(std::uint16_t corridor, const std::string& target, const std::string& after_head) {
   Tunnel t;
   t.fd = connect_tcp("127.0.0.1", corridor);
   if (t.fd < 0) return t;
-  send_all(t.fd, "CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n" + extra);
+  send_all(t.fd, "CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n" + after_head);
   t.head = read_head(t.fd, 15000);
   return t;
+}
+
+Tunnel open_tunnel(std::uint16_t corridor, const std::string& target, const std::string& extra) {
+  return open_raw_tunnel(corridor, target, gk_test::client_hello(server_name_of(target)) + extra);
 }
 
 // ---------------------------------------------------------------- test network
@@ -374,10 +386,11 @@ TestNet::TestNet() : name_("gkit" + std::to_string(getpid())) {
     const std::string mixed = "--host-record=mixed.test," + prefix_ + "2,fd00::1";
     const std::string refused = "--address=/refused.test/" + prefix_ + "4";
     const std::string slow = "--address=/slow.test/" + prefix_ + "77";
+    const std::string tls = "--address=/tls.test/" + prefix_ + "4";
     execl("/usr/sbin/ip", "ip", "netns", "exec", ns.c_str(), "/usr/sbin/dnsmasq", "--no-daemon",
           "--conf-file=/dev/null", "--no-resolv", "--no-hosts", listen.c_str(), "--bind-interfaces",
           "--pid-file=", "--user=root", pub.c_str(), mixed.c_str(), "--address=/loop.test/127.0.0.1",
-          refused.c_str(), slow.c_str(), "--address=/nx.test/", static_cast<char*>(nullptr));
+          refused.c_str(), slow.c_str(), tls.c_str(), "--address=/nx.test/", static_cast<char*>(nullptr));
     _exit(127);
   }
   // The upstream socket is created inside the namespace (setns on this thread, then back).
@@ -433,7 +446,7 @@ TestNet::~TestNet() {
   if (subnet_lock_ >= 0) close(subnet_lock_);  // after the veth with P.1 is gone
 }
 
-int TestNet::listen_in_namespace(std::uint16_t port) {
+int TestNet::listen_in_namespace(std::uint16_t port, int last_octet) {
   const int self_ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
   const int target_ns = open(("/var/run/netns/" + name_).c_str(), O_RDONLY | O_CLOEXEC);
   int fd = -1;
@@ -444,7 +457,7 @@ int TestNet::listen_in_namespace(std::uint16_t port) {
     sockaddr_in sin{};
     sin.sin_family = AF_INET;
     sin.sin_port = htons(port);
-    inet_pton(AF_INET, (prefix_ + "2").c_str(), &sin.sin_addr);
+    inet_pton(AF_INET, (prefix_ + std::to_string(last_octet)).c_str(), &sin.sin_addr);
     if (bind(fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin) != 0 || listen(fd, 512) != 0) {
       close(fd);
       fd = -1;
@@ -473,6 +486,15 @@ void TestNet::session(int fd) {
   set_timeout(fd, 60000);
   std::string line;
   char c;
+  // A tunnel starts with the client's ClientHello (in one record or several): skip it.
+  std::string header(5, '\0');
+  while (recv(fd, header.data(), 1, MSG_PEEK) == 1 && header[0] == 0x16 &&
+         recv(fd, header.data(), 5, MSG_WAITALL) == 5) {
+    std::size_t left = (static_cast<std::size_t>(static_cast<std::uint8_t>(header[3])) << 8) |
+                       static_cast<std::uint8_t>(header[4]);
+    while (left > 0 && recv(fd, &c, 1, 0) == 1) --left;
+    first_records += 1;
+  }
   while (line.size() < 64 && recv(fd, &c, 1, 0) == 1 && c != '\n') line.push_back(c);
   std::vector<char> buf(1 << 16);
   if (line == "ECHO") {

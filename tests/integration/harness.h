@@ -70,10 +70,11 @@ class Gatekeeper {
   };
   Answer request(const std::string& method, const std::string& path, const std::string& body = "");
   void allow(const std::vector<std::string>& domains, const std::string& mode = "allowlist");
-  // The journal's records as (host, port, decision), oldest first.
+  // The journal's records as (host, port, decision, count), oldest first.
   struct Record {
     std::string listener, host, decision;
     long port = 0;
+    long count = 1;  // identical refusals this record stands for (the journal coalesces them)
   };
   std::vector<Record> journal();
   // SIGTERM, wait; returns the exit status (or -1 when killed by a signal / timed out).
@@ -88,11 +89,17 @@ class Gatekeeper {
 };
 
 // Opens a corridor socket and sends CONNECT; returns the fd (caller closes) and the head read.
+// open_tunnel sends, right after the head, a ClientHello record naming the target's host (the
+// corridor relays nothing before one), then `extra`; TestNet's upstream skips that record.
+// open_raw_tunnel sends exactly `after_head`.
 struct Tunnel {
   int fd = -1;
   std::string head;
 };
 Tunnel open_tunnel(std::uint16_t corridor, const std::string& target, const std::string& extra = "");
+Tunnel open_raw_tunnel(std::uint16_t corridor, const std::string& target, const std::string& after_head);
+// The server name a client would send for a CONNECT target: "public.test:443" -> "public.test".
+std::string server_name_of(const std::string& target);
 inline constexpr std::string_view k200 = "HTTP/1.1 200 Connection Established\r\n\r\n";
 inline constexpr std::string_view k400 = "HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n";
 inline constexpr std::string_view k403 = "HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n";
@@ -104,9 +111,10 @@ inline constexpr std::string_view k503 = "HTTP/1.1 503 Service Unavailable\r\nCo
 // (an flock on /tmp/gk-it-subnet-<n>.lock, released when the process ends, however it ends;
 // 198.18.200-254 are the Docker tests' and 198.19 the benchmarks'): veth P.1 (here) <-> P.2, P.4
 // (namespace). dnsmasq on P.2:53 answers: public.test → P.2; mixed.test → P.2 and fd00::1;
-// loop.test → 127.0.0.1; refused.test → P.4 (nothing listens); slow.test → P.77 (no such host:
+// loop.test → 127.0.0.1; refused.test and tls.test → P.4 (nothing listens unless a test does); slow.test → P.77 (no such host:
 // connects hang); nx.test → NXDOMAIN.
-// The upstream on P.2:443 reads one command line, then:
+// The upstream on P.2:443 skips leading TLS records (the tunnel's ClientHello), reads one
+// command line, then:
 //   "ECHO\n"     echoes until EOF, then FIN
 //   "SEND <n>\n" sends n pattern bytes (seed 1), then FIN, then counts bytes until EOF
 //   "SINK\n"     hashes everything until EOF, then answers "<sha256 hex>\n" and closes
@@ -121,10 +129,13 @@ class TestNet {
   [[nodiscard]] const std::string& prefix() const { return prefix_; }
   // A listening TCP socket on P.2:<port> inside the namespace (caller accepts and closes); -1 on
   // failure.
-  int listen_in_namespace(std::uint16_t port);
+  // `last_octet` 4: on P.4, the address of refused.test and tls.test (nothing listens there
+  // unless a test does).
+  int listen_in_namespace(std::uint16_t port, int last_octet = 2);
   std::atomic<std::uint64_t> bytes_after_fin{0};  // SEND: bytes read after the upstream's FIN
   std::atomic<int> sessions_done{0};
   std::atomic<int> sessions_started{0};
+  std::atomic<int> first_records{0};  // TLS records skipped at the start of sessions
   std::string error;
 
  private:

@@ -13,6 +13,7 @@
 #include "tests/bench/common/report.h"
 #include "tests/bench/common/socket.h"
 #include "tests/bench/corridor/upstream.h"
+#include "tests/support/tls_hello.h"
 
 namespace bench {
 namespace {
@@ -51,7 +52,18 @@ double ms_since(Clock::time_point start) {
 }  // namespace
 
 int open_route(const Route& route, std::string* error) {
-  if (!route.via_proxy) return connect_ipv4(route.upstream_ip, kUpstreamPort, error);
+  // Every route starts as a TLS client would: one ClientHello record naming the target's host
+  // (the gatekeeper relays nothing before it; the upstream skips it).
+  const std::string hello = gk_test::client_hello(route.target.substr(0, route.target.rfind(':')));
+  if (!route.via_proxy) {
+    const int direct = connect_ipv4(route.upstream_ip, kUpstreamPort, error);
+    if (direct >= 0 && !send_all(direct, hello)) {
+      *error = "send ClientHello failed";
+      close(direct);
+      return -1;
+    }
+    return direct;
+  }
   const int fd = connect_ipv4("127.0.0.1", route.proxy_port, error);
   if (fd < 0) return -1;
   if (!send_all(fd, "CONNECT " + route.target + " HTTP/1.1\r\nHost: " + route.target + "\r\n\r\n")) {
@@ -62,6 +74,11 @@ int open_route(const Route& route, std::string* error) {
   const std::string head = read_head(fd);
   if (!is_200(head)) {
     *error = "CONNECT " + route.target + " answered '" + head.substr(0, head.find('\r')) + "'";
+    close(fd);
+    return -1;
+  }
+  if (!send_all(fd, hello)) {
+    *error = "send ClientHello failed";
     close(fd);
     return -1;
   }

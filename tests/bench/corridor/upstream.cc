@@ -21,6 +21,8 @@ constexpr std::size_t kIoBuffer = 1 << 20;
 
 struct Conn {
   int fd = -1;
+  std::string hello;         // the client's first TLS record, skipped (the corridor checks it)
+  bool hello_done = false;
   std::string line;
   std::uint64_t to_send = 0;  // SOURCE bytes left
   std::uint64_t to_sink = 0;  // SINK bytes left
@@ -84,6 +86,18 @@ class Server {
 
   // Consumes bytes already read: SINK counts them, line mode parses them.
   bool consume(Conn& c, const char* data, std::size_t length) {
+    // Every route starts with one ClientHello record (client.cc): skip it whole.
+    while (!c.hello_done && length > 0) {
+      const std::size_t want =
+          c.hello.size() < 5 ? 5 : 5 + ((static_cast<std::size_t>(static_cast<std::uint8_t>(c.hello[3])) << 8) |
+                                        static_cast<std::uint8_t>(c.hello[4]));
+      const std::size_t take = std::min(length, want - c.hello.size());
+      c.hello.append(data, take);
+      data += take;
+      length -= take;
+      if (c.hello.size() >= 5 && c.hello[0] != 0x16) return false;
+      if (c.hello.size() > 5 && c.hello.size() == want) c.hello_done = true;
+    }
     while (length > 0) {
       if (c.sinking) {
         const std::size_t take = length < c.to_sink ? length : static_cast<std::size_t>(c.to_sink);
