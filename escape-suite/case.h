@@ -105,6 +105,7 @@ void add_syscall_cases(std::vector<Case>& out);
 void add_network_cases(std::vector<Case>& out);
 void add_dns_cases(std::vector<Case>& out);
 void add_corridor_cases(std::vector<Case>& out);
+void add_corridor_tls_cases(std::vector<Case>& out);
 void add_leak_cases(std::vector<Case>& out);
 void add_resource_cases(std::vector<Case>& out);
 

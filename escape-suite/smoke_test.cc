@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -13,6 +14,7 @@
 #include <thread>
 
 #include "escape-suite/case.h"
+#include "policy/client_hello.h"
 
 namespace escape {
 namespace {
@@ -55,10 +57,16 @@ TEST(SmokeTest, NetworkDenialWithoutControlIsNeverPass) {
   }
 }
 
+// What the fake corridor does after its 200: close at once, relay blindly (echo everything, as a
+// corridor without the first-flight check), or echo only a ClientHello that names the approved
+// host (policy::decide_client_hello, as the gatekeeper does).
+enum class AfterOk : std::uint8_t { kClose, kBlindEcho, kCheckedEcho };
+
 // A one-thread fake corridor: answers 200 to CONNECT of `allowed`, else `refusal`.
 class FakeCorridor {
  public:
-  FakeCorridor(std::string allowed, std::string refusal) : allowed_(std::move(allowed)), refusal_(std::move(refusal)) {
+  FakeCorridor(std::string allowed, std::string refusal, AfterOk after = AfterOk::kClose)
+      : allowed_(std::move(allowed)), refusal_(std::move(refusal)), after_(after) {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
@@ -90,14 +98,30 @@ class FakeCorridor {
         if (n <= 0) break;
         req.append(buf, static_cast<std::size_t>(n));
       }
-      const std::string answer = req.rfind("CONNECT " + allowed_ + " ", 0) == 0
-                                     ? "HTTP/1.1 200 Connection established\r\n\r\n"
-                                     : refusal_;
+      const bool ok = req.rfind("CONNECT " + allowed_ + " ", 0) == 0;
+      const std::string answer = ok ? "HTTP/1.1 200 Connection established\r\n\r\n" : refusal_;
       (void)::send(c, answer.data(), answer.size(), MSG_NOSIGNAL);
+      if (ok && after_ != AfterOk::kClose) relay(c, req.substr(req.find("\r\n\r\n") + 4));
       ::close(c);
     }
   }
+  // Reads the first flight (bounded by a short timeout), then echoes it or not.
+  void relay(int c, std::string first) {
+    timeval tv{0, 300000};
+    ::setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char buf[4096];
+    while (policy::parse_client_hello(first).status == policy::HelloStatus::kNeedMore) {
+      const ssize_t n = ::recv(c, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      first.append(buf, static_cast<std::size_t>(n));
+    }
+    const std::string host = allowed_.substr(0, allowed_.rfind(':'));
+    const bool pass = after_ == AfterOk::kBlindEcho ||
+                      policy::decide_client_hello(policy::parse_client_hello(first), host).allowed();
+    if (pass) (void)::send(c, first.data(), first.size(), MSG_NOSIGNAL);
+  }
   std::string allowed_, refusal_;
+  AfterOk after_ = AfterOk::kClose;
   int fd_ = -1;
   std::uint16_t port_ = 0;
   std::atomic<bool> stop_{false};
@@ -131,6 +155,34 @@ TEST(SmokeTest, CorridorThatOpensTheTunnelFails) {
   FakeCorridor fake("169.254.169.254:443", "HTTP/1.1 403 Forbidden\r\n\r\n");
   Context ctx = corridor_context(fake.port(), "169.254.169.254:443");
   EXPECT_EQ(run_one(ctx, "corridor.metadata-ipv4").verdict, Verdict::kFail);
+}
+
+TEST(SmokeTest, TlsFirstFlightCasesFailBehindABlindRelay) {
+  FakeCorridor fake("example.com:443", "HTTP/1.1 403 Forbidden\r\n\r\n", AfterOk::kBlindEcho);
+  Context ctx = corridor_context(fake.port(), "example.com:443");
+  for (const char* id : {"corridor.tls-other-server-name", "corridor.tls-no-server-name",
+                         "corridor.tls-encrypted-client-hello", "corridor.tls-not-tls"}) {
+    const Outcome o = run_one(ctx, id);
+    EXPECT_EQ(o.verdict, Verdict::kFail) << id << ": " << o.evidence;
+  }
+}
+
+TEST(SmokeTest, TlsFirstFlightCasesPassBehindACheckingCorridor) {
+  FakeCorridor fake("example.com:443", "HTTP/1.1 403 Forbidden\r\n\r\n", AfterOk::kCheckedEcho);
+  Context ctx = corridor_context(fake.port(), "example.com:443");
+  for (const char* id : {"corridor.tls-other-server-name", "corridor.tls-no-server-name",
+                         "corridor.tls-encrypted-client-hello", "corridor.tls-not-tls"}) {
+    const Outcome o = run_one(ctx, id);
+    EXPECT_EQ(o.verdict, Verdict::kPass) << id << ": " << o.evidence;
+  }
+}
+
+TEST(SmokeTest, TlsFirstFlightCasesAreInconclusiveWhenTheCorridorRefusesTheConnect) {
+  FakeCorridor fake("other.example:443", "HTTP/1.1 403 Forbidden\r\n\r\n", AfterOk::kCheckedEcho);
+  Context ctx = corridor_context(fake.port(), "example.com:443");
+  const Outcome o = run_one(ctx, "corridor.tls-other-server-name");
+  EXPECT_EQ(o.verdict, Verdict::kInconclusive) << o.evidence;
+  EXPECT_NE(o.evidence.find(" -> 403"), std::string::npos) << o.evidence;  // the runner's refusal_seen
 }
 
 TEST(SmokeTest, CorridorRefusalWithoutControlIsInconclusive) {
