@@ -13,6 +13,7 @@
 
 #include "controller/process.h"
 #include "controller/spec.h"
+#include "policy/ranges.h"
 
 namespace controller {
 namespace {
@@ -72,6 +73,25 @@ TEST(ArgvTest, GatekeeperCarriesEveryHardeningFlag) {
   EXPECT_TRUE(has_pair(a, "--label", "spacectl.space.id=0123456789ab"));
   EXPECT_TRUE(has_pair(a, "--label", "spacectl.space.owner=testowner"));
   EXPECT_TRUE(has_pair(a, "--label", "spacectl.version=0.1.0"));
+}
+
+TEST(ArgvTest, GatekeeperBlocksTheRangesOfItsSpec) {
+  SpaceSpec spec = sample();
+  spec.blocked_ranges = {"203.0.113.7/32", "2001:db8::1/128"};
+  const std::vector<std::string> a = gatekeeper_create_argv(spec, "172.19.0.0/16");
+  ASSERT_GE(a.size(), 7u);
+  EXPECT_EQ(std::vector<std::string>(a.end() - 7, a.end()),
+            (std::vector<std::string>{"serve", "--inner-subnet", "172.19.0.0/16", "--block", "203.0.113.7/32",
+                                      "--block", "2001:db8::1/128"}));
+}
+
+TEST(ArgvTest, HostPublicRangesAreSingleAddressesTheTableCallsPublic) {
+  for (const std::string& range : host_public_ranges()) {
+    const auto parsed = policy::parse_operator_range(range);
+    ASSERT_TRUE(parsed.has_value()) << range;
+    EXPECT_EQ(parsed->length, parsed->prefix.is_v4() ? 32 : 128) << range;
+    EXPECT_FALSE(policy::classify(parsed->prefix).blocked) << range;
+  }
 }
 
 TEST(ArgvTest, SpaceCarriesEveryHardeningFlagAndTheProxyEnvironment) {

@@ -165,6 +165,8 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   spec.name = request.name;
   spec.created = now_iso();
   spec.window_key = random_hex(32);
+  // The local engine's host is this machine: its public addresses are blocked for the corridor.
+  spec.blocked_ranges = host_public_ranges();
   spec.seccomp_space = options_.seccomp_space;
   spec.seccomp_gatekeeper = options_.seccomp_gatekeeper;
   spec.memory_bytes = request.memory_bytes > 0 ? request.memory_bytes : kDefaultSpaceMemory;

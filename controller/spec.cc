@@ -1,5 +1,14 @@
 #include "controller/spec.h"
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "policy/ranges.h"
+
 namespace controller {
 
 std::string_view role_word(Role role) {
@@ -139,6 +148,7 @@ std::vector<std::string> gatekeeper_create_argv(const SpaceSpec& spec, std::stri
   add_labels(a, spec, Role::kGatekeeper);
   a.push_back(spec.gatekeeper_image);
   a.insert(a.end(), {"serve", "--inner-subnet", std::string(inner_subnet)});
+  for (const std::string& range : spec.blocked_ranges) a.insert(a.end(), {"--block", range});
   return a;
 }
 
@@ -172,6 +182,27 @@ std::vector<std::string> space_create_argv(const SpaceSpec& spec) {
   a.push_back(spec.space_image);
   a.insert(a.end(), spec.command.begin(), spec.command.end());
   return a;
+}
+
+std::vector<std::string> host_public_ranges() {
+  std::vector<std::string> out;
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return out;
+  for (ifaddrs* a = list; a != nullptr && out.size() < policy::kMaxOperatorRanges; a = a->ifa_next) {
+    if (a->ifa_addr == nullptr) continue;
+    const int family = a->ifa_addr->sa_family;
+    if (family != AF_INET && family != AF_INET6) continue;
+    char text[INET6_ADDRSTRLEN] = {};
+    const void* raw = family == AF_INET ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr)
+                                        : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(a->ifa_addr)->sin6_addr);
+    if (inet_ntop(family, raw, text, sizeof text) == nullptr) continue;
+    const std::optional<policy::Address> address = policy::parse_answer(text);
+    if (!address || policy::classify(*address).blocked) continue;  // the table refuses it already
+    const std::string range = address->to_string() + (address->is_v4() ? "/32" : "/128");
+    if (std::find(out.begin(), out.end(), range) == out.end()) out.push_back(range);
+  }
+  freeifaddrs(list);
+  return out;
 }
 
 }  // namespace controller

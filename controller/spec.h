@@ -76,7 +76,15 @@ struct SpaceSpec {
   std::string window_key;  // 64 hex; not a secret from the agent
   std::vector<std::string> command;  // empty: the image's own
   int engine_major = 0;
+  // Extra ranges the gatekeeper refuses (`serve --block`): by default the place's own host
+  // addresses that the gatekeeper's table would call public, so open mode cannot reach the
+  // host's own services on 443 by a name that resolves to them.
+  std::vector<std::string> blocked_ranges;
 };
+
+// The host's own interface addresses that policy::classify calls public, as "/32" or "/128"
+// ranges (at most policy::kMaxOperatorRanges): what a local place's gatekeeper blocks by default.
+std::vector<std::string> host_public_ranges();
 
 bool is_space_id(std::string_view id);
 bool is_owner(std::string_view owner);
