@@ -1,7 +1,6 @@
 #include "policy/client_hello.h"
 
 #include <array>
-#include <bitset>
 
 #include "policy/name.h"
 
@@ -117,12 +116,13 @@ ClientHello parse_body(std::string_view body, std::size_t wire_length) {
   const std::string_view extensions = reader.vector(2);
   if (reader.failed() || reader.left() != 0) return out;
   Reader ext(extensions);
-  std::bitset<65536> seen;
+  std::array<std::uint64_t, 65536 / 64> seen{};  // one bit per extension type
   while (ext.left() > 0) {
     const std::uint32_t type = ext.number(2);
     const std::string_view data = ext.vector(2);
-    if (ext.failed() || seen.test(type)) return ClientHello{};  // RFC 8446 §4.2: no duplicates
-    seen.set(type);
+    const std::uint64_t bit = std::uint64_t{1} << (type % 64);
+    if (ext.failed() || (seen[type / 64] & bit) != 0) return ClientHello{};  // RFC 8446 §4.2: no duplicates
+    seen[type / 64] |= bit;
     if (type == kExtensionServerName) {
       out.server_name = parse_server_name(data);
       if (!out.server_name) return ClientHello{};

@@ -39,13 +39,6 @@ std::string policy_json(const ServeContext& ctx) {
     first = false;
     policy::json::append_quoted(out, d);
   }
-  out += "],\"blocked\":[";
-  first = true;
-  for (const policy::Range& r : ctx.blocked) {
-    if (!first) out += ',';
-    first = false;
-    policy::json::append_quoted(out, policy::range_text(r));
-  }
   out += "],\"grants\":[";
   first = true;
   for (const auto& [id, grant] : ctx.grants) {
@@ -65,6 +58,7 @@ HttpResponse control_answer(ServeContext& ctx, const HttpRequest& request) {
   if (m == "GET" && p == "/health") return json_answer(200, health_json(ctx));
   if (m == "GET" && p == "/policy") return json_answer(200, policy_json(ctx));
   if (m == "GET" && p == "/journal") return json_answer(200, ctx.journal.json());
+  if (m == "GET" && p == "/blocked") return json_answer(200, policy::blocked_request_json(ctx.blocked));
   if (m == "GET" && p == "/metrics") {
     HttpResponse r = json_answer(200, ctx.metrics.prometheus(ctx.gauges()));
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";

@@ -50,15 +50,15 @@ class PolicyChangeTest : public ::testing::Test {
 };
 
 TEST_F(PolicyChangeTest, RemovingANameClosesItsLiveTunnelAndKeepsTheOthers) {
-  gk->allow({"public.test", "mixed.test"});
+  gk->allow({"public.test", "alias.test"});
   auto removed = gk_it::open_tunnel(gk->corridor, "public.test:443", "ECHO\n");
-  auto kept = gk_it::open_tunnel(gk->corridor, "mixed.test:443", "ECHO\n");
+  auto kept = gk_it::open_tunnel(gk->corridor, "alias.test:443", "ECHO\n");
   ASSERT_EQ(removed.head, gk_it::k200);
   ASSERT_EQ(kept.head, gk_it::k200);
   ASSERT_TRUE(echoes(removed.fd, "one"));
   ASSERT_TRUE(echoes(kept.fd, "one"));
 
-  gk->allow({"mixed.test"});
+  gk->allow({"alias.test"});
   bool eof = false;
   gk_it::read_until_close(removed.fd, 5000, &eof);
   EXPECT_TRUE(eof) << "the tunnel to the removed name is still open";
@@ -66,7 +66,7 @@ TEST_F(PolicyChangeTest, RemovingANameClosesItsLiveTunnelAndKeepsTheOthers) {
   EXPECT_TRUE(echoes(kept.fd, "two")) << "the tunnel to the name still listed was closed";
   close(kept.fd);
   EXPECT_TRUE(journalled(*gk, "public.test", "deny:policy-changed"));
-  EXPECT_FALSE(journalled(*gk, "mixed.test", "deny:policy-changed"));
+  EXPECT_FALSE(journalled(*gk, "alias.test", "deny:policy-changed"));
 }
 
 TEST_F(PolicyChangeTest, SwitchingFromOpenToAllowlistClosesTunnelsItRefuses) {
@@ -74,7 +74,7 @@ TEST_F(PolicyChangeTest, SwitchingFromOpenToAllowlistClosesTunnelsItRefuses) {
   auto t = gk_it::open_tunnel(gk->corridor, "public.test:443", "ECHO\n");
   ASSERT_EQ(t.head, gk_it::k200);
   ASSERT_TRUE(echoes(t.fd, "open"));
-  gk->allow({"mixed.test"}, "allowlist");
+  gk->allow({"alias.test"}, "allowlist");
   bool eof = false;
   gk_it::read_until_close(t.fd, 5000, &eof);
   EXPECT_TRUE(eof);
@@ -84,7 +84,7 @@ TEST_F(PolicyChangeTest, SwitchingFromOpenToAllowlistClosesTunnelsItRefuses) {
   gk->allow({"public.test"}, "allowlist");
   auto again = gk_it::open_tunnel(gk->corridor, "public.test:443", "ECHO\n");
   ASSERT_EQ(again.head, gk_it::k200);
-  gk->allow({"public.test", "mixed.test"}, "allowlist");
+  gk->allow({"public.test", "alias.test"}, "allowlist");
   EXPECT_TRUE(echoes(again.fd, "still"));
   close(again.fd);
 }
