@@ -13,10 +13,11 @@ namespace {
 
 constexpr std::string_view kUsage =
     "usage: gatekeeper explain [--mode allowlist|open] [--allow NAME]... [--answer ADDRESS]... "
-    "[--server-name NAME] TARGET\n"
+    "[--block CIDR]... [--server-name NAME] TARGET\n"
     "  Prints the decision word the corridor would journal for CONNECT TARGET (authority form,\n"
     "  e.g. example.com:443), assuming the DNS answers given with --answer. Touches no network.\n"
     "  The mode is allowlist unless --mode open is given; --allow names the allowlist entries.\n"
+    "  --block: a range refused on top of the table, as serve --block.\n"
     "  --server-name: the word for a tunnel whose TLS ClientHello names NAME (after the CONNECT\n"
     "  itself was allowed): allow only when NAME is the CONNECT name.\n"
     "  Exit 0 when a word is printed, 2 on bad usage.\n";
@@ -35,6 +36,7 @@ ExplainOutcome run_explain(const std::vector<std::string>& args) {
   std::vector<policy::Address> answers;
   std::optional<std::string> target;
   std::optional<std::string> server_name;
+  std::vector<policy::Range> blocked;
 
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
@@ -69,6 +71,11 @@ ExplainOutcome run_explain(const std::vector<std::string>& args) {
                            "': not a dotted-quad IPv4 or RFC 4291 IPv6 address");
       }
       answers.push_back(*address);
+    } else if (arg == "--block") {
+      if (!has_value) return usage_error("--block needs a CIDR");
+      auto range = policy::parse_operator_range(args[++i]);
+      if (!range) return usage_error("--block '" + args[i] + "': expected ADDRESS/LENGTH with no host bit set past LENGTH");
+      blocked.push_back(*range);
     } else if (arg == "--server-name") {
       if (!has_value) return usage_error("--server-name needs a NAME");
       server_name = args[++i];
@@ -94,7 +101,7 @@ ExplainOutcome run_explain(const std::vector<std::string>& args) {
   }
   // No own addresses here: explain has no interfaces to compare with.
   policy::AnswerDecision second =
-      policy::decide_answers(*first.pending, answers, std::span<const policy::Address>());
+      policy::decide_answers(*first.pending, answers, std::span<const policy::Address>(), blocked);
   if (second.endpoint && server_name) {
     policy::ClientHello hello;
     hello.status = policy::HelloStatus::kComplete;

@@ -61,6 +61,16 @@ TEST(ExplainTest, ServerNameGivesTheTunnelsFirstFlightWord) {
   EXPECT_EQ(run_explain({"--server-name"}).exit_code, 2);
 }
 
+TEST(ExplainTest, BlockedRangeRefusesAnAnswerTheTableCallsPublic) {
+  EXPECT_EQ(run_explain({"--mode", "open", "--block", "93.184.215.0/24", "--answer", "93.184.215.14", "example.com:443"}).out,
+            "deny:blocked-address\n");
+  EXPECT_EQ(run_explain({"--mode", "open", "--block", "93.184.216.0/24", "--answer", "93.184.215.14", "example.com:443"}).out,
+            "allow\n");
+  auto bad = run_explain({"--block", "93.184.215.14/24", "example.com:443"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--block '93.184.215.14/24'"), std::string::npos);
+}
+
 TEST(ExplainTest, BadUsageExitsTwoAndNamesTheProblem) {
   auto no_target = run_explain({"--mode", "open"});
   EXPECT_EQ(no_target.exit_code, 2);
