@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "controller/code/git2.h"
 #include "controller/process.h"
 
 extern char** environ;
@@ -81,6 +82,10 @@ void isolate_git_environment(const std::string& home) {
   mkdir((home + "/.config").c_str(), 0700);
   mkdir((home + "/.config/git").c_str(), 0700);
   write_file(home + "/.config/git/ignore", "secret-by-global-ignore.txt\n");
+  // libgit2 finds the global and XDG config folders from HOME once; every test has its own HOME.
+  git2_init();
+  for (int level : {GIT_CONFIG_LEVEL_GLOBAL, GIT_CONFIG_LEVEL_XDG})
+    git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, level, nullptr);
   write_file(home + "/.gitconfig", "[user]\n\tname = Test User\n\temail = test@example.invalid\n[init]\n\tdefaultBranch = main\n");
 }
 
