@@ -296,6 +296,37 @@ Result<Snapshot> take_snapshot(const std::string& repository, const std::string&
   return snap;
 }
 
+Result<void> preflight(const std::string& repository) {
+  Result<Project> opened = open_project(repository);
+  if (!opened) return opened.error();
+  git_repository* repo = opened->repo.get();
+  const std::string where = "code in " + opened->top;
+  git_object* head = nullptr;
+  if (git_repository_head_unborn(repo) == 1 || git_revparse_single(&head, repo, "HEAD^{commit}") < 0)
+    return fail(Code::kRepositoryHasNoCommit, where + ": HEAD names no commit yet (make a first commit)");
+  git_object_free(head);
+  git_index* index_raw = nullptr;
+  const std::string index_path = opened->git_dir + "index";
+  struct stat st {};
+  if (stat(index_path.c_str(), &st) == 0) {
+    if (git_index_open(&index_raw, index_path.c_str()) < 0)
+      return fail(Code::kRepositoryUnsupported, where + ": read the index: " + git2_message(-1));
+    Index index(index_raw);
+    if (git_index_has_conflicts(index.get()) != 0)
+      return fail(Code::kUnmergedChanges, where + ": the index has unmerged paths (finish or abort the merge first)");
+  }
+  git_reference* head_ref_raw = nullptr;
+  if (git_reference_lookup(&head_ref_raw, repo, "HEAD") == 0) {
+    Reference head_ref(head_ref_raw);
+    if (git_reference_type(head_ref.get()) == GIT_REFERENCE_SYMBOLIC) {
+      const std::string target = git_reference_symbolic_target(head_ref.get());
+      if (target.rfind("refs/heads/", 0) == 0 && !branch_name_ok(target.substr(11)))
+        return fail(Code::kInvalidBranchName, where + ": the current branch name is not passed on: " + target);
+    }
+  }
+  return {};
+}
+
 Result<void> delete_start_ref(const std::string& repository, const std::string& space_id, const std::string& start) {
   Result<Project> opened = open_project(repository);
   if (!opened) return opened.error();

@@ -51,6 +51,11 @@ bool identity_ok(const std::string& value);
 // characters.
 bool branch_name_ok(const std::string& name);
 
+// The refusals that need only the repository (missing folder, not a work tree, unsupported
+// format or index, no commit, unmerged paths, branch name), read without writing anything: what
+// `space create --repo` checks before it creates a space.
+Result<void> preflight(const std::string& repository);
+
 // Pre-flight refusals (each its own Code), then the two snapshot commits and the start ref.
 Result<Snapshot> take_snapshot(const std::string& repository, const std::string& space_id, Mode mode);
 

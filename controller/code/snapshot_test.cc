@@ -285,6 +285,11 @@ class SnapshotRefusalTest : public SnapshotTest {
  protected:
   void expect_refused(const std::string& repo, Code code, const std::vector<std::string>& roots_checked) {
     const RepoState before = capture_state(roots_checked);
+    if (code != Code::kSpaceRefExists && code != Code::kProjectFolderDoesNotTravel && code != Code::kInvalidArgument) {
+      Result<void> early = preflight(repo);
+      ASSERT_FALSE(early);
+      EXPECT_EQ(early.error().code, code) << early.error().message;
+    }
     Result<Snapshot> snap = take_snapshot(repo, kSpace, Mode::kUncommitted);
     ASSERT_FALSE(snap);
     EXPECT_EQ(snap.error().code, code) << snap.error().message;
