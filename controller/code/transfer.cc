@@ -16,7 +16,7 @@ using Clock = std::chrono::steady_clock;
 constexpr std::chrono::milliseconds kScriptTimeout{300000};  // fixed inner scripts
 constexpr std::size_t kPktMax = 65520;                       // git's LARGE_PACKET_MAX
 constexpr std::size_t kLinesMax = 10000;                     // advertisement / report lines
-constexpr const char* kPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin; export PATH; ";
+constexpr const char* kGit = "/usr/bin/git";
 const std::string kZero(40, '0');
 
 std::string pkt(const std::string& payload) {
@@ -205,10 +205,19 @@ std::vector<std::string> inner(const SpaceExec& exec, const TransferOptions& opt
   return argv;
 }
 
-Result<ExecOutput> script(const SpaceExec& exec, const std::string& text, const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"/bin/sh", "-c", std::string(kPath) + text, "sh"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return exec.run(argv, kScriptTimeout);
+// Fixed commands inside run as argv through the place's exec, one program each: no shell and
+// no script text, so nothing the host passes (a path, a branch, an identity) is ever parsed.
+Result<ExecOutput> inside(const SpaceExec& exec, const std::vector<std::string>& argv) { return exec.run(argv, kScriptTimeout); }
+
+// Runs each argv in turn; the first non-zero exit ends the sequence with that output.
+Result<ExecOutput> inside_all(const SpaceExec& exec, const std::vector<std::vector<std::string>>& steps) {
+  ExecOutput last;
+  for (const auto& argv : steps) {
+    Result<ExecOutput> r = inside(exec, argv);
+    if (!r || r->exit_code != 0) return r;
+    last = *r;
+  }
+  return last;
 }
 
 void say(const TransferOptions& options, const std::string& line) {
@@ -216,7 +225,7 @@ void say(const TransferOptions& options, const std::string& line) {
 }
 
 Result<std::string> probe_git(const std::string& space_id, const SpaceExec& exec) {
-  Result<ExecOutput> out = exec.run({"/usr/bin/git", "--version"}, kScriptTimeout);
+  Result<ExecOutput> out = exec.run({kGit, "--version"}, kScriptTimeout);
   const std::string image = exec.image.empty() ? "the space's image" : "image " + exec.image;
   if (!out) {
     if (out.error().code == Code::kSpaceNotFound || out.error().code == Code::kSpaceNotRunning) return out.error();
@@ -245,21 +254,25 @@ Result<CodeInResult> transfer(Project& project, const std::string& space_id, con
   result.space_git = *version;
   say(options, "space git: " + *version);
 
-  Result<ExecOutput> init = script(exec,
-                                   "p=\"$1\"; if [ -e \"$p\" ] || [ -L \"$p\" ]; then exit 3; fi; "
-                                   "if [ -n \"$2\" ]; then git init --quiet --initial-branch=\"$2\" \"$p\" || exit 1; "
-                                   "else git init --quiet \"$p\" || exit 1; fi; "
-                                   "git -C \"$p\" config receive.shallowUpdate true",
-                                   {result.space_path, snap.branch});
+  // The project path must not exist in any form (a dangling link included).
+  for (const char* test : {"-e", "-L"}) {
+    Result<ExecOutput> taken = inside(exec, {"/bin/test", test, result.space_path});
+    if (!taken) return fail(Code::kCodeTransferFailed, where + ": look at " + result.space_path + ": " + taken.error().message);
+    if (taken->exit_code == 0)
+      return fail(Code::kSpacePathInUse, where + ": " + result.space_path + " already exists in the space (remove this space and create a new one)");
+  }
+  std::vector<std::string> init_argv = {kGit, "init", "--quiet"};
+  if (!snap.branch.empty()) init_argv.push_back("--initial-branch=" + snap.branch);
+  init_argv.push_back(result.space_path);
+  Result<ExecOutput> init = inside_all(exec, {init_argv, {kGit, "-C", result.space_path, "config", "receive.shallowUpdate", "true"}});
   if (!init) return fail(Code::kCodeTransferFailed, where + ": init: " + init.error().message);
-  if (init->exit_code == 3) return fail(Code::kSpacePathInUse, where + ": " + result.space_path + " already exists in the space (remove this space and create a new one)");
   if (init->exit_code != 0)
     return fail(Code::kCodeTransferFailed, where + ": git init inside exited " + std::to_string(init->exit_code) + ": " + shown(init->err));
   say(options, "space repository: " + result.space_path);
 
   git_repository* repo = project.repo.get();
   const auto deadline_of = [&] { return Clock::now() + options.timeout; };
-  const std::vector<std::string> receive = inner(exec, options, {"/usr/bin/git", "receive-pack", result.space_path});
+  const std::vector<std::string> receive = inner(exec, options, {kGit, "receive-pack", result.space_path});
   {
     Result<Packbuilder> pb = new_pack(repo, where);
     if (!pb) return pb.error();
@@ -288,14 +301,16 @@ Result<CodeInResult> transfer(Project& project, const std::string& space_id, con
       return r.error();
     say(options, "sent the snapshot " + snap.start.substr(0, 12) + " (" + std::to_string(git_packbuilder_object_count(pb->get())) + " objects)");
   }
-  Result<ExecOutput> unfold = script(exec,
-                                     "cd \"$1\" || exit 1; "
-                                     "if [ -n \"$2\" ]; then git config user.name \"$2\" || exit 1; fi; "
-                                     "if [ -n \"$3\" ]; then git config user.email \"$3\" || exit 1; fi; "
-                                     "if [ -n \"$4\" ]; then git checkout --quiet -B \"$4\" refs/openchamber/start || exit 1; "
-                                     "else git checkout --quiet --detach refs/openchamber/start || exit 1; fi; "
-                                     "git reset --quiet --soft refs/openchamber/base && git read-tree refs/openchamber/start-index",
-                                     {result.space_path, snap.user_name.value_or(""), snap.user_email.value_or(""), snap.branch});
+  // Identity first, so the checkout's reflog carries it; then HEAD, index and work tree.
+  const std::string& p = result.space_path;
+  std::vector<std::vector<std::string>> steps;
+  if (snap.user_name) steps.push_back({kGit, "-C", p, "config", "user.name", *snap.user_name});
+  if (snap.user_email) steps.push_back({kGit, "-C", p, "config", "user.email", *snap.user_email});
+  if (snap.branch.empty()) steps.push_back({kGit, "-C", p, "checkout", "--quiet", "--detach", "refs/openchamber/start"});
+  else steps.push_back({kGit, "-C", p, "checkout", "--quiet", "-B", snap.branch, "refs/openchamber/start"});
+  steps.push_back({kGit, "-C", p, "reset", "--quiet", "--soft", "refs/openchamber/base"});
+  steps.push_back({kGit, "-C", p, "read-tree", "refs/openchamber/start-index"});
+  Result<ExecOutput> unfold = inside_all(exec, steps);
   if (!unfold) return fail(Code::kCodeUnfoldFailed, where + ": unfold: " + unfold.error().message);
   if (unfold->exit_code != 0)
     return fail(Code::kCodeUnfoldFailed, where + ": unfold inside exited " + std::to_string(unfold->exit_code) + ": " + shown(unfold->err));
@@ -361,17 +376,17 @@ Result<HistoryStatus> send_history(const std::string& repository, const std::str
   if (git_commit_lookup(&raw, repo, &base_id) < 0) return fail(Code::kInvalidArgument, where + ": " + base + " is not a commit here");
   Commit base_commit(raw);
 
-  Result<ExecOutput> shallow = script(exec, "cd \"$1\" && git rev-parse --is-shallow-repository", {space_path});
+  Result<ExecOutput> shallow = inside(exec, {kGit, "-C", space_path, "rev-parse", "--is-shallow-repository"});
   if (!shallow) return fail(Code::kHistoryTransferFailed, where + ": " + shallow.error().message);
   if (shallow->exit_code == 0 && shallow->out == "false\n") return HistoryStatus::kAlreadyComplete;
   if (shallow->exit_code != 0 || shallow->out != "true\n")
     return fail(Code::kHistoryTransferFailed, where + ": the space's answer to is-shallow-repository: " + shown(shallow->out + shallow->err));
   const std::string side = prefix + ".openchamber-history.git";
-  Result<ExecOutput> side_init = script(exec, "rm -rf \"$1\" && git init --quiet --bare \"$1\"", {side});
+  Result<ExecOutput> side_init = inside_all(exec, {{"/bin/rm", "-rf", side}, {kGit, "init", "--quiet", "--bare", side}});
   if (!side_init || side_init->exit_code != 0)
     return fail(Code::kHistoryTransferFailed, where + ": make the side repository: " +
                                                   (side_init ? shown(side_init->err) : side_init.error().message));
-  auto cleanup = [&] { (void)script(exec, "rm -rf \"$1\"", {side}); };
+  auto cleanup = [&] { (void)inside(exec, {"/bin/rm", "-rf", side}); };
   Result<Packbuilder> pb = new_pack(repo, where);
   if (!pb) return pb.error();
   if (auto r = insert_walk(repo, pb->get(), base, "", where); !r) {
@@ -379,21 +394,18 @@ Result<HistoryStatus> send_history(const std::string& repository, const std::str
     return fail(Code::kHistoryTransferFailed, r.error().message);
   }
   say(options, "sending history: " + std::to_string(git_packbuilder_object_count(pb->get())) + " objects");
-  if (auto r = push(inner(exec, options, {"/usr/bin/git", "receive-pack", side}), Clock::now() + options.timeout,
+  if (auto r = push(inner(exec, options, {kGit, "receive-pack", side}), Clock::now() + options.timeout,
                     where + ": push the history", {}, {{kZero, base, "refs/openchamber/base"}}, pb->get());
       !r) {
     cleanup();
     return fail(Code::kHistoryTransferFailed, r.error().message);
   }
   const long long seconds = (options.timeout.count() + 999) / 1000 + options.inner_margin_seconds;
-  Result<ExecOutput> fetch = exec.run({"/bin/sh", "-c",
-                                       std::string(kPath) +
-                                           "cd \"$1\" || exit 1; timeout -s KILL \"$3\" git fetch --quiet --unshallow --no-tags \"$2\" "
-                                           "+refs/openchamber/base:refs/openchamber/base; s=$?; rm -rf \"$2\"; exit $s",
-                                       "sh", space_path, side, std::to_string(seconds)},
+  Result<ExecOutput> fetch = exec.run({"/usr/bin/timeout", "-s", "KILL", std::to_string(seconds), kGit, "-C", space_path, "fetch",
+                                       "--quiet", "--unshallow", "--no-tags", side, "+refs/openchamber/base:refs/openchamber/base"},
                                       options.timeout + kScriptTimeout);
+  cleanup();
   if (!fetch || fetch->exit_code != 0) {
-    cleanup();
     return fail(Code::kHistoryTransferFailed,
                 where + ": fetch --unshallow inside: " + (fetch ? "exit " + std::to_string(fetch->exit_code) + ": " + shown(fetch->err) : fetch.error().message));
   }
