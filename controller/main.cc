@@ -60,6 +60,12 @@ std::string text_of(const json& doc) {
                                       : "This place cannot run isolated spaces (see above).\n";
     return out;
   }
+  if (doc.contains("files") && doc.contains("not_travelling")) {  // code files
+    for (const json& f : doc["files"])
+      out += f.value("path", "") + "  " + f.value("kind", "") + "  " + std::to_string(f.value("size", 0ull)) + "\n";
+    for (const json& n : doc["not_travelling"]) out += n.value("path", "") + "  does not travel: " + n.value("reason", "") + "\n";
+    return out + std::to_string(doc["files"].size()) + " files, " + std::to_string(doc.value("total_bytes", 0ull)) + " bytes travel\n";
+  }
   if (doc.contains("differences")) {
     for (const json& d : doc["differences"]) out += d.value("check", "") + ": " + d.value("message", "") + "\n";
     return out.empty() ? "verify: no differences from the hardening spec\n" : out;
