@@ -21,6 +21,20 @@ std::string_view code_word(Code code) {
     case Code::kRecordUnreadable: return "record_unreadable";
     case Code::kInvalidArgument: return "invalid_argument";
     case Code::kInternal: return "internal";
+    case Code::kProjectFolderMissing: return "project_folder_missing";
+    case Code::kNotAGitWorkTree: return "not_a_git_work_tree";
+    case Code::kRepositoryHasNoCommit: return "repository_has_no_commit";
+    case Code::kUnmergedChanges: return "repository_has_unmerged_changes";
+    case Code::kSpaceRefExists: return "space_ref_exists";
+    case Code::kInvalidBranchName: return "invalid_branch_name";
+    case Code::kProjectFolderDoesNotTravel: return "project_folder_does_not_travel";
+    case Code::kRepositoryUnsupported: return "repository_unsupported";
+    case Code::kSpacePathInUse: return "space_path_in_use";
+    case Code::kSpaceGitUnusable: return "space_git_unusable";
+    case Code::kCodeTransferFailed: return "code_transfer_failed";
+    case Code::kCodeUnfoldFailed: return "code_unfold_failed";
+    case Code::kHistoryTransferFailed: return "history_transfer_failed";
+    case Code::kCodeInFailed: return "code_in_failed";
   }
   return "internal";
 }
@@ -44,6 +58,20 @@ int exit_status(Code code) {
     case Code::kImageMissing:
     case Code::kRecordUnreadable:
     case Code::kInternal: return 1;
+    case Code::kProjectFolderMissing: return 10;
+    case Code::kNotAGitWorkTree: return 11;
+    case Code::kRepositoryHasNoCommit: return 12;
+    case Code::kUnmergedChanges: return 13;
+    case Code::kSpaceRefExists: return 14;
+    case Code::kInvalidBranchName: return 15;
+    case Code::kProjectFolderDoesNotTravel: return 16;
+    case Code::kRepositoryUnsupported: return 17;
+    case Code::kSpacePathInUse: return 18;
+    case Code::kSpaceGitUnusable: return 19;
+    case Code::kCodeTransferFailed: return 20;
+    case Code::kCodeUnfoldFailed: return 21;
+    case Code::kHistoryTransferFailed: return 22;
+    case Code::kCodeInFailed: return 23;
   }
   return 1;
 }

@@ -31,6 +31,21 @@ enum class Code : std::uint8_t {
   kRecordUnreadable,      // the host record of a space cannot be read or written
   kInvalidArgument,       // a value given by the user is refused
   kInternal,              // a bug or an impossible answer
+  // Code in (code/): each refusal has its own code and exit status (10 and up).
+  kProjectFolderMissing,       // --repo is not a folder
+  kNotAGitWorkTree,            // not inside a git work tree (bare repositories too)
+  kRepositoryHasNoCommit,      // HEAD names no commit yet
+  kUnmergedChanges,            // the index holds a conflict
+  kSpaceRefExists,             // refs/openchamber/spaces/<id>/start is already there
+  kInvalidBranchName,          // the current branch has a name we will not pass on
+  kProjectFolderDoesNotTravel, // the subfolder project is empty or ignored
+  kRepositoryUnsupported,      // an object format or index extension this libgit2 cannot read
+  kSpacePathInUse,             // the project path inside the space already exists
+  kSpaceGitUnusable,           // the space image has no usable git (or one below the floor)
+  kCodeTransferFailed,         // the pack protocol over exec failed (refused, hung, flooded, lied)
+  kCodeUnfoldFailed,           // the checkout inside the space failed
+  kHistoryTransferFailed,      // full history did not arrive (the space works shallow)
+  kCodeInFailed,               // a host-side libgit2 or file step failed
 };
 
 std::string_view code_word(Code code);

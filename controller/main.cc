@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "controller/code/cli.h"
 #include "controller/escape_runner.h"
 #include "controller/manager.h"
 #include "controller/process.h"
@@ -29,7 +30,8 @@ constexpr const char* kExitCodes =
     "Exit status: 0 done; 1 a place command failed or an internal error; 2 usage or a refused value;\n"
     "3 place_unreachable / place_unusable / place_not_found (daemon down, no seccomp, isolation not\n"
     "proved); 4 space_not_found / space_not_running; 5 verify_failed; 6 gatekeeper_not_ready /\n"
-    "gatekeeper_refused / gatekeeper_unreachable. `space exec` exits with the command's status.\n"
+    "gatekeeper_refused / gatekeeper_unreachable; 10-23 code in refusals and failures, one status each\n"
+    "(controller/README.md lists them). `space exec` exits with the command's status.\n"
     "--json prints one document; an error is {\"error\":{\"code\":\"…\",\"message\":\"…\"}}.";
 
 std::string self_dir() {
@@ -57,6 +59,12 @@ std::string text_of(const json& doc) {
     out += doc.value("usable", false) ? "This place can run isolated spaces.\n"
                                       : "This place cannot run isolated spaces (see above).\n";
     return out;
+  }
+  if (doc.contains("files") && doc.contains("not_travelling")) {  // code files
+    for (const json& f : doc["files"])
+      out += f.value("path", "") + "  " + f.value("kind", "") + "  " + std::to_string(f.value("size", 0ull)) + "\n";
+    for (const json& n : doc["not_travelling"]) out += n.value("path", "") + "  does not travel: " + n.value("reason", "") + "\n";
+    return out + std::to_string(doc["files"].size()) + " files, " + std::to_string(doc.value("total_bytes", 0ull)) + " bytes travel\n";
   }
   if (doc.contains("differences")) {
     for (const json& d : doc["differences"]) out += d.value("check", "") + ": " + d.value("message", "") + "\n";
@@ -186,6 +194,9 @@ int run(int argc, char** argv) {
                          "gatekeeper-TEST image ID for the twin space's positive control");
   escape_cmd->add_flag("--no-exhaustion", no_exhaustion, "skip the fork bomb, memory, disk and log flood cases");
 
+  controller::code::CodeCli code_cli;  // code in / history / files / forget; space create --repo
+  controller::code::add_code_cli(app, create_cmd, code_cli);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -218,6 +229,8 @@ int run(int argc, char** argv) {
       if (!m) return report(controller::fail(Code::kUsage, "--memory " + memory_text + ": a size like 512m or 4g"), as_json);
       create_request.memory_bytes = *m;
     }
+    if (!code_cli.create_repo.empty())
+      return report(controller::code::create_with_code(code_cli, manager, create_request, create_request.space_image), as_json);
     return report(manager.create(create_request), as_json);
   }
   if (list_cmd->parsed()) return report(manager.list(), as_json);
@@ -229,7 +242,8 @@ int run(int argc, char** argv) {
   }
   if (stop_cmd->parsed()) return report(manager.stop(id), as_json);
   if (start_cmd->parsed()) return report(manager.start(id), as_json);
-  if (remove_cmd->parsed()) return report(manager.remove(id), as_json);
+  if (remove_cmd->parsed()) return report(controller::code::remove_with_refs(manager, id), as_json);
+  if (auto r = controller::code::run_code_cli(code_cli, manager, {}); r) return report(*r, as_json);
   if (exec_cmd->parsed()) {
     if (in_gatekeeper) {
       Result<controller::ExecOutput> r = (*place)->exec(id, controller::ExecTarget::kGatekeeper, exec_args, {}, std::chrono::milliseconds(60000));

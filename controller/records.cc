@@ -95,6 +95,11 @@ Result<SpaceRecord> read_record(const std::string& dir, const std::string& id) {
     for (const json& g : doc["grants"])
       if (g.is_object())
         record.grants.push_back({g.value("id", ""), g.value("upstream", ""), g.value("header", ""), g.value("secret", false)});
+  if (doc.contains("code") && doc["code"].is_object()) {
+    const json& c = doc["code"];
+    record.code = {c.value("repository", ""), c.value("space_path", ""), c.value("project_path", ""), c.value("base", ""),
+                   c.value("history", "pending")};
+  }
   return record;
 }
 
@@ -103,7 +108,10 @@ Result<void> write_record(const std::string& dir, const std::string& id, const S
   json grants = json::array();
   for (const GrantRecord& g : record.grants)
     grants.push_back({{"id", g.id}, {"upstream", g.upstream}, {"header", g.header}, {"secret", g.has_secret}});
-  const json doc = {{"version", 1}, {"mode", record.mode}, {"domains", record.domains}, {"grants", grants}};
+  json doc = {{"version", 1}, {"mode", record.mode}, {"domains", record.domains}, {"grants", grants}};
+  if (!record.code.repository.empty())
+    doc["code"] = {{"repository", record.code.repository}, {"space_path", record.code.space_path},
+                   {"project_path", record.code.project_path}, {"base", record.code.base}, {"history", record.code.history}};
   return write_private(dir + "/spaces/" + id + ".json", doc.dump(2) + "\n");
 }
 

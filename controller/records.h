@@ -16,10 +16,18 @@ struct GrantRecord {
   bool has_secret = false;           // the value itself is never stored
 };
 
+// What code in brought (controller/code/): the repository it came from (its work tree top), where
+// it lives in the space, and the base commit history starts from. Empty repository: no code in.
+struct CodeRecord {
+  std::string repository, space_path, project_path, base;
+  std::string history = "pending";  // pending, sent, already_complete, host_shallow, failed
+};
+
 struct SpaceRecord {
   std::string mode = "allowlist";
   std::vector<std::string> domains;
   std::vector<GrantRecord> grants;
+  CodeRecord code;
 };
 
 // --state-dir, else $XDG_STATE_HOME/spacectl, else ~/.local/state/spacectl.

@@ -184,12 +184,14 @@ for p in "${paths[@]}"; do
     if [ ! -f "$src" ] || [ ! -r "$src" ]; then
       die "--file $p: source '$src' is not a readable regular file"
     fi
-    # A FROM-scratch image has no dynamic loader and no libc: every ELF file must be static.
+    # A FROM-scratch image has no dynamic loader and no libc unless it declares them: an ELF file
+    # that names a program interpreter is refused unless that interpreter is an entry of the image.
     if [ "$(head -c 4 "$src" | od -An -tx1 | tr -d ' \n')" = 7f454c46 ]; then
       command -v readelf >/dev/null || die "readelf (binutils) is needed to check $src is static"
       # Captured first: `readelf | grep -q` under pipefail would turn grep's early exit into "no".
       headers=$(readelf -lW "$src") || die "readelf -lW $src: failed"
-      if grep -q 'Requesting program interpreter' <<< "$headers"; then
+      interp=$(sed -n 's/.*Requesting program interpreter: \([^]]*\)\].*/\1/p' <<< "$headers")
+      if [ -n "$interp" ] && [ -z "${kind[$interp]:-}" ]; then
         die "--file $p: '$src' is dynamically linked; the image has no loader or libc"
       fi
     fi

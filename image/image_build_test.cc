@@ -165,6 +165,18 @@ TEST_F(ImageBuildTest, WriterRefusesADynamicallyLinkedBinary) {
   EXPECT_FALSE(fs::exists(temp_ + "/dynamic/dynamic.tar"));
 }
 
+// Control: the same binary is accepted once the image declares the loader it names (the default
+// space image ships Debian's git this way).
+TEST_F(ImageBuildTest, WriterAcceptsADynamicBinaryWhoseLoaderIsAnEntry) {
+  const std::vector<std::string> argv = {
+      "bash", kScript, "--out", temp_ + "/dynamic", "--name", "dynamic", "--no-load",
+      "--file", "/tool:0555:0:0:" + kBinaryDir + "/bin/image_build_tests",
+      "--dir", "/lib64:0755:0:0", "--symlink", "/lib64/ld-linux-x86-64.so.2:/lib/ld.so"};
+  const RunOutcome outcome = run(argv, kBuildTimeout);
+  EXPECT_EQ(outcome.exit_code, 0) << describe(argv, outcome);
+  EXPECT_TRUE(fs::exists(temp_ + "/dynamic/dynamic.tar"));
+}
+
 // Every entry is declared, parents too: nothing enters the image that the manifest does not list.
 TEST_F(ImageBuildTest, WriterRefusesAnEntryWhoseParentIsNotDeclared) {
   const std::vector<std::string> argv = {

@@ -214,6 +214,30 @@ TEST_F(ImageDockerTest, SpaceImageRunsItsShellAsTheSpaceUser) {
   EXPECT_EQ(outcome.out, "space\n1000\n1000\n/home/space\nwritable\n") << last_command_;
 }
 
+// Code in needs git (at least 2.28) and an inner `timeout -s KILL` in the space; the space's user
+// must be able to make a repository and a commit on a read-only root with a writable /tmp.
+TEST_F(ImageDockerTest, SpaceImageHasAWorkingGitAndTimeout) {
+  const RunOutcome outcome = docker(
+      {"run", "--rm", "--network", "none", "--read-only", "--tmpfs", "/tmp:rw,exec", "--cap-drop", "ALL",
+       pinned_id("space-image.id"), "sh", "-c",
+       "git --version && cd /tmp && git init -q --initial-branch=main r && cd r && echo a > a && git add a && "
+       "git -c user.name=n -c user.email=e@x commit -qm one && git rev-list --count HEAD && "
+       "timeout -s KILL 1 sleep 5; echo timeout=$?"});
+  EXPECT_EQ(outcome.exit_code, 0) << last_command_ << outcome.err;
+  EXPECT_EQ(outcome.out.rfind("git version 2.", 0), 0u) << outcome.out;
+  EXPECT_NE(outcome.out.find("\n1\ntimeout=137\n"), std::string::npos) << outcome.out;
+}
+
+// glibc's NSS modules are in the image: the static busybox resolves a name from /etc/hosts
+// (it reports the address it tried), and the CA bundle is where TLS clients look for it.
+TEST_F(ImageDockerTest, SpaceImageResolvesNamesAndCarriesTheCaBundle) {
+  const RunOutcome outcome = docker({"run", "--rm", "--network", "none", pinned_id("space-image.id"), "sh", "-c",
+                                     "nc -w 1 localhost 1; head -c 27 /etc/ssl/certs/ca-certificates.crt"});
+  EXPECT_NE(outcome.err.find("127.0.0.1"), std::string::npos) << outcome.err;
+  EXPECT_EQ(outcome.err.find("bad address"), std::string::npos) << outcome.err;
+  EXPECT_EQ(outcome.out, "-----BEGIN CERTIFICATE-----") << outcome.out;
+}
+
 TEST_F(ImageDockerTest, SpaceImageDefaultsToAShellWithNoEntrypoint) {
   const std::string id = pinned_id("space-image.id");
   EXPECT_EQ(inspect(id, "{{.Config.User}}"), "1000:1000");

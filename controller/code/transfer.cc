@@ -1,0 +1,416 @@
+#include "controller/code/transfer.h"
+
+#include <algorithm>
+#include <memory>
+#include <regex>
+
+#include "controller/code/exec_stream.h"
+#include "controller/code/git2.h"
+#include "controller/code/project.h"
+
+namespace controller::code {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr std::chrono::milliseconds kScriptTimeout{300000};  // fixed inner scripts
+constexpr std::size_t kPktMax = 65520;                       // git's LARGE_PACKET_MAX
+constexpr std::size_t kLinesMax = 10000;                     // advertisement / report lines
+constexpr const char* kGit = "/usr/bin/git";
+const std::string kZero(40, '0');
+
+std::string pkt(const std::string& payload) {
+  static const char* hex = "0123456789abcdef";
+  const std::size_t n = payload.size() + 4;
+  std::string out;
+  out += hex[(n >> 12) & 15];
+  out += hex[(n >> 8) & 15];
+  out += hex[(n >> 4) & 15];
+  out += hex[n & 15];
+  return out + payload;
+}
+
+bool is_hex40(std::string_view s) {
+  return s.size() == 40 && std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+// One pkt-line of the space's output; nullopt is a flush. Strict: four lowercase hex digits,
+// nothing between 0001 and 0003, nothing above git's own maximum.
+Result<std::optional<std::string>> read_pkt(ExecStream& s, const std::string& what) {
+  Result<std::string> head = s.read_exact(4);
+  if (!head) return head.error();
+  std::size_t n = 0;
+  for (char c : *head) {
+    int v = -1;
+    if (c >= '0' && c <= '9') v = c - '0';
+    else if (c >= 'a' && c <= 'f') v = c - 'a' + 10;
+    if (v < 0) {
+      s.kill_group();
+      return fail(Code::kCodeTransferFailed, what + ": the space sent a malformed pkt-line length");
+    }
+    n = n * 16 + static_cast<std::size_t>(v);
+  }
+  if (n == 0) return std::optional<std::string>();
+  if (n < 4 || n > kPktMax) {
+    s.kill_group();
+    return fail(Code::kCodeTransferFailed, what + ": the space sent a pkt-line of length " + std::to_string(n));
+  }
+  Result<std::string> body = s.read_exact(n - 4);
+  if (!body) return body.error();
+  return std::optional<std::string>(std::move(*body));
+}
+
+struct RefUpdate {
+  std::string old_id, new_id, name;
+};
+
+struct PackWriter {
+  ExecStream* stream;
+  std::optional<Failure> failed;
+};
+
+int write_pack_chunk(void* buf, size_t size, void* payload) {
+  auto* w = static_cast<PackWriter*>(payload);
+  Result<void> r = w->stream->write_all(std::string_view(static_cast<const char*>(buf), size));
+  if (!r) {
+    w->failed = r.error();
+    return -1;
+  }
+  return 0;
+}
+
+std::string shown(const std::string& text) {
+  std::string t = text.substr(0, 2000);
+  for (char& c : t) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) c = ' ';
+  }
+  return t;
+}
+
+// One receive-pack run: read the advertisement (shown, never used to decide what to send), send
+// shallow lines and commands, the pack, then require "unpack ok" and "ok <ref>" for every ref.
+Result<void> push(const std::vector<std::string>& argv, Clock::time_point deadline, const std::string& what,
+                  const std::vector<std::string>& shallow, const std::vector<RefUpdate>& updates, git_packbuilder* pb) {
+  Result<std::unique_ptr<ExecStream>> started = ExecStream::start(argv, deadline, what);
+  if (!started) return started.error();
+  ExecStream& s = **started;
+  bool report_status = false;
+  for (std::size_t line = 0;; ++line) {
+    if (line > kLinesMax) {
+      s.kill_group();
+      return fail(Code::kCodeTransferFailed, what + ": the space advertised more than " + std::to_string(kLinesMax) + " lines");
+    }
+    Result<std::optional<std::string>> p = read_pkt(s, what);
+    if (!p) return p.error();
+    if (!*p) break;
+    const std::string& l = **p;
+    if (line == 0) {
+      const std::size_t nul = l.find('\0');
+      if (nul == std::string::npos || l.size() < 41 || !is_hex40(std::string_view(l).substr(0, 40)) || l[40] != ' ') {
+        s.kill_group();
+        return fail(Code::kCodeTransferFailed, what + ": the space's first line is not a ref advertisement: " + shown(l));
+      }
+      std::string caps = " " + l.substr(nul + 1);
+      if (!caps.empty() && caps.back() == '\n') caps.pop_back();
+      report_status = (caps + " ").find(" report-status ") != std::string::npos;
+    } else if (!(l.rfind("shallow ", 0) == 0 || (l.size() > 41 && is_hex40(std::string_view(l).substr(0, 40)) && l[40] == ' '))) {
+      s.kill_group();
+      return fail(Code::kCodeTransferFailed, what + ": the space sent an advertisement line of unknown shape: " + shown(l));
+    }
+  }
+  if (!report_status) {
+    s.kill_group();
+    return fail(Code::kCodeTransferFailed, what + ": the space's receive-pack does not offer report-status");
+  }
+  std::string commands;
+  for (const std::string& id : shallow) commands += pkt("shallow " + id + "\n");
+  for (std::size_t i = 0; i < updates.size(); ++i) {
+    const RefUpdate& u = updates[i];
+    std::string line = u.old_id + " " + u.new_id + " " + u.name;
+    if (i == 0) line += std::string(1, '\0') + "report-status agent=spacectl";
+    commands += pkt(line + "\n");
+  }
+  commands += "0000";
+  if (auto r = s.write_all(commands); !r) return r;
+  PackWriter writer{&s, std::nullopt};
+  const int rc = git_packbuilder_foreach(pb, write_pack_chunk, &writer);
+  if (writer.failed) return *writer.failed;
+  if (rc < 0) {
+    s.kill_group();
+    return fail(Code::kCodeInFailed, what + ": build the pack: " + git2_message(rc));
+  }
+  s.close_stdin();
+  std::vector<std::string> report;
+  for (;;) {
+    if (report.size() > kLinesMax) {
+      s.kill_group();
+      return fail(Code::kCodeTransferFailed, what + ": the space's report is too long");
+    }
+    Result<std::optional<std::string>> p = read_pkt(s, what);
+    if (!p) return p.error();
+    if (!*p) break;
+    std::string l = **p;
+    if (!l.empty() && l.back() == '\n') l.pop_back();
+    report.push_back(l);
+  }
+  if (report.empty() || report[0] != "unpack ok") {
+    s.kill_group();
+    return fail(Code::kCodeTransferFailed, what + ": the space did not unpack: " + shown(report.empty() ? "" : report[0]) +
+                                               (s.stderr_tail().empty() ? "" : "; it printed: " + s.stderr_tail()));
+  }
+  for (const RefUpdate& u : updates) {
+    if (std::find(report.begin(), report.end(), "ok " + u.name) == report.end()) {
+      s.kill_group();
+      std::string said;
+      for (const auto& l : report) said += (said.empty() ? "" : " | ") + l;
+      return fail(Code::kCodeTransferFailed, what + ": the space did not take " + u.name + ": " + shown(said));
+    }
+  }
+  Result<int> status = s.finish();
+  if (!status) return status.error();
+  if (*status != 0) return fail(Code::kCodeTransferFailed, what + ": receive-pack exited " + std::to_string(*status) + ": " + s.stderr_tail());
+  return {};
+}
+
+Result<Packbuilder> new_pack(git_repository* repo, const std::string& what) {
+  git_packbuilder* raw = nullptr;
+  if (auto r = git2_check(git_packbuilder_new(&raw, repo), what + ": new pack"); !r) return r.error();
+  Packbuilder pb(raw);
+  git_packbuilder_set_threads(pb.get(), 0);
+  return pb;
+}
+
+Result<void> insert_walk(git_repository* repo, git_packbuilder* pb, const std::string& tip, const std::string& hide,
+                         const std::string& what) {
+  git_revwalk* raw = nullptr;
+  if (auto r = git2_check(git_revwalk_new(&raw, repo), what + ": walk"); !r) return r;
+  Revwalk walk(raw);
+  git_oid id;
+  git_oid_fromstr(&id, tip.c_str());
+  if (auto r = git2_check(git_revwalk_push(walk.get(), &id), what + ": walk from " + tip); !r) return r;
+  if (!hide.empty()) {
+    git_oid h;
+    git_oid_fromstr(&h, hide.c_str());
+    if (auto r = git2_check(git_revwalk_hide(walk.get(), &h), what + ": hide " + hide); !r) return r;
+  }
+  return git2_check(git_packbuilder_insert_walk(pb, walk.get()), what + ": collect objects");
+}
+
+std::vector<std::string> inner(const SpaceExec& exec, const TransferOptions& options, const std::vector<std::string>& command) {
+  const long long seconds = (options.timeout.count() + 999) / 1000 + options.inner_margin_seconds;
+  std::vector<std::string> argv = exec.argv_prefix;
+  argv.insert(argv.end(), {"/usr/bin/timeout", "-s", "KILL", std::to_string(seconds)});
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
+// Fixed commands inside run as argv through the place's exec, one program each: no shell and
+// no script text, so nothing the host passes (a path, a branch, an identity) is ever parsed.
+Result<ExecOutput> inside(const SpaceExec& exec, const std::vector<std::string>& argv) { return exec.run(argv, kScriptTimeout); }
+
+// Runs each argv in turn; the first non-zero exit ends the sequence with that output.
+Result<ExecOutput> inside_all(const SpaceExec& exec, const std::vector<std::vector<std::string>>& steps) {
+  ExecOutput last;
+  for (const auto& argv : steps) {
+    Result<ExecOutput> r = inside(exec, argv);
+    if (!r || r->exit_code != 0) return r;
+    last = *r;
+  }
+  return last;
+}
+
+void say(const TransferOptions& options, const std::string& line) {
+  if (options.progress) options.progress(line);
+}
+
+Result<std::string> probe_git(const std::string& space_id, const SpaceExec& exec) {
+  Result<ExecOutput> out = exec.run({kGit, "--version"}, kScriptTimeout);
+  const std::string image = exec.image.empty() ? "the space's image" : "image " + exec.image;
+  if (!out) {
+    if (out.error().code == Code::kSpaceNotFound || out.error().code == Code::kSpaceNotRunning) return out.error();
+    return fail(Code::kSpaceGitUnusable, "code in " + space_id + ": " + image + " has no usable git: " + out.error().message);
+  }
+  const std::string first = shown(out->out.substr(0, out->out.find('\n')));
+  int major = 0, minor = 0;
+  if (out->exit_code != 0 || !parse_git_version(out->out, major, minor))
+    return fail(Code::kSpaceGitUnusable, "code in " + space_id + ": " + image + " has no usable git (/usr/bin/git --version: exit " +
+                                             std::to_string(out->exit_code) + " " + first + shown(out->err.substr(0, 200)) + ")");
+  if (major < kSpaceGitFloorMajor || (major == kSpaceGitFloorMajor && minor < kSpaceGitFloorMinor))
+    return fail(Code::kSpaceGitUnusable, "code in " + space_id + ": " + image + " has " + first + "; code in needs git " +
+                                             std::to_string(kSpaceGitFloorMajor) + "." + std::to_string(kSpaceGitFloorMinor) + " or later");
+  return first;
+}
+
+Result<CodeInResult> transfer(Project& project, const std::string& space_id, const Snapshot& snap, const SpaceExec& exec,
+                              const TransferOptions& options) {
+  CodeInResult result;
+  result.snapshot = snap;
+  result.space_path = "/spaces/" + space_id + "/" + snap.folder;
+  result.project_path = snap.prefix.empty() ? result.space_path : result.space_path + "/" + snap.prefix;
+  const std::string where = "code in " + space_id;
+  Result<std::string> version = probe_git(space_id, exec);
+  if (!version) return version.error();
+  result.space_git = *version;
+  say(options, "space git: " + *version);
+
+  // The project path must not exist in any form (a dangling link included).
+  for (const char* test : {"-e", "-L"}) {
+    Result<ExecOutput> taken = inside(exec, {"/bin/test", test, result.space_path});
+    if (!taken) return fail(Code::kCodeTransferFailed, where + ": look at " + result.space_path + ": " + taken.error().message);
+    if (taken->exit_code == 0)
+      return fail(Code::kSpacePathInUse, where + ": " + result.space_path + " already exists in the space (remove this space and create a new one)");
+  }
+  std::vector<std::string> init_argv = {kGit, "init", "--quiet"};
+  if (!snap.branch.empty()) init_argv.push_back("--initial-branch=" + snap.branch);
+  init_argv.push_back(result.space_path);
+  Result<ExecOutput> init = inside_all(exec, {init_argv, {kGit, "-C", result.space_path, "config", "receive.shallowUpdate", "true"}});
+  if (!init) return fail(Code::kCodeTransferFailed, where + ": init: " + init.error().message);
+  if (init->exit_code != 0)
+    return fail(Code::kCodeTransferFailed, where + ": git init inside exited " + std::to_string(init->exit_code) + ": " + shown(init->err));
+  say(options, "space repository: " + result.space_path);
+
+  git_repository* repo = project.repo.get();
+  const auto deadline_of = [&] { return Clock::now() + options.timeout; };
+  const std::vector<std::string> receive = inner(exec, options, {kGit, "receive-pack", result.space_path});
+  {
+    Result<Packbuilder> pb = new_pack(repo, where);
+    if (!pb) return pb.error();
+    git_oid base;
+    git_oid_fromstr(&base, snap.base.c_str());
+    if (auto r = git2_check(git_packbuilder_insert_commit(pb->get(), &base), where + ": collect the base commit"); !r) return r.error();
+    git_commit* raw = nullptr;
+    if (auto r = git2_check(git_commit_lookup(&raw, repo, &base), where + ": look up the base commit"); !r) return r.error();
+    Commit base_commit(raw);
+    std::vector<std::string> shallow;
+    if (git_commit_parentcount(base_commit.get()) > 0) shallow.push_back(snap.base);
+    if (auto r = push(receive, deadline_of(), where + ": push the base", shallow, {{kZero, snap.base, "refs/openchamber/base"}}, pb->get()); !r)
+      return r.error();
+    say(options, "sent the base " + snap.base.substr(0, 12) + " (" + std::to_string(git_packbuilder_object_count(pb->get())) + " objects)");
+  }
+  {
+    Result<Packbuilder> pb = new_pack(repo, where);
+    if (!pb) return pb.error();
+    if (snap.start != snap.base) {
+      if (auto r = insert_walk(repo, pb->get(), snap.start, snap.base, where); !r) return r.error();
+    }
+    std::vector<std::string> shallow;
+    if (auto r = push(receive, deadline_of(), where + ": push the snapshot", shallow,
+                      {{kZero, snap.staged, "refs/openchamber/start-index"}, {kZero, snap.start, "refs/openchamber/start"}}, pb->get());
+        !r)
+      return r.error();
+    say(options, "sent the snapshot " + snap.start.substr(0, 12) + " (" + std::to_string(git_packbuilder_object_count(pb->get())) + " objects)");
+  }
+  // Identity first, so the checkout's reflog carries it; then HEAD, index and work tree.
+  const std::string& p = result.space_path;
+  std::vector<std::vector<std::string>> steps;
+  if (snap.user_name) steps.push_back({kGit, "-C", p, "config", "user.name", *snap.user_name});
+  if (snap.user_email) steps.push_back({kGit, "-C", p, "config", "user.email", *snap.user_email});
+  if (snap.branch.empty()) steps.push_back({kGit, "-C", p, "checkout", "--quiet", "--detach", "refs/openchamber/start"});
+  else steps.push_back({kGit, "-C", p, "checkout", "--quiet", "-B", snap.branch, "refs/openchamber/start"});
+  steps.push_back({kGit, "-C", p, "reset", "--quiet", "--soft", "refs/openchamber/base"});
+  steps.push_back({kGit, "-C", p, "read-tree", "refs/openchamber/start-index"});
+  Result<ExecOutput> unfold = inside_all(exec, steps);
+  if (!unfold) return fail(Code::kCodeUnfoldFailed, where + ": unfold: " + unfold.error().message);
+  if (unfold->exit_code != 0)
+    return fail(Code::kCodeUnfoldFailed, where + ": unfold inside exited " + std::to_string(unfold->exit_code) + ": " + shown(unfold->err));
+  say(options, "unfolded into " + result.project_path);
+  return result;
+}
+
+}  // namespace
+
+bool parse_git_version(const std::string& text, int& major, int& minor) {
+  static const std::regex re("^git version ([0-9]{1,4})\\.([0-9]{1,4})(\\.[0-9]{1,6})?([ .\\n].*)?$", std::regex::extended);
+  const std::string first = text.substr(0, text.find('\n'));
+  std::smatch m;
+  if (!std::regex_match(first, m, re)) return false;
+  major = std::stoi(m[1].str());
+  minor = std::stoi(m[2].str());
+  return true;
+}
+
+std::string_view history_word(HistoryStatus status) {
+  switch (status) {
+    case HistoryStatus::kSent: return "sent";
+    case HistoryStatus::kAlreadyComplete: return "already_complete";
+    case HistoryStatus::kHostShallow: return "host_shallow";
+  }
+  return "sent";
+}
+
+Result<CodeInResult> bring_code_in(const std::string& repository, const std::string& space_id, Mode mode, const SpaceExec& exec,
+                                   const TransferOptions& options) {
+  if (options.timeout.count() < 1000 || options.timeout.count() > 86400000)
+    return fail(Code::kInvalidArgument, "code in: timeout must be 1,000 to 86,400,000 ms");
+  if (options.inner_margin_seconds < 1 || options.inner_margin_seconds > 3600)
+    return fail(Code::kInvalidArgument, "code in: inner margin must be 1 to 3,600 s");
+  Result<Snapshot> snap = take_snapshot(repository, space_id, mode);
+  if (!snap) return snap.error();
+  say(options, "snapshot: base " + snap->base.substr(0, 12) + ", start " + snap->start.substr(0, 12));
+  Result<Project> project = open_project(repository);
+  if (!project) return project.error();
+  Result<CodeInResult> result = transfer(*project, space_id, *snap, exec, options);
+  if (result) return result;
+  Failure failure = result.error();
+  if (auto removed = delete_start_ref(repository, space_id, snap->start); !removed)
+    failure.message += "; the start ref was left: " + removed.error().message;
+  return failure;
+}
+
+Result<HistoryStatus> send_history(const std::string& repository, const std::string& space_id, const std::string& space_path,
+                                   const std::string& base, const SpaceExec& exec, const TransferOptions& options) {
+  const std::string where = "code history " + space_id;
+  if (!is_space_id(space_id)) return fail(Code::kInvalidArgument, where + ": not 12 lowercase hex");
+  const std::string prefix = "/spaces/" + space_id + "/";
+  if (space_path.rfind(prefix, 0) != 0 || space_folder_name(space_path) != space_path.substr(prefix.size()))
+    return fail(Code::kInvalidArgument, where + ": space path " + space_path + " is not one code in makes");
+  if (!is_hex40(base)) return fail(Code::kInvalidArgument, where + ": base " + base + " is not a commit id");
+  Result<Project> project = open_project(repository);
+  if (!project) return project.error();
+  git_repository* repo = project->repo.get();
+  if (git_repository_is_shallow(repo) == 1) return HistoryStatus::kHostShallow;
+  git_oid base_id;
+  git_oid_fromstr(&base_id, base.c_str());
+  git_commit* raw = nullptr;
+  if (git_commit_lookup(&raw, repo, &base_id) < 0) return fail(Code::kInvalidArgument, where + ": " + base + " is not a commit here");
+  Commit base_commit(raw);
+
+  Result<ExecOutput> shallow = inside(exec, {kGit, "-C", space_path, "rev-parse", "--is-shallow-repository"});
+  if (!shallow) return fail(Code::kHistoryTransferFailed, where + ": " + shallow.error().message);
+  if (shallow->exit_code == 0 && shallow->out == "false\n") return HistoryStatus::kAlreadyComplete;
+  if (shallow->exit_code != 0 || shallow->out != "true\n")
+    return fail(Code::kHistoryTransferFailed, where + ": the space's answer to is-shallow-repository: " + shown(shallow->out + shallow->err));
+  const std::string side = prefix + ".openchamber-history.git";
+  Result<ExecOutput> side_init = inside_all(exec, {{"/bin/rm", "-rf", side}, {kGit, "init", "--quiet", "--bare", side}});
+  if (!side_init || side_init->exit_code != 0)
+    return fail(Code::kHistoryTransferFailed, where + ": make the side repository: " +
+                                                  (side_init ? shown(side_init->err) : side_init.error().message));
+  auto cleanup = [&] { (void)inside(exec, {"/bin/rm", "-rf", side}); };
+  Result<Packbuilder> pb = new_pack(repo, where);
+  if (!pb) return pb.error();
+  if (auto r = insert_walk(repo, pb->get(), base, "", where); !r) {
+    cleanup();
+    return fail(Code::kHistoryTransferFailed, r.error().message);
+  }
+  say(options, "sending history: " + std::to_string(git_packbuilder_object_count(pb->get())) + " objects");
+  if (auto r = push(inner(exec, options, {kGit, "receive-pack", side}), Clock::now() + options.timeout,
+                    where + ": push the history", {}, {{kZero, base, "refs/openchamber/base"}}, pb->get());
+      !r) {
+    cleanup();
+    return fail(Code::kHistoryTransferFailed, r.error().message);
+  }
+  const long long seconds = (options.timeout.count() + 999) / 1000 + options.inner_margin_seconds;
+  Result<ExecOutput> fetch = exec.run({"/usr/bin/timeout", "-s", "KILL", std::to_string(seconds), kGit, "-C", space_path, "fetch",
+                                       "--quiet", "--unshallow", "--no-tags", side, "+refs/openchamber/base:refs/openchamber/base"},
+                                      options.timeout + kScriptTimeout);
+  cleanup();
+  if (!fetch || fetch->exit_code != 0) {
+    return fail(Code::kHistoryTransferFailed,
+                where + ": fetch --unshallow inside: " + (fetch ? "exit " + std::to_string(fetch->exit_code) + ": " + shown(fetch->err) : fetch.error().message));
+  }
+  say(options, "history sent");
+  return HistoryStatus::kSent;
+}
+
+}  // namespace controller::code

@@ -1,0 +1,262 @@
+// The transfer over a stand-in for the place's exec: a script that runs the fixed command on
+// this host, with /spaces/ mapped to a temporary folder, and that can instead refuse, flood
+// stderr, hang with a grandchild, lie about its refs, or send slowly. The space's git here is
+// the host's own git (the stand-in's "image").
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "controller/code/repo_state.h"
+#include "controller/code/transfer.h"
+#include "controller/code/testing/git_fixture.h"
+#include "controller/process.h"
+
+namespace controller::code {
+namespace {
+
+using testing::git;
+using testing::git_status;
+using testing::write_file;
+
+constexpr const char* kSpace = "0123456789ab";
+
+// $1 root of /spaces, $2 behaviour, then the command. Only commands that run receive-pack change
+// behaviour; the fixed scripts always run.
+constexpr const char* kStandIn = R"SH(#!/bin/sh
+root="$1"; mode="$2"; shift 2
+n=$#
+for a in "$@"; do
+  case "$a" in /spaces/*) a="$root${a#/spaces}";; esac
+  set -- "$@" "$a"
+done
+shift $n
+pack=no
+for a in "$@"; do [ "$a" = receive-pack ] && pack=yes; done
+if [ "$mode" = nogit ] && [ "$1" = /usr/bin/git ]; then echo "exec: git: not found" >&2; exit 127; fi
+if [ "$mode" = oldgit ] && [ "$1" = /usr/bin/git ]; then echo "git version 2.20.1"; exit 0; fi
+if [ $pack = yes ]; then
+  case "$mode" in
+    refuse) echo "fatal: the space says no" >&2; exit 1;;
+    flood) while :; do echo "flood flood flood flood flood flood flood flood flood flood flood flood" >&2; done;;
+    hang) sleep 300 & echo $! > "$root/grandchild.pid"; echo $$ > "$root/child.pid"; wait; exit 0;;
+    lie) z=0000000000000000000000000000000000000000
+         printf '%04x%s' $((4 + 41 + 25 + 16)) "$z capabilities^{}" | head -c 4 >/dev/null
+         line="$z refs/openchamber/base"
+         printf '0000' >/dev/null
+         printf '%04x%s\0report-status\n' $((4 + ${#line} + 15)) "$line"
+         printf '0000'
+         cat >/dev/null
+         for r in "unpack ok" "ok refs/openchamber/base" "ok refs/openchamber/start-index" "ok refs/openchamber/start"; do
+           printf '%04x%s\n' $((5 + ${#r})) "$r"
+         done
+         printf '0000'; exit 0;;
+    slow) "$@" | while dd bs=1 count=1 status=none 2>/dev/null; do sleep 0.2; done; exit 0;;
+    garbage) printf 'zzzz'; sleep 5; exit 0;;
+  esac
+fi
+exec "$@"
+)SH";
+
+class TransferTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::isolate_git_environment(home_.path());
+    repo_ = dir_.path() + "/repo";
+    testing::make_bait(repo_);
+    root_ = dir_.path() + "/spaces";
+    mkdir(root_.c_str(), 0755);
+    mkdir((root_ + "/" + kSpace).c_str(), 0755);
+    stand_in_ = dir_.path() + "/stand-in.sh";
+    write_file(stand_in_, kStandIn, 0755);
+  }
+
+  SpaceExec exec(const std::string& mode) {
+    SpaceExec e;
+    e.argv_prefix = {"/bin/sh", stand_in_, root_, mode};
+    e.image = "stand-in:" + mode;
+    e.run = [this, mode](const std::vector<std::string>& argv, std::chrono::milliseconds timeout) -> Result<ExecOutput> {
+      ProcessRequest r;
+      r.argv = {"/bin/sh", stand_in_, root_, mode};
+      r.argv.insert(r.argv.end(), argv.begin(), argv.end());
+      r.timeout = timeout;
+      const ProcessOutcome o = run_process(r);
+      if (!o.exited) return fail(Code::kCommandFailed, "stand-in exec: " + o.describe());
+      return ExecOutput{o.exit_code, o.out, o.err};
+    };
+    return e;
+  }
+
+  std::string inside() const { return root_ + "/" + kSpace + "/repo"; }
+
+  static std::string status(const std::string& dir) {
+    return git(dir, {"status", "--porcelain=v1", "--untracked-files=all", "--branch"});
+  }
+
+  // Runs code in with `mode` and checks the repository kept every byte except what is allowed.
+  Result<CodeInResult> code_in(const std::string& mode, std::chrono::milliseconds timeout = std::chrono::milliseconds(60000)) {
+    const RepoState before = capture_state({repo_});
+    TransferOptions options;
+    options.timeout = timeout;
+    options.inner_margin_seconds = 2;
+    Result<CodeInResult> r = bring_code_in(repo_, kSpace, Mode::kUncommitted, exec(mode), options);
+    for (const auto& f : forbidden_changes(before, capture_state({repo_}), testing::allowed_for(repo_ + "/.git", kSpace)))
+      ADD_FAILURE() << f;
+    return r;
+  }
+
+  void expect_failed_cleanly(const Result<CodeInResult>& r, Code code) {
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, code) << r.error().message;
+    EXPECT_NE(git_status(repo_, {"rev-parse", "--verify", "--quiet", start_ref_name(kSpace)}), 0) << "start ref left behind";
+  }
+
+  testing::TempTree home_, dir_;
+  std::string repo_, root_, stand_in_;
+};
+
+TEST_F(TransferTest, SpaceEqualsTheHostLineForLine) {
+  // The nested repository does not travel; without it both statuses must be equal.
+  ASSERT_EQ(std::system(("rm -rf '" + repo_ + "/nested'").c_str()), 0);
+  Result<CodeInResult> r = code_in("ok");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->space_path, std::string("/spaces/") + kSpace + "/repo");
+  EXPECT_EQ(status(inside()), status(repo_));
+  EXPECT_EQ(git(inside(), {"rev-parse", "HEAD"}), git(repo_, {"rev-parse", "HEAD"}));
+  EXPECT_EQ(git(inside(), {"config", "user.name"}), "Test User\n");
+  EXPECT_EQ(git(inside(), {"config", "user.email"}), "test@example.invalid\n");
+  EXPECT_EQ(git(inside(), {"rev-parse", "--is-shallow-repository"}), "true\n");
+  struct stat st {};
+  ASSERT_EQ(stat((inside() + "/run.sh").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0755u);
+  EXPECT_NE(access((inside() + "/.env").c_str(), F_OK), 0);
+  EXPECT_NE(access((inside() + "/node_modules").c_str(), F_OK), 0);
+  // Only the base commit travelled, not its parents.
+  EXPECT_EQ(git(inside(), {"rev-list", "--count", "HEAD"}), "1\n");
+
+  const RepoState before = capture_state({repo_});
+  TransferOptions options;
+  Result<HistoryStatus> h = send_history(repo_, kSpace, r->space_path, r->snapshot.base, exec("ok"), options);
+  ASSERT_TRUE(h) << h.error().message;
+  EXPECT_EQ(*h, HistoryStatus::kSent);
+  for (const auto& f : forbidden_changes(before, capture_state({repo_}), testing::allowed_for(repo_ + "/.git", kSpace)))
+    ADD_FAILURE() << f;
+  EXPECT_EQ(git(inside(), {"rev-parse", "--is-shallow-repository"}), "false\n");
+  EXPECT_EQ(git(inside(), {"rev-list", "--count", "HEAD"}), git(repo_, {"rev-list", "--count", "HEAD"}));
+  EXPECT_EQ(status(inside()), status(repo_));
+  EXPECT_NE(access((root_ + "/" + kSpace + "/.openchamber-history.git").c_str(), F_OK), 0);
+  Result<HistoryStatus> again = send_history(repo_, kSpace, r->space_path, r->snapshot.base, exec("ok"), options);
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(*again, HistoryStatus::kAlreadyComplete);
+}
+
+TEST_F(TransferTest, DetachedHeadStaysDetached) {
+  ASSERT_EQ(std::system(("rm -rf '" + repo_ + "/nested'").c_str()), 0);
+  git(repo_, {"checkout", "-q", "--detach"});
+  Result<CodeInResult> r = code_in("ok");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_NE(git_status(inside(), {"symbolic-ref", "-q", "HEAD"}), 0);
+  EXPECT_EQ(status(inside()), status(repo_));
+  EXPECT_EQ(git(inside(), {"for-each-ref", "refs/heads"}), "") << "a detached HEAD made a branch inside";
+}
+
+TEST_F(TransferTest, CleanModeBringsHeadOnly) {
+  TransferOptions options;
+  Result<CodeInResult> r = bring_code_in(repo_, kSpace, Mode::kClean, exec("ok"), options);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(git(inside(), {"status", "--porcelain"}), "");
+  EXPECT_EQ(git(inside(), {"rev-parse", "HEAD"}), git(repo_, {"rev-parse", "HEAD"}));
+}
+
+TEST_F(TransferTest, ProjectPathInUseIsRefused) {
+  mkdir(inside().c_str(), 0755);
+  expect_failed_cleanly(code_in("ok"), Code::kSpacePathInUse);
+}
+
+TEST_F(TransferTest, ImageWithoutGitIsRefusedBeforeAnythingMoves) {
+  Result<CodeInResult> r = code_in("nogit");
+  expect_failed_cleanly(r, Code::kSpaceGitUnusable);
+  EXPECT_NE(r.error().message.find("stand-in:nogit"), std::string::npos) << r.error().message;
+  EXPECT_NE(access(inside().c_str(), F_OK), 0);
+}
+
+TEST_F(TransferTest, ImageWithOldGitIsRefusedNamingTheVersion) {
+  Result<CodeInResult> r = code_in("oldgit");
+  expect_failed_cleanly(r, Code::kSpaceGitUnusable);
+  EXPECT_NE(r.error().message.find("2.20.1"), std::string::npos) << r.error().message;
+  EXPECT_NE(access(inside().c_str(), F_OK), 0);
+}
+
+TEST_F(TransferTest, RefusingReceiver) {
+  Result<CodeInResult> r = code_in("refuse");
+  expect_failed_cleanly(r, Code::kCodeTransferFailed);
+  EXPECT_NE(r.error().message.find("the space says no"), std::string::npos) << r.error().message;
+}
+
+TEST_F(TransferTest, FloodingReceiverIsKilledAtTheCap) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Result<CodeInResult> r = code_in("flood");
+  expect_failed_cleanly(r, Code::kCodeTransferFailed);
+  EXPECT_NE(r.error().message.find("more than"), std::string::npos) << r.error().message;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
+}
+
+bool alive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const std::size_t close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
+}
+
+TEST_F(TransferTest, HangingReceiverAndItsGrandchildDieAtTheDeadline) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Result<CodeInResult> r = code_in("hang", std::chrono::milliseconds(2000));
+  const auto took = std::chrono::steady_clock::now() - t0;
+  expect_failed_cleanly(r, Code::kCodeTransferFailed);
+  EXPECT_NE(r.error().message.find("timed out"), std::string::npos) << r.error().message;
+  EXPECT_LT(took, std::chrono::seconds(20));
+  const pid_t child = std::stoi(testing::read_file(root_ + "/child.pid"));
+  const pid_t grandchild = std::stoi(testing::read_file(root_ + "/grandchild.pid"));
+  usleep(200000);
+  EXPECT_FALSE(alive(child)) << "receiver " << child << " survived";
+  EXPECT_FALSE(alive(grandchild)) << "grandchild " << grandchild << " survived";
+}
+
+TEST_F(TransferTest, SlowReceiverIsCutAtTheDeadline) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Result<CodeInResult> r = code_in("slow", std::chrono::milliseconds(2000));
+  expect_failed_cleanly(r, Code::kCodeTransferFailed);
+  EXPECT_NE(r.error().message.find("timed out"), std::string::npos) << r.error().message;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
+}
+
+TEST_F(TransferTest, ReceiverLyingAboutItsRefsAndItsReportFailsAtTheUnfold) {
+  Result<CodeInResult> r = code_in("lie");
+  expect_failed_cleanly(r, Code::kCodeUnfoldFailed);
+}
+
+TEST_F(TransferTest, MalformedPacketIsRefused) {
+  Result<CodeInResult> r = code_in("garbage");
+  expect_failed_cleanly(r, Code::kCodeTransferFailed);
+  EXPECT_NE(r.error().message.find("malformed"), std::string::npos) << r.error().message;
+}
+
+TEST(GitVersionTest, ParsesGitsOwnLinesAndRefusesOthers) {
+  int major = 0, minor = 0;
+  EXPECT_TRUE(parse_git_version("git version 2.39.5\n", major, minor));
+  EXPECT_EQ(major, 2);
+  EXPECT_EQ(minor, 39);
+  EXPECT_TRUE(parse_git_version("git version 2.50.1 (Apple Git-155)\n", major, minor));
+  EXPECT_TRUE(parse_git_version("git version 2.54.0.windows.1\n", major, minor));
+  EXPECT_FALSE(parse_git_version("", major, minor));
+  EXPECT_FALSE(parse_git_version("git version two\n", major, minor));
+  EXPECT_FALSE(parse_git_version("sh: git: not found\n", major, minor));
+}
+
+}  // namespace
+}  // namespace controller::code
