@@ -88,6 +88,17 @@ TEST(RepositoryInvariantsTest, NoLlhttpLeniencyInProductCode) {
   }
 }
 
+// llhttp.c builds its loose state machine unless LLHTTP_STRICT_MODE is set (HTAB, form feed and
+// 0x80-0xFF in the target, any byte after CR). The define must stay on the llhttp target;
+// llhttp_strict_test.cc proves the built library behaves strictly.
+TEST(RepositoryInvariantsTest, LlhttpIsBuiltInStrictMode) {
+  const std::string cmake = read_file(kRoot / "cmake" / "Llhttp.cmake");
+  const std::regex define(R"re(target_compile_definitions\(\s*deps_llhttp\s+(PRIVATE|PUBLIC)\s+LLHTTP_STRICT_MODE=1\s*\))re");
+  EXPECT_TRUE(std::regex_search(cmake, define)) << "cmake/Llhttp.cmake does not build llhttp with LLHTTP_STRICT_MODE=1";
+  const std::regex loose(R"re(LLHTTP_STRICT_MODE=0)re");
+  EXPECT_FALSE(std::regex_search(cmake, loose)) << "cmake/Llhttp.cmake builds the loose llhttp";
+}
+
 // Argv only, never a shell (DEVELOPERS.md; hooks/before-stop).
 TEST(RepositoryInvariantsTest, NoShellOrSystemCallsInProductCode) {
   const std::regex shell(R"re(\b(system|popen)\s*\(|"/bin/sh"|"sh",\s*"-c")re");
