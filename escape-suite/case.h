@@ -106,6 +106,7 @@ void add_network_cases(std::vector<Case>& out);
 void add_dns_cases(std::vector<Case>& out);
 void add_corridor_cases(std::vector<Case>& out);
 void add_corridor_tls_cases(std::vector<Case>& out);
+void add_window_cases(std::vector<Case>& out);
 void add_leak_cases(std::vector<Case>& out);
 void add_resource_cases(std::vector<Case>& out);
 

@@ -22,6 +22,13 @@ bool has_dot_dot_piece(std::string_view form) {
   return false;
 }
 
+// RFC 3986 §3.3 pchar and §3.4 query: unreserved / pct-encoded / sub-delims / ":" / "@", plus
+// "/" and "?". The escapes themselves are judged by the decoding below.
+bool is_target_char(char c) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
+  return std::string_view("-._~%!$&'()*+,;=:@/?").find(c) != std::string_view::npos;
+}
+
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -63,9 +70,26 @@ bool is_utf8(std::string_view s) {
   return true;
 }
 
+// C0 controls and DEL (RFC 5234 CTL): never part of a path or query the window passes on.
+bool has_control(std::string_view s) {
+  for (char c : s) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b < 0x20 || b == 0x7f) return true;
+  }
+  return false;
+}
+
+bool is_clean_text(std::string_view s) { return is_utf8(s) && !has_control(s); }
+
 }  // namespace
 
 bool walks_out(std::string_view rest) {
+  for (char c : rest) {
+    if (!is_target_char(c)) return true;
+  }
+  // Rule 3 on the raw form too: with rule 1 it cannot fail today, but the two checks stay
+  // independent so a wider character set never reopens raw "\xc0\xae" or "..\t".
+  if (!is_clean_text(rest)) return true;
   if (rest.find('%') == std::string_view::npos) return has_dot_dot_piece(rest);
 
   // The rule of window_path.h decodes round after round (RFC 3986 §2.1, byte-wise), with
@@ -111,10 +135,11 @@ bool walks_out(std::string_view rest) {
   // Node 0 is never unlinked (only the digits after a '%' are), so the list starts there.
   std::string form;
   for (std::size_t i = 0; i != end; i = next[i]) form += bytes[i];
-  // What the reference's decodeURIComponent refused as undecodable is refused too.
-  // An overlong '.' or '/' (%c0%ae, %c0%af) is ".." or a separator to an upstream that decodes
-  // leniently (CVE-2000-0884, IIS), and a NUL cuts the path short in C-based servers.
-  if (!is_utf8(form) || form.find('\0') != std::string::npos) return true;
+  // What the reference's decodeURIComponent refused as undecodable is refused too. An overlong
+  // '.' or '/' (%c0%ae, %c0%af) is ".." or a separator to an upstream that decodes leniently
+  // (CVE-2000-0884, IIS), a NUL cuts the path short in C-based servers, and "..%09" is ".." to a
+  // server that trims whitespace.
+  if (!is_clean_text(form)) return true;
   return has_dot_dot_piece(form);
 }
 

@@ -29,7 +29,21 @@ bool utf8_by_code_points(std::string_view s) {
   return true;
 }
 
+bool clean_by_spec(std::string_view s) {
+  for (char c : s) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
+  }
+  return utf8_by_code_points(s);
+}
+
 bool walks_out_by_rounds(std::string_view rest) {
+  // RFC 3986 §3.3/§3.4: the characters of a path and query, spelled out.
+  constexpr std::string_view kTargetChars =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~%!$&'()*+,;=:@/?";
+  for (char c : rest) {
+    if (kTargetChars.find(c) == std::string_view::npos) return true;
+  }
+  if (!clean_by_spec(rest)) return true;
   const auto has_dot_dot = [](std::string_view form) {
     std::size_t start = 0;
     for (std::size_t i = 0; i <= form.size(); ++i) {
@@ -49,9 +63,7 @@ bool walks_out_by_rounds(std::string_view rest) {
   std::string form(rest);
   for (;;) {
     if (has_dot_dot(form)) return true;
-    if (form.find('%') == std::string::npos) {
-      return !utf8_by_code_points(form) || form.find('\0') != std::string::npos;
-    }
+    if (form.find('%') == std::string::npos) return !clean_by_spec(form);
     std::string decoded;
     for (std::size_t i = 0; i < form.size(); ++i) {
       if (form[i] != '%') {
@@ -202,7 +214,49 @@ TEST(WindowPathTest, RefusesEncodedNul) {
   EXPECT_TRUE(walks_out("/v1/%00"));
   EXPECT_TRUE(walks_out("/v1/..%00"));
   EXPECT_TRUE(walks_out("/v1/%2500"));
-  EXPECT_FALSE(walks_out("/v1/%01")) << "just outside: other control bytes pass";
+}
+
+TEST(WindowPathTest, RefusesEncodedControlBytes) {
+  // "..%09" is ".." to a server that trims whitespace; no control byte has a place in a path.
+  EXPECT_TRUE(walks_out("/v1/..%09/admin"));
+  EXPECT_TRUE(walks_out("/v1/%01"));
+  EXPECT_TRUE(walks_out("/v1/%1f"));   // last C0 control
+  EXPECT_TRUE(walks_out("/v1/%7f"));   // DEL
+  EXPECT_TRUE(walks_out("/v1/%0d%0a"));
+  EXPECT_TRUE(walks_out("/v1/%2509"));  // a control two rounds down
+  EXPECT_FALSE(walks_out("/v1/%20")) << "just outside: SP (0x20) passes";
+  EXPECT_FALSE(walks_out("/v1/%7e")) << "just outside: '~' (0x7e) passes";
+}
+
+// Rule 1: raw bytes outside RFC 3986 pchar / query.
+TEST(WindowPathTest, RefusesRawOverlongDots) {
+  // Without a '%' the decoded-form check never ran, so raw overlong dots passed.
+  EXPECT_TRUE(walks_out("/\xc0\xae\xc0\xae/admin"));
+  EXPECT_TRUE(walks_out("/..\xc0\xaf" "admin"));
+}
+
+TEST(WindowPathTest, RefusesRawControlThatHidesADotDot) {
+  // "..\t" is not the piece "..", but a server that trims it sees one.
+  EXPECT_TRUE(walks_out("/v1/..\t/admin"));
+  EXPECT_TRUE(walks_out("/v1/..\r"));
+  EXPECT_TRUE(walks_out("/v1/..\f/admin"));
+  EXPECT_TRUE(walks_out(std::string_view("/v1/..\0/admin", 13)));
+  EXPECT_TRUE(walks_out("/v1/\x7f"));
+}
+
+TEST(WindowPathTest, RefusesRawBytesOutsidePathAndQuery) {
+  for (char c : std::string_view(" \"<>\\^`{|}[]#")) {
+    EXPECT_TRUE(walks_out(std::string("/v1/a") + c + "b")) << "byte 0x" << std::hex << int(c);
+  }
+  for (int b = 0x80; b <= 0xff; ++b) {
+    EXPECT_TRUE(walks_out(std::string("/v1/a") + static_cast<char>(b))) << "byte 0x" << std::hex << b;
+  }
+  EXPECT_TRUE(walks_out("/caf\xc3\xa9")) << "raw UTF-8 is not a path character; its escape is";
+}
+
+TEST(WindowPathTest, AllowsEveryPathAndQueryCharacter) {
+  EXPECT_FALSE(walks_out("/AZaz09-._~!$&'()*+,;=:@/x?y=/?:@!$&'()*+,;="));
+  EXPECT_FALSE(walks_out("/v1/messages?beta=true"));
 }
 
 TEST(WindowPathTest, OverlongUtf8DotsAreRefused) {
@@ -260,9 +314,9 @@ TEST(WindowPathTest, LongEncodingChainEnds) {
 }
 
 TEST(WindowPathTest, AgreesWithRoundByRoundDecodingOnRandomPaths) {
-  // Letters chosen to build escapes of '%', '.', '/', '\\', ';' ("%25", "%2e", "%2f", "%5c",
-  // "%3b") and broken ones.
-  constexpr std::string_view kAlphabet = "%%%252eEfF35bBc./\\;?#a0";
+  // Letters chosen to build escapes of '%', '.', '/', '\\', ';', '#' ("%25", "%2e", "%2f",
+  // "%5c", "%3b", "%23") and broken ones; no raw '\\' or '#', which rule 1 refuses outright (tested above).
+  constexpr std::string_view kAlphabet = "%%%252eEfF35bBc./;?a0%25%23.";
   std::mt19937 random(20261130);  // fixed seed: the test is hermetic
   std::uniform_int_distribution<std::size_t> letter(0, kAlphabet.size() - 1);
   std::uniform_int_distribution<std::size_t> length(0, 24);

@@ -1,0 +1,33 @@
+// The window from the space's side: the base URL the runner passes (--window-base
+// http://host[:port]/k/<key>), one request to it, the positive control (the runner's grant
+// answers with the key) and the shared judgement of a refusal. Used by cases_corridor.cc and
+// cases_window.cc.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "escape-suite/case.h"
+#include "escape-suite/net.h"
+
+namespace escape {
+
+struct WindowBase {
+  std::string host;
+  std::uint16_t port = 80;
+  std::string prefix;  // "/k/<key>"
+};
+
+bool parse_window_base(const std::string& url, WindowBase& out);
+// The address of the window named by the base URL (nullopt when it cannot be found).
+std::optional<Addr> window_addr(Context& ctx, const WindowBase& base);
+HttpReply window_send(Context& ctx, const WindowBase& base, const std::string& request);
+HttpReply window_get(Context& ctx, const WindowBase& base, const std::string& path);
+// With the right key, the grant the runner created answers with something other than a refusal.
+Control window_control(Context& ctx, const WindowBase& base);
+// `path_of(base, grant)` builds the hostile target; the answer must be 403, 400 or 404, and the
+// control must work in the same run (else INCONCLUSIVE).
+Outcome window_refuses(Context& ctx, std::string (*path_of)(const WindowBase&, const std::string&));
+
+}  // namespace escape
