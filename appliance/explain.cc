@@ -13,13 +13,14 @@ namespace {
 
 constexpr std::string_view kUsage =
     "usage: gatekeeper explain [--mode allowlist|open] [--allow NAME]... [--answer ADDRESS]... "
-    "[--block CIDR]... [--server-name NAME] TARGET\n"
+    "[--block CIDR]... [--server-name NAME] [--] TARGET\n"
     "  Prints the decision word the corridor would journal for CONNECT TARGET (authority form,\n"
     "  e.g. example.com:443), assuming the DNS answers given with --answer. Touches no network.\n"
     "  The mode is allowlist unless --mode open is given; --allow names the allowlist entries.\n"
     "  --block: a range refused on top of the table, as serve --block.\n"
     "  --server-name: the word for a tunnel whose TLS ClientHello names NAME (after the CONNECT\n"
     "  itself was allowed): allow only when NAME is the CONNECT name.\n"
+    "  Put -- before a TARGET that starts with '-'.\n"
     "  Exit 0 when a word is printed, 2 on bad usage.\n";
 
 ExplainOutcome usage_error(std::string message) {

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
+#include "policy/special_names.h"
+
 namespace {
 
 using appliance::run_explain;
@@ -101,6 +105,31 @@ TEST(ExplainTest, DoubleDashAllowsATargetThatLooksLikeAnOption) {
   auto outcome = run_explain({"--mode", "open", "--", "--x.com:443"});
   EXPECT_EQ(outcome.exit_code, 0);
   EXPECT_EQ(outcome.out, "deny:not-a-name\n");
+}
+
+TEST(ExplainTest, DoubleDashAllowsATargetThatIsAnOptionName) {
+  EXPECT_EQ(run_explain({"--", "-h"}).out, "deny:malformed\n");
+  EXPECT_EQ(run_explain({"--", "--mode"}).out, "deny:malformed\n");
+  EXPECT_EQ(run_explain({"--mode", "open", "--", "-localhost:443"}).out, "deny:not-a-name\n");
+}
+
+TEST(ExplainTest, AnswersEverySpecialUseNameWithItsWord) {
+  for (const policy::SpecialUseName& row : policy::special_use_names()) {
+    for (const std::string& host : {std::string(row.suffix), "a." + std::string(row.suffix)}) {
+      for (const char* mode : {"open", "allowlist"}) {
+        const auto outcome = run_explain({"--mode", mode, "--allow", "a.example.com", "--answer", "93.184.215.14",
+                                          host + ":443"});
+        EXPECT_EQ(outcome.exit_code, 0) << host;
+        EXPECT_EQ(outcome.out, "deny:special-use-name\n") << host << " " << mode;
+      }
+    }
+  }
+}
+
+TEST(ExplainTest, ABadALabelIsNotAName) {
+  EXPECT_EQ(run_explain({"--mode", "open", "xn--zz.example.com:443"}).out, "deny:not-a-name\n");
+  EXPECT_EQ(run_explain({"--mode", "open", "--answer", "93.184.215.14", "xn--bcher-kva.example.com:443"}).out,
+            "allow\n");
 }
 
 }  // namespace

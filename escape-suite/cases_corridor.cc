@@ -112,6 +112,19 @@ void add_corridor_cases(std::vector<Case>& out) {
       {"corridor.userinfo", "user@169.254.169.254:443", true, "userinfo smuggling"},
       {"corridor.percent-encoded", "169%2e254%2e169%2e254:443", true, "percent-encoded dots"},
       {"corridor.metadata-port-zero-padded", "169.254.169.254:0443", true, "zero-padded port"},
+      // Special-use names: refused by name before any query (policy/special_names.h).
+      {"corridor.special-use-localhost-sub", "gatekeeper.localhost:443", true, "a name under localhost"},
+      {"corridor.special-use-mdns", "printer.local:443", true, "an mDNS name on the LAN"},
+      {"corridor.special-use-home-arpa", "router.home.arpa:443", true, "the home router by name"},
+      {"corridor.special-use-onion", "duckduckgogg42xjoc72x3sjasowoarfbgcmvfimaftt6twagswzczad.onion:443", true,
+       "an onion name leaked to the DNS"},
+      {"corridor.special-use-invalid", "gatekeeper.invalid:443", true, "a name that must not exist"},
+      {"corridor.special-use-reverse", "1.0.0.127.in-addr.arpa:443", true, "an address spelled as a reverse name"},
+      {"corridor.special-use-ipv4only", "ipv4only.arpa:443", true, "NAT64 discovery name"},
+      {"corridor.special-use-alt", "gatekeeper.alt:443", true, "a non-DNS namespace"},
+      // A-labels that are not valid Punycode or decode to a separator or an emoji (policy/idna.h).
+      {"corridor.a-label-invalid-punycode", "xn--zzzz.com:443", true, "an A-label that decodes to nothing"},
+      {"corridor.a-label-full-stop", "xn--ab-r13a.com:443", true, "an A-label holding U+3002, a dot to UTS #46"},
   };
   for (const Target& t : kTargets) {
     add_case(out, t.id, t.why, std::string("CONNECT ") + t.authority,

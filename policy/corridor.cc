@@ -7,6 +7,7 @@
 
 #include "policy/name.h"
 #include "policy/ranges.h"
+#include "policy/special_names.h"
 
 namespace policy {
 namespace {
@@ -91,6 +92,12 @@ TargetDecision decide_target(std::string_view authority, const NetworkPolicy& po
   // can never pass (docs/reference-behaviour.md#corridor-order-of-checks).
   if (is_always_refused(normalised)) {
     out.decision = Decision::of(Word::kDenyAlwaysRefused);
+    return out;
+  }
+  // Before the name rule, so "localhost" (one label) is answered with its own word too; by name,
+  // so the resolver never sees it (policy/special_names.h).
+  if (special_use_row(normalised) != nullptr) {
+    out.decision = Decision::of(Word::kDenySpecialUseName);
     return out;
   }
   if (!name) {

@@ -1,6 +1,8 @@
 // The corridor decision, in the reference's order
-// (docs/reference-behaviour.md#corridor-order-of-checks):
-//   malformed target → always-refused name → not a name → port → allowlist → DNS answers.
+// (docs/reference-behaviour.md#corridor-order-of-checks), with the special-use names ahead of the
+// name rule:
+//   malformed target → always-refused name → special-use name → not a name → port → allowlist
+//   → DNS answers.
 // Two steps, because resolution happens between them:
 //   1. decide_target(): everything that needs no DNS. Returns a denial, or a PendingResolution.
 //   2. decide_answers(): every answer classified; any blocked answer (or one of our own

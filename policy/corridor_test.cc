@@ -154,7 +154,7 @@ TEST(CorridorTest, RefusesTheReferenceNotANameFormsOnEveryPortInBothModes) {
       "104.18.41.241", "203.0.113.7", "10.0.0.1", "127.0.0.1", "::ffff:104.18.41.241",
       "::ffff:6812:29f1", "2606:4700::6812:29f1", "64:ff9b::6812:29f1", "2002:6812:29f1::1",
       "1746020849", "16843009", "4294967295", "0x01010101", "0xc0a80001", "1.1.257",
-      "1.16843009", "0x1.0x1.0x1.0x1", "0177.0.0.1", "0.0x0.0", "192.168.257", "localhost",
+      "1.16843009", "0x1.0x1.0x1.0x1", "0177.0.0.1", "0.0x0.0", "192.168.257", "localhost-",
       "auth.openai.com\u3002", "auth.openai\uff0ecom", "auth\uff61openai.com", ".example.com",
       "exam ple.com", "example..com", "exa_mple.com", "-example.com"};
   ASSERT_EQ(forms.size(), 29u);  // the 30th, '', is malformed before the name rule
@@ -205,7 +205,7 @@ TEST(CorridorTest, AllowlistMatchesNormalisedNamesExactly) {
   EXPECT_EQ(word("example.com:443", policy), "allow");
   EXPECT_EQ(word("EXAMPLE.COM.:443", policy), "allow");
   for (std::string_view target : {"sub.example.com:443", "notexample.com:443",
-                                  "example.com.evil.test:443", "example.co:443",
+                                  "example.com.evil.net:443", "example.co:443",
                                   "www.example.com:443"}) {
     EXPECT_EQ(word(target, policy), "deny:not-on-allowlist") << target;
   }
@@ -260,18 +260,22 @@ TEST(CorridorTest, RefusesNameWithoutAnswers) {
 
 TEST(CorridorTest, RefusesNameThatResolvesToLoopback) {
   EXPECT_EQ(word("example.com:443", open_mode(), {"127.0.0.1"}), "deny:blocked-address");
-  EXPECT_EQ(word("foo.localhost:443", open_mode(), {"::1"}), "deny:blocked-address");
+  EXPECT_EQ(word("loopback.example.net:443", open_mode(), {"::1"}), "deny:blocked-address");
+  // A special-use name never gets as far as an answer (policy/special_names.h).
+  EXPECT_EQ(word("foo.localhost:443", open_mode(), {"::1"}), "deny:special-use-name");
 }
 
 TEST(CorridorTest, RefusesNameThatResolvesToMetadataEvenWhenListed) {
-  EXPECT_EQ(word("metadata.google.internal:443", allowlist({"metadata.google.internal"}),
-                 {"169.254.169.254"}),
+  EXPECT_EQ(word("metadata.example.net:443", allowlist({"metadata.example.net"}), {"169.254.169.254"}),
             "deny:blocked-address");
-  EXPECT_EQ(word("blocked-by-address.test:443", allowlist({"blocked-by-address.test"}),
+  EXPECT_EQ(word("blocked-by-address.example.net:443", allowlist({"blocked-by-address.example.net"}),
                  {"172.18.0.2"}),
             "deny:blocked-address");
-  EXPECT_EQ(word("host.docker.internal:443", open_mode(), {"192.168.65.254"}),
-            "deny:blocked-address");
+  EXPECT_EQ(word("docker-host.example.net:443", open_mode(), {"192.168.65.254"}), "deny:blocked-address");
+  // The cloud's and Docker's own names are refused by name first, listed or not.
+  EXPECT_EQ(word("metadata.google.internal:443", allowlist({"metadata.google.internal"}), {"169.254.169.254"}),
+            "deny:special-use-name");
+  EXPECT_EQ(word("host.docker.internal:443", open_mode(), {"192.168.65.254"}), "deny:special-use-name");
 }
 
 TEST(CorridorTest, RefusesWholeNameWhenAnyAnswerIsBlocked) {

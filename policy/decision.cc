@@ -6,7 +6,7 @@ namespace policy {
 namespace {
 
 // Enum order; all_words() and the round-trip test depend on it covering every enumerator.
-constexpr std::array<Word, 25> kAllWords = {
+constexpr std::array<Word, 26> kAllWords = {
     Word::kDenyUndecided,
     Word::kAllow,
     Word::kFailed,
@@ -32,8 +32,9 @@ constexpr std::array<Word, 25> kAllWords = {
     Word::kDenyTlsEch,
     Word::kDenyTlsTimeout,
     Word::kDenyPolicyChanged,
+    Word::kDenySpecialUseName,
 };
-static_assert(static_cast<std::size_t>(Word::kDenyPolicyChanged) + 1 == kAllWords.size(),
+static_assert(static_cast<std::size_t>(Word::kDenySpecialUseName) + 1 == kAllWords.size(),
               "a new Word needs its place in kAllWords, word_text() and word_takes_detail()");
 
 // Replaces a missing or unsafe detail so that text chosen by a space or a resolver never
@@ -78,6 +79,7 @@ std::string_view word_text(Word word) {
     case Word::kDenyTlsEch: return "deny:tls-ech";
     case Word::kDenyTlsTimeout: return "deny:tls-timeout";
     case Word::kDenyPolicyChanged: return "deny:policy-changed";
+    case Word::kDenySpecialUseName: return "deny:special-use-name";
   }
   // Unreachable for a valid enumerator; a corrupted value must not become a word that allows.
   return "deny:undecided";
@@ -118,6 +120,7 @@ bool word_takes_detail(Word word) {
     case Word::kDenyTlsEch:
     case Word::kDenyTlsTimeout:
     case Word::kDenyPolicyChanged:
+    case Word::kDenySpecialUseName:
       return false;
   }
   return false;

@@ -38,6 +38,7 @@ enum class Word : std::uint8_t {
   kDenyTlsEch,               // corridor: the ClientHello carries Encrypted Client Hello
   kDenyTlsTimeout,           // corridor: no whole ClientHello before the deadline
   kDenyPolicyChanged,        // a live tunnel or grant connection the host's new policy refuses
+  kDenySpecialUseName,       // a special-use name (policy/special_names.h), refused before DNS
 };
 
 // Every word, in enum order (tests and `--help` walk it).

@@ -80,9 +80,13 @@ TEST(DecisionTest, WordPolicyChangedText) {
   EXPECT_EQ(word_text(Word::kDenyPolicyChanged), "deny:policy-changed");
 }
 
+TEST(DecisionTest, WordSpecialUseNameText) {
+  EXPECT_EQ(word_text(Word::kDenySpecialUseName), "deny:special-use-name");
+}
+
 TEST(DecisionTest, AllWordsAreDistinctAndInEnumOrder) {
   const auto words = all_words();
-  ASSERT_EQ(words.size(), 25u);
+  ASSERT_EQ(words.size(), 26u);
   std::set<std::string_view> texts;
   for (std::size_t i = 0; i < words.size(); ++i) {
     EXPECT_EQ(static_cast<std::size_t>(words[i]), i);

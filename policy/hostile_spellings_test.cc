@@ -9,6 +9,7 @@
 
 #include "policy/corridor.h"
 #include "policy/name.h"
+#include "policy/special_names.h"
 
 namespace policy {
 namespace {
@@ -20,6 +21,7 @@ constexpr std::string_view kNotAName = "deny:not-a-name";
 constexpr std::string_view kMalformed = "deny:malformed";
 constexpr std::string_view kPort = "deny:port";
 constexpr std::string_view kAlwaysRefused = "deny:always-refused";
+constexpr std::string_view kSpecialUse = "deny:special-use-name";
 constexpr std::string_view kPublicAnswer = "93.184.215.14";
 
 struct Row {
@@ -148,7 +150,7 @@ std::vector<Row> empty_parts() {
       {"example.com:", kMalformed}, {"example.com", kMalformed}, {".", kMalformed},
       {"443", kMalformed}, {".:443", kNotAName}, {"..:443", kNotAName}, {"..com:443", kNotAName},
       {"example..com:443", kNotAName}, {".example.com:443", kNotAName},
-      {"example.com..:443", kNotAName}, {"example.:443", kNotAName}, {"com:443", kNotAName},
+      {"example.com..:443", kNotAName}, {"example.:443", kSpecialUse}, {"exampl.:443", kNotAName}, {"com:443", kNotAName},
       {".com:443", kNotAName}, {"example.com.:443", kAllow}, {"a..:443", kNotAName},
       {":443:443", kNotAName}, {"a.b..c:443", kNotAName},
   };
@@ -184,7 +186,7 @@ std::vector<Row> always_refused() {
       {".auth.openai.com:443", kNotAName}, {"auth.openai.com :443", kNotAName},
       {"auth.openai.com\t:443", kNotAName}, {"auth.openai.com\0:443"s, kNotAName},
       {"[auth.openai.com]:443", kNotAName}, {"auth.openai.com%2e:443", kNotAName},
-      {"xauth.openai.com:443", kAllow}, {"auth.openai.com.evil.test:443", kAllow},
+      {"xauth.openai.com:443", kAllow}, {"auth.openai.com.evil.com:443", kAllow},
       {"sub.auth.openai.com:443", kAllow}, {"auth-openai.com:443", kAllow},
       {"openai.com:443", kAllow}, {"auth.openai.co:443", kAllow},
   };
@@ -196,10 +198,23 @@ std::vector<Row> hyphens_and_single_labels() {
       {"example.-com:443", kNotAName}, {"example.com-:443", kNotAName},
       {"ex--ample.com:443", kAllow}, {"xn--.com:443", kNotAName}, {"-.com:443", kNotAName},
       {"a-b.c-d:443", kAllow}, {"1-1.com:443", kAllow}, {"example.x-n:443", kAllow},
-      {"localhost:443", kNotAName}, {"LOCALHOST:443", kNotAName}, {"localhost.:443", kNotAName},
+      {"localhost:443", kSpecialUse}, {"LOCALHOST:443", kSpecialUse}, {"localhost.:443", kSpecialUse},
       {"metadata:443", kNotAName}, {"instance-data:443", kNotAName},
       {"gatekeeper:443", kNotAName}, {"host-gateway:443", kNotAName},
       {"kubernetes:443", kNotAName}, {"wpad:443", kNotAName},
+  };
+}
+
+// Special-use names (policy/special_names.h): refused by name before any query, on any port.
+std::vector<Row> special_use() {
+  return {
+      {"foo.localhost:443", kSpecialUse}, {"FOO.LOCALHOST.:443", kSpecialUse},
+      {"metadata.google.internal:443", kSpecialUse}, {"host.docker.internal:443", kSpecialUse},
+      {"printer.local:443", kSpecialUse}, {"abc.onion:443", kSpecialUse}, {"x.invalid:443", kSpecialUse},
+      {"x.test:443", kSpecialUse}, {"x.example:443", kSpecialUse}, {"router.home.arpa:443", kSpecialUse},
+      {"x.alt:443", kSpecialUse}, {"1.0.0.127.in-addr.arpa:443", kSpecialUse},
+      {"1.0.ip6.arpa:443", kSpecialUse}, {"ipv4only.arpa:443", kSpecialUse},
+      {"foo.localhost:22", kSpecialUse}, {"x.onion:80", kSpecialUse},
   };
 }
 
@@ -213,8 +228,8 @@ std::vector<Row> counter_examples() {
       {"example.0xg:443", kAllow}, {"example.0x7fz:443", kAllow}, {"example.1e3:443", kAllow},
       {"example.0b1:443", kAllow}, {"a.x0:443", kAllow}, {"123.a1:443", kAllow},
       {"0.0.0.0.example.com:443", kAllow}, {"localhost.example.com:443", kAllow},
-      {"foo.localhost:443", kAllow}, {"169.254.169.254.nip.io:443", kAllow},
-      {"metadata.google.internal:443", kAllow}, {"10.0.0.1.sslip.io:443", kAllow},
+      {"foo.localhost.example.com:443", kAllow}, {"169.254.169.254.nip.io:443", kAllow},
+      {"internal.example.com:443", kAllow}, {"10.0.0.1.sslip.io:443", kAllow},
       {"EXAMPLE.COM:443", kAllow}, {"api.anthropic.com:443", kAllow},
   };
 }
@@ -254,7 +269,7 @@ std::vector<Row> all_rows() {
   std::vector<Row> rows;
   for (auto group : {numeric_forms(), ipv6_forms(), unicode_lookalikes(), control_characters(),
                      empty_parts(), ports(), always_refused(), hyphens_and_single_labels(),
-                     counter_examples(), generated()}) {
+                     special_use(), counter_examples(), generated()}) {
     rows.insert(rows.end(), group.begin(), group.end());
   }
   return rows;
@@ -320,6 +335,8 @@ TEST(HostileSpellingsTest, JournalSubjectIsNormalisedOnlyForNames) {
     } else if (row.word == kNotAName) {
       EXPECT_FALSE(is_name(decision.subject.host)) << printable(row.target);
       EXPECT_NE(decision.subject.port, 0) << printable(row.target);
+    } else if (row.word == kSpecialUse) {
+      EXPECT_NE(special_use_row(normalise_name(decision.subject.host)), nullptr) << printable(row.target);
     } else {
       EXPECT_TRUE(is_name(decision.subject.host)) << printable(row.target);
     }
@@ -335,10 +352,10 @@ struct AnswerRow {
 // Names an attacker controls, answered the way a hostile resolver would answer them.
 TEST(HostileSpellingsTest, HostileAnswersAreRefused) {
   const std::vector<AnswerRow> rows = {
-      {"foo.localhost:443", {"127.0.0.1"}, "deny:blocked-address"},
+      {"localhost.attacker.example.com:443", {"127.0.0.1"}, "deny:blocked-address"},
       {"169.254.169.254.nip.io:443", {"169.254.169.254"}, "deny:blocked-address"},
       {"10.0.0.1.sslip.io:443", {"10.0.0.1"}, "deny:blocked-address"},
-      {"metadata.google.internal:443", {"169.254.169.254"}, "deny:blocked-address"},
+      {"metadata.attacker.example.com:443", {"169.254.169.254"}, "deny:blocked-address"},
       {"rebind.example.com:443", {kPublicAnswer, "127.0.0.1"}, "deny:blocked-address"},
       {"rebind.example.com:443", {"2606:4700::1", "::1"}, "deny:blocked-address"},
       {"mapped.example.com:443", {"::ffff:127.0.0.1"}, "deny:blocked-address"},

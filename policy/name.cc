@@ -1,5 +1,7 @@
 #include "policy/name.h"
 
+#include "policy/idna.h"
+
 namespace policy {
 namespace {
 
@@ -22,6 +24,8 @@ bool is_label(std::string_view label) {
   for (char c : label) {
     if (!is_lower_letter(c) && !is_digit(c) && c != '-') return false;
   }
+  // An A-label must be one IDNA2008 could have made (policy/idna.h says what is checked).
+  if (label.starts_with("xn--")) return is_valid_a_label(label);
   return true;
 }
 

@@ -4,7 +4,9 @@
 // letters, digits and hyphens, not starting or ending with a hyphen; at most 253 characters; the
 // last label is not a number in any spelling (all digits, 0x/0X hex, 0o octal). Anything glibc or
 // c-ares could read as an address (127.1, 2130706433, 0177.0.0.1, 0x7f000001, 1.1.257, IPv6 with
-// or without brackets, zone ids) is therefore not a name.
+// or without brackets, zone ids) is therefore not a name. A label starting "xn--" must be a valid
+// A-label (policy/idna.h). Special-use names (policy/special_names.h) are names here; the
+// corridor and the window refuse them by their own rule.
 #pragma once
 
 #include <cstddef>

@@ -70,7 +70,7 @@ TEST(TestBuildRangesTest, EveryIpv6ProbeMatchesReleaseExceptBenchmarking) {
 TEST(TestBuildRangesTest, CorridorAllowsNameThatResolvesIntoBenchmarkingRange) {
   NetworkPolicy policy;
   policy.mode = Mode::kOpen;
-  TargetDecision target = decide_target("upstream.test.example:443", policy);
+  TargetDecision target = decide_target("upstream.example.test:443", policy);
   ASSERT_TRUE(target.pending.has_value());
   std::vector<Address> answers = {*parse_answer("198.18.0.7")};
   AnswerDecision answer = decide_answers(*target.pending, answers, {});

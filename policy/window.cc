@@ -5,6 +5,7 @@
 #include "policy/corridor.h"
 #include "policy/json.h"
 #include "policy/name.h"
+#include "policy/special_names.h"
 
 namespace policy {
 namespace {
@@ -170,12 +171,13 @@ std::optional<Address> upstream_literal(const UpstreamUrl& upstream) {
   return parse_ipv6_strict(upstream.host);
 }
 
-bool upstream_always_refused(const UpstreamUrl& upstream) {
+std::optional<Word> upstream_refused_by_name(const UpstreamUrl& upstream) {
   const std::string normalised = normalise_name(upstream.host);
   for (std::string_view refused : always_refused_names()) {
-    if (normalised == refused) return true;
+    if (normalised == refused) return Word::kDenyAlwaysRefused;
   }
-  return false;
+  if (special_use_row(normalised) != nullptr) return Word::kDenySpecialUseName;
+  return std::nullopt;
 }
 
 WindowAnswerDecision decide_window_answers(const UpstreamUrl& upstream,

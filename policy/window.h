@@ -91,9 +91,10 @@ WindowAnswerDecision decide_window_answers(const UpstreamUrl& upstream,
 
 // An upstream host that is an address literal needs no DNS.
 std::optional<Address> upstream_literal(const UpstreamUrl& upstream);
-// The grant upstream host is refused in every mode (ALWAYS_REFUSED,
-// docs/reference-behaviour.md#window-grants).
-bool upstream_always_refused(const UpstreamUrl& upstream);
+// The grant upstream's host refused by name in every mode, before any query: an always-refused
+// name (kDenyAlwaysRefused, docs/reference-behaviour.md#window-grants) or a special-use name
+// (kDenySpecialUseName, policy/special_names.h). nullopt: no name rule refuses it.
+std::optional<Word> upstream_refused_by_name(const UpstreamUrl& upstream);
 
 // --- header rules --------------------------------------------------------------------------
 struct Header {

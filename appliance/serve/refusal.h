@@ -46,7 +46,8 @@ inline int corridor_status(policy::Word word) {
     case policy::Word::kDenyTlsSniMismatch:
     case policy::Word::kDenyTlsEch:
     case policy::Word::kDenyTlsTimeout:
-    case policy::Word::kDenyPolicyChanged: return 403;
+    case policy::Word::kDenyPolicyChanged:
+    case policy::Word::kDenySpecialUseName: return 403;
   }
   return 403;  // unreachable: the switch is exhaustive (-Wswitch-enum)
 }

@@ -221,8 +221,8 @@ void WindowConnection::on_head(const char* rest, std::size_t rest_length) {
   ex_.upstream_url = grant.upstream;
   ex_.framing = framing.framing;
   ex_.body_left = framing.length;
-  if (policy::upstream_always_refused(*ex_.upstream_url)) {
-    journal(policy::Decision::of(policy::Word::kDenyAlwaysRefused));
+  if (const auto refused = policy::upstream_refused_by_name(*ex_.upstream_url)) {
+    journal(policy::Decision::of(*refused));
     refuse_json(403, kRefusedDestination);
     return;
   }
