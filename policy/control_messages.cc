@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "policy/address.h"
+#include "policy/header_rules.h"
 #include "policy/json.h"
 #include "policy/name.h"
 
@@ -300,23 +301,25 @@ Result<Grant> parse_grant_request(std::string_view body) {
   auto& members = request.members();
   const auto header = members.find("header");
   const auto secret = members.find("secret");
+  // The secret leaves the parsed tree at once, into a Secret that wipes it on every path out.
+  std::optional<Secret> held;
+  if (secret != members.end() && secret->second.is_string()) held.emplace(secret->second.take_string());
   if (header != members.end() || secret != members.end()) {
     if (header == members.end() || !header->second.is_string()) {
       return Error{std::string(kMsgBadHeaderName)};
     }
     std::string name = lowered(header->second.as_string());
     if (!is_header_name(name)) return Error{std::string(kMsgBadHeaderName)};
-    if (secret == members.end() || !secret->second.is_string() ||
-        secret->second.as_string().empty() || secret->second.as_string().size() > kMaxSecretLength) {
+    if (!grant_header_allowed(name)) return Error{std::string(kMsgHeaderNotInjectable)};
+    if (!held || held->size() == 0 || held->size() > kMaxSecretLength) {
       return Error{std::string(kMsgHeaderNeedsSecret)};
     }
     // CR and LF would split the injected header (RFC 9110 §5.5); NUL ends C strings early.
-    if (secret->second.as_string().find_first_of(std::string_view("\r\n\0", 3)) !=
-        std::string::npos) {
+    if (held->reveal_for_upstream().find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos) {
       return Error{std::string(kMsgSecretBadBytes)};
     }
     grant.header = std::move(name);
-    grant.secret.emplace(secret->second.take_string());
+    grant.secret = std::move(held);
   }
 
   const json::Value* upstream = request.find("upstream");
@@ -324,6 +327,14 @@ Result<Grant> parse_grant_request(std::string_view body) {
   Result<UpstreamUrl> url = parse_upstream_url(upstream->as_string());
   if (!url) return url.error();
   grant.upstream = std::move(*url);
+  if (const json::Value* unsafe = request.find("unsafe_private_upstream")) {
+    if (!unsafe->is_bool()) return Error{std::string(kMsgBadUnsafePrivate)};
+    grant.unsafe_private_upstream = unsafe->as_bool();
+  }
+  if (grant.secret && grant.upstream.scheme == "http") {
+    const bool literal = parse_ipv4_strict(grant.upstream.host) || parse_ipv6_strict(grant.upstream.host);
+    if (!literal || !grant.unsafe_private_upstream) return Error{std::string(kMsgSecretOverHttp)};
+  }
   return grant;
 }
 

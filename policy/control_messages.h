@@ -41,6 +41,11 @@ inline constexpr std::string_view kMsgHeaderNeedsSecret = "a grant with a header
 inline constexpr std::string_view kMsgSecretBadBytes = "a secret cannot hold CR, LF or NUL";
 inline constexpr std::string_view kMsgUpstreamNotUrl = "the upstream of a grant is a URL";
 inline constexpr std::string_view kMsgUpstreamScheme = "the upstream of a grant is http or https";
+inline constexpr std::string_view kMsgBadUnsafePrivate = "unsafe_private_upstream is true or false";
+inline constexpr std::string_view kMsgHeaderNotInjectable =
+    "a grant header cannot be a hop-by-hop, framing or routing field";
+inline constexpr std::string_view kMsgSecretOverHttp =
+    "a secret goes over https, or over http only to an address literal marked unsafe_private_upstream";
 // "'<name>' is not a domain name. The allowlist holds exact names, no wildcards and no addresses."
 std::string not_a_domain_message(std::string_view shown_name);
 
@@ -74,10 +79,19 @@ struct Grant {
   UpstreamUrl upstream;
   std::optional<std::string> header;  // lower-cased header name; set exactly when secret is set
   std::optional<Secret> secret;
+  // "unsafe_private_upstream": true. The host's explicit word that this grant's upstream name may
+  // resolve into a private network (RFC 1918, RFC 6598, RFC 4193: a model server on the LAN or
+  // the Docker host). Without it every DNS answer of the window is classified like the
+  // corridor's. Cloud endpoints and the gatekeeper's own addresses stay refused either way.
+  bool unsafe_private_upstream = false;
 };
 
-// POST /grants {id, upstream, header?, secret?}. If either "header" or "secret" is present (even
-// null), both must be valid. A secret with CR, LF or NUL is refused (it could split headers).
+// POST /grants {id, upstream, header?, secret?, unsafe_private_upstream?}. If either "header" or
+// "secret" is present (even null), both must be valid. A secret with CR, LF or NUL is refused (it
+// could split headers). The header may not be one the window strips or sets itself
+// (policy/header_rules.h: hop-by-hop, framing, routing). A secret over plain http is refused
+// unless the upstream is an address literal and the grant says unsafe_private_upstream: on a
+// name, anyone on the path who answers for it reads the key.
 Result<Grant> parse_grant_request(std::string_view body);
 
 // Answers the control channel gives.

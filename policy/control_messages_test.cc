@@ -233,6 +233,43 @@ TEST(ControlMessagesTest, IgnoresUnknownGrantKeys) {
   EXPECT_TRUE(parse_grant_request(grant_body(R"(,"note":"x")")).ok());
 }
 
+TEST(ControlMessagesTest, UnsafePrivateUpstreamIsAnExplicitBoolean) {
+  EXPECT_FALSE(parse_grant_request(grant_body("")).value().unsafe_private_upstream) << "absent: false";
+  EXPECT_TRUE(parse_grant_request(grant_body(R"(,"unsafe_private_upstream":true)")).value().unsafe_private_upstream);
+  EXPECT_FALSE(parse_grant_request(grant_body(R"(,"unsafe_private_upstream":false)")).value().unsafe_private_upstream);
+  for (std::string_view bad : {"\"true\"", "1", "null", "[]", "{}"}) {
+    EXPECT_EQ(grant_error(grant_body(R"(,"unsafe_private_upstream":)" + std::string(bad))), kMsgBadUnsafePrivate)
+        << bad;
+  }
+}
+
+TEST(ControlMessagesTest, RefusesGrantHeadersTheWindowSetsOrStrips) {
+  for (std::string_view name : {"host", "Content-Length", "transfer-encoding", "connection", "keep-alive", "te",
+                                "trailer", "upgrade", "expect", "x-forwarded-for", "forwarded",
+                                "x-http-method-override", "x-original-url"}) {
+    EXPECT_EQ(grant_error(grant_body(R"(,"header":")" + std::string(name) + R"(","secret":"s")")),
+              kMsgHeaderNotInjectable)
+        << name;
+  }
+  EXPECT_TRUE(parse_grant_request(grant_body(R"(,"header":"x-goog-api-key","secret":"s")")).ok());
+}
+
+TEST(ControlMessagesTest, ASecretGoesOverPlainHttpOnlyToAnAddressLiteralMarkedPrivate) {
+  const auto body = [](std::string_view upstream, std::string_view extra) {
+    return R"({"id":"g","upstream":")" + std::string(upstream) + R"(","header":"x-api-key","secret":"sk")" +
+           std::string(extra) + "}";
+  };
+  EXPECT_EQ(grant_error(body("http://api.example.com/v1", "")), kMsgSecretOverHttp);
+  EXPECT_EQ(grant_error(body("http://api.example.com/v1", R"(,"unsafe_private_upstream":true)")), kMsgSecretOverHttp);
+  EXPECT_EQ(grant_error(body("http://10.0.0.5:8000/v1", "")), kMsgSecretOverHttp);
+  EXPECT_EQ(grant_error(body("http://[fd00::5]:8000/v1", "")), kMsgSecretOverHttp);
+  EXPECT_TRUE(parse_grant_request(body("http://10.0.0.5:8000/v1", R"(,"unsafe_private_upstream":true)")).ok());
+  EXPECT_TRUE(parse_grant_request(body("http://[fd00::5]:8000/v1", R"(,"unsafe_private_upstream":true)")).ok());
+  EXPECT_TRUE(parse_grant_request(body("https://api.example.com/v1", "")).ok());
+  // An opened grant carries no secret: plain http to a name stays allowed.
+  EXPECT_TRUE(parse_grant_request(R"({"id":"npm","upstream":"http://registry.example.com/"})").ok());
+}
+
 TEST(ControlMessagesTest, RefusesIdThatClimbs) {
   EXPECT_EQ(grant_error(R"({"id":"../../etc","upstream":"https://a.example.com"})"),
             kMsgBadGrantId);

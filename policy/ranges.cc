@@ -281,4 +281,31 @@ std::string range_text(const Range& range) {
   return range.prefix.to_string() + "/" + std::to_string(range.length);
 }
 
+std::span<const std::string_view> cloud_endpoint_rows() {
+  // Names of rows above; ranges_test.cc proves each names exactly one /32 or /128 row.
+  static constexpr std::array<std::string_view, 11> kRows = {
+      "Cloud instance metadata",     "AWS ECS task credentials",       "AWS EKS Pod Identity",
+      "Azure WireServer",            "Alibaba Cloud metadata",         "Oracle Cloud metadata",
+      "AWS instance metadata (IPv6)", "AWS EKS Pod Identity (IPv6)",   "Amazon Time Sync (IPv6)",
+      "Amazon Route 53 Resolver (IPv6)", "GCP instance metadata (IPv6)"};
+  return kRows;
+}
+
+bool is_cloud_endpoint(const Address& address) {
+  std::span<const Range> table = address.is_v4() ? ipv4_blocked_ranges() : ipv6_blocked_ranges();
+  for (const Range& range : table) {
+    if (!range_contains(range, address)) continue;
+    for (std::string_view name : cloud_endpoint_rows()) {
+      if (range.name == name) return true;
+    }
+  }
+  return false;
+}
+
+bool is_private_network(const Address& address) {
+  const Classification c = classify(address);
+  if (!c.blocked || c.row == nullptr) return false;
+  return c.row->name == "Private-Use" || c.row->name == "Shared Address Space" || c.row->name == "Unique-Local";
+}
+
 }  // namespace policy

@@ -47,6 +47,18 @@ bool unsafe_test_ranges_public();
 
 Classification classify(const Address& address);
 
+// The cloud platform endpoints of the table (instance metadata, task credentials, WireServer, pod
+// identity, time sync, the VPC resolver): single-address rows no window grant may reach, whatever
+// the host said at POST /grants.
+std::span<const std::string_view> cloud_endpoint_rows();  // the rows' names
+bool is_cloud_endpoint(const Address& address);
+
+// True when the most specific row for `address` is a private network a host may open a window
+// grant to with unsafe_private_upstream: Private-Use (RFC 1918), Shared Address Space (RFC 6598)
+// or Unique-Local (RFC 4193). Loopback, link-local, multicast, the embedded-IPv4 forms and every
+// other row are not.
+bool is_private_network(const Address& address);
+
 // True when `address` lies within `range`.
 bool range_contains(const Range& range, const Address& address);
 // The last address of a range.

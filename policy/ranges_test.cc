@@ -240,5 +240,32 @@ TEST(RangesTest, RangeLastOfIpv6Row) {
   EXPECT_EQ(range_last(*ula).to_string(), "fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff");
 }
 
+TEST(RangesTest, EachCloudEndpointNameIsExactlyOneSingleAddressRow) {
+  for (std::string_view name : cloud_endpoint_rows()) {
+    int found = 0;
+    for (auto table : {ipv4_blocked_ranges(), ipv6_blocked_ranges()}) {
+      for (const Range& r : table) {
+        if (r.name != name) continue;
+        ++found;
+        EXPECT_EQ(r.length, r.prefix.is_v4() ? 32 : 128) << name;
+        EXPECT_TRUE(is_cloud_endpoint(r.prefix)) << name;
+      }
+    }
+    EXPECT_EQ(found, 1) << name;
+  }
+  EXPECT_FALSE(is_cloud_endpoint(*parse_answer("169.254.169.253")));  // just outside the metadata /32
+  EXPECT_FALSE(is_cloud_endpoint(*parse_answer("10.0.0.1")));
+}
+
+TEST(RangesTest, PrivateNetworksAreTheRfc1918Rfc6598AndUniqueLocalRowsOnly) {
+  for (const char* a : {"10.1.2.3", "172.20.0.1", "192.168.1.1", "100.64.0.1", "fd12::1"}) {
+    EXPECT_TRUE(is_private_network(*parse_answer(a))) << a;
+  }
+  for (const char* a : {"127.0.0.1", "169.254.169.254", "169.254.1.1", "100.100.100.200", "fd00:ec2::254",
+                        "fe80::1", "::ffff:10.0.0.1", "93.184.215.14", "224.0.0.1"}) {
+    EXPECT_FALSE(is_private_network(*parse_answer(a))) << a;
+  }
+}
+
 }  // namespace
 }  // namespace policy

@@ -8,6 +8,14 @@
 
 namespace policy {
 
+// Overwrites every byte of `s` up to its capacity (stale bytes past size() too), then empties it.
+// For the buffers that hold a secret on its way out: request bodies, built heads, write queues.
+void wipe_string(std::string& s) noexcept;
+
+// Appends to `s`, growing it without leaving a copy behind: when the capacity does not suffice,
+// the bytes move to a new buffer and the old one is wiped before it is freed.
+void append_wiping(std::string& s, std::string_view more);
+
 class Secret {
  public:
   explicit Secret(std::string value) : value_(std::move(value)) {}

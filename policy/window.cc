@@ -3,8 +3,10 @@
 #include <array>
 
 #include "policy/corridor.h"
+#include "policy/header_rules.h"
 #include "policy/json.h"
 #include "policy/name.h"
+#include "policy/ranges.h"
 #include "policy/special_names.h"
 
 namespace policy {
@@ -35,34 +37,6 @@ bool iequals(std::string_view a, std::string_view b) {
     if (lower(a[i]) != lower(b[i])) return false;
   }
   return true;
-}
-
-// Credentials the space may send and the window never forwards
-// (docs/reference-behaviour.md#window-headers, plus cookie).
-constexpr std::array<std::string_view, 4> kCredentialFields = {
-    "authorization",        // RFC 9110 §11.6.2: the space's own (fake) key
-    "proxy-authorization",  // RFC 9110 §11.7.2: meant for a proxy, never for the upstream
-    "x-api-key",            // Anthropic-style key header the space may hold a fake of
-    "cookie",               // RFC 6265: session state of the space, not of the user
-};
-
-// RFC 9110 §7.6.1: Connection and the fields it names are for one hop only; Keep-Alive,
-// Proxy-Connection (pre-standard), TE (§10.1.4), Trailer (§6.6.2) and Upgrade (§7.8: the window
-// carries no WebSocket) are hop-by-hop by definition.
-constexpr std::array<std::string_view, 6> kHopByHopFields = {
-    "connection", "keep-alive", "proxy-connection", "te", "trailer", "upgrade"};
-
-// Set by the window itself: Host (RFC 9110 §7.2, the upstream's authority), the body framing
-// (RFC 9112 §6: the window re-frames what it parsed, so the framing sent is ours), and Expect
-// (RFC 9110 §10.1.1: the window answers 100-continue itself once the upstream is ready).
-constexpr std::array<std::string_view, 4> kWindowSetFields = {"host", "content-length",
-                                                              "transfer-encoding", "expect"};
-
-bool in(std::string_view name, std::span<const std::string_view> list) {
-  for (std::string_view l : list) {
-    if (iequals(name, l)) return true;
-  }
-  return false;
 }
 
 // Tokens listed in every Connection field (RFC 9110 §7.6.1).
@@ -105,6 +79,10 @@ bool is_loopback_or_unspecified(const Address& a) {
 }  // namespace
 
 bool header_name_is(std::string_view name, std::string_view lower_name) { return iequals(name, lower_name); }
+
+bool may_retry_method(std::string_view method) {
+  return method == "GET" || method == "HEAD" || method == "OPTIONS" || method == "TRACE";
+}
 
 Result<Secret> parse_window_key_request(std::string_view body) {
   const Error bad{std::string(kMsgBadWindowKey)};
@@ -180,31 +158,33 @@ std::optional<Word> upstream_refused_by_name(const UpstreamUrl& upstream) {
   return std::nullopt;
 }
 
-WindowAnswerDecision decide_window_answers(const UpstreamUrl& upstream,
-                                           std::span<const Address> answers,
-                                           const OwnListeners& own) {
+WindowAnswerDecision decide_window_answers(const UpstreamUrl& upstream, bool unsafe_private_upstream,
+                                           std::span<const Address> answers, const OwnListeners& own) {
   WindowAnswerDecision out;
   if (answers.empty()) {
     out.decision = Decision::with_detail(Word::kDenyUnresolved, "no-answer");
     return out;
   }
-  const Address* chosen = &answers.front();
-  for (const Address& a : answers) {
-    if (a.is_v4()) {
-      chosen = &a;
-      break;
-    }
-  }
-  bool own_address = is_loopback_or_unspecified(*chosen);
-  for (const Address& a : own.addresses) own_address = own_address || a == *chosen;
+  const bool private_allowed = unsafe_private_upstream || upstream_literal(upstream).has_value();
   bool own_port = false;
   for (std::uint16_t p : own.ports) own_port = own_port || p == upstream.port;
-  if (own_address && own_port) {
-    // Feeding the window into itself would eat its own sockets
-    // (docs/reference-behaviour.md#window-grants).
-    out.decision = Decision::of(Word::kDenyOwnListener);
-    return out;
+  const Address* chosen = nullptr;
+  for (const Address& a : answers) {
+    bool own_address = is_loopback_or_unspecified(a);
+    for (const Address& o : own.addresses) own_address = own_address || o == a;
+    if (own_address) {
+      // Feeding the window into itself would eat its own sockets (docs/reference-behaviour.md#window-grants);
+      // any other port of the gatekeeper's own host is not an upstream either.
+      out.decision = Decision::of(own_port ? Word::kDenyOwnListener : Word::kDenyBlockedAddress);
+      return out;
+    }
+    if (is_cloud_endpoint(a) || (classify(a).blocked && !(private_allowed && is_private_network(a)))) {
+      out.decision = Decision::of(Word::kDenyBlockedAddress);
+      return out;
+    }
+    if (chosen == nullptr && a.is_v4()) chosen = &a;
   }
+  if (chosen == nullptr) chosen = &answers.front();
   out.decision = Decision::of(Word::kAllow);
   out.endpoint = WindowEndpoint(*chosen, upstream.port);
   return out;
@@ -280,10 +260,8 @@ std::string upstream_request_headers(std::span<const Header> headers, const Gran
   for (const Header& h : headers) {
     // Not a well-formed field (refused before by check_request_framing): never written.
     if (!is_field_name(h.name) || !is_field_value(h.value)) continue;
-    if (in(h.name, kCredentialFields) || in(h.name, kHopByHopFields) || in(h.name, kWindowSetFields) ||
-        named_by_connection(h.name, options)) {
-      continue;
-    }
+    // policy/header_rules.h: one row per field, with its reason.
+    if (stripped_request_header(h.name) != nullptr || named_by_connection(h.name, options)) continue;
     if (grant.header && iequals(h.name, *grant.header)) continue;
     out += h.name + ": " + h.value + "\r\n";
   }
@@ -293,7 +271,10 @@ std::string upstream_request_headers(std::span<const Header> headers, const Gran
     case BodyFraming::kChunked: out += "Transfer-Encoding: chunked\r\n"; break;
   }
   if (grant.header && grant.secret) {
-    out += *grant.header + ": ";
+    // One reservation before the secret goes in: no reallocation leaves a copy in freed memory.
+    out.reserve(out.size() + grant.header->size() + grant.secret->size() + 16);
+    out += *grant.header;
+    out += ": ";
     if (*grant.header == "authorization") out += "Bearer ";
     out += grant.secret->reveal_for_upstream();
     out += "\r\n";
@@ -308,7 +289,7 @@ std::string client_response_headers(std::span<const Header> headers) {
     // A field the space's client could read differently (an empty name from a lax upstream) is
     // dropped; the rest of the answer passes.
     if (!is_field_name(h.name) || !is_field_value(h.value)) continue;
-    if (in(h.name, kHopByHopFields) || named_by_connection(h.name, options) ||
+    if (is_hop_by_hop(h.name) || named_by_connection(h.name, options) ||
         iequals(h.name, "transfer-encoding") || iequals(h.name, "content-length")) {
       continue;
     }

@@ -69,7 +69,7 @@ class WindowEndpoint {
 
  private:
   friend struct WindowAnswerDecision;
-  friend WindowAnswerDecision decide_window_answers(const UpstreamUrl&, std::span<const Address>,
+  friend WindowAnswerDecision decide_window_answers(const UpstreamUrl&, bool, std::span<const Address>,
                                                     const OwnListeners&);
   WindowEndpoint(Address address, std::uint16_t port) : address_(address), port_(port) {}
   Address address_;
@@ -77,17 +77,24 @@ class WindowEndpoint {
 };
 
 struct WindowAnswerDecision {
-  Decision decision;                        // allow, deny:own-listener, deny:unresolved:no-answer
+  Decision decision;  // allow, deny:own-listener, deny:blocked-address, deny:unresolved:no-answer
   std::optional<WindowEndpoint> endpoint;   // set exactly when decision.allowed()
 };
 
-// No private-address rule and no port rule (a grant is the user's decision,
-// docs/reference-behaviour.md#window-grants). The
-// chosen address (first IPv4 answer, else the first) is refused when it is loopback, unspecified
-// or one of our interface addresses while the port is one of our listener ports.
-WindowAnswerDecision decide_window_answers(const UpstreamUrl& upstream,
-                                           std::span<const Address> answers,
-                                           const OwnListeners& own);
+// Every answer is judged, as in the corridor (a name that answers with one inside address is
+// pointed at the inside on purpose); any refused answer refuses the request:
+//   1. the gatekeeper's own address (loopback, unspecified, an interface address): on one of our
+//      listener ports deny:own-listener (docs/reference-behaviour.md#window-grants), on any other port
+//      deny:blocked-address: it is the gatekeeper's own host either way;
+//   2. a cloud endpoint (ranges.h is_cloud_endpoint): deny:blocked-address, always;
+//   3. any other blocked row of the corridor's table: deny:blocked-address, unless private
+//      networks are allowed and the row is a private network (ranges.h is_private_network).
+// Private networks are allowed when the host said `unsafe_private_upstream` for this grant or
+// the upstream names an address literal (the host wrote the address itself). No port rule: a
+// grant is the user's decision. The address dialled is the first IPv4 answer, else
+// the first.
+WindowAnswerDecision decide_window_answers(const UpstreamUrl& upstream, bool unsafe_private_upstream,
+                                           std::span<const Address> answers, const OwnListeners& own);
 
 // An upstream host that is an address literal needs no DNS.
 std::optional<Address> upstream_literal(const UpstreamUrl& upstream);
@@ -121,8 +128,9 @@ struct FramingCheck {
 FramingCheck check_request_framing(std::span<const Header> headers, bool http10);
 
 // The header block sent upstream (each line "name: value\r\n", no final empty line). Removed:
-// credentials the space sent, the grant's own header, hop-by-hop fields, Host, the body framing
-// fields and Expect (the window answers 100-continue itself); added: Host, the framing of the
+// every row of policy/header_rules.h (credentials the space sent, hop-by-hop fields, Host, the
+// body framing fields, Expect, path and method overrides, X-Forwarded-* and Forwarded), the
+// fields the Connection field names, and the grant's own header; added: Host, the framing of the
 // re-framed body and, for a secret grant, its header.
 std::string upstream_request_headers(std::span<const Header> headers, const Grant& grant,
                                      BodyFraming framing, std::uint64_t length);
@@ -132,6 +140,13 @@ std::string upstream_request_headers(std::span<const Header> headers, const Gran
 std::string client_response_headers(std::span<const Header> headers);
 
 bool header_name_is(std::string_view name, std::string_view lower);
+
+// The methods the window sends a second time, on a fresh connection, when a kept-alive upstream
+// connection closed before any byte of the answer: GET, HEAD, OPTIONS and TRACE, the safe methods
+// of RFC 9110 §9.2.1. PUT and DELETE are idempotent (§9.2.2) but the first copy may already have
+// changed something the second repeats; POST and PATCH are neither. Exact, case-sensitive
+// (RFC 9110 §9.1).
+bool may_retry_method(std::string_view method);
 bool is_field_name(std::string_view name);    // RFC 9110 §5.1 token
 bool is_field_value(std::string_view value);  // no CR, LF or NUL
 

@@ -4,6 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
 namespace policy {
 namespace {
 
@@ -73,28 +78,88 @@ TEST(WindowOwnListenerTest, LoopbackOrOwnAddressOnOwnPortIsRefused) {
   const std::array<Address, 1> own = {parse_answer("10.0.0.2").value()};
   const std::array<std::uint16_t, 3> ports = {3128, 8080, 9099};
   const OwnListeners listeners{own, ports};
-  for (const char* a : {"127.0.0.1", "127.255.255.254", "0.0.0.0", "::1", "::", "::ffff:127.0.0.1", "10.0.0.2"}) {
-    const auto d = decide_window_answers(up, std::array{parse_answer(a).value()}, listeners);
-    EXPECT_EQ(d.decision.text(), "deny:own-listener") << a;
+  for (bool unsafe : {false, true}) {
+    for (const char* a : {"127.0.0.1", "127.255.255.254", "0.0.0.0", "::1", "::", "::ffff:127.0.0.1", "10.0.0.2"}) {
+      const auto d = decide_window_answers(up, unsafe, std::array{parse_answer(a).value()}, listeners);
+      EXPECT_EQ(d.decision.text(), "deny:own-listener") << a;
+    }
   }
-  for (const char* a : {"10.0.0.3", "128.0.0.1", "192.168.1.1", "::2"}) {
-    const auto d = decide_window_answers(up, std::array{parse_answer(a).value()}, listeners);
+  for (const char* a : {"93.184.215.14", "128.0.0.1", "2606:4700::1"}) {
+    const auto d = decide_window_answers(up, false, std::array{parse_answer(a).value()}, listeners);
     EXPECT_EQ(d.decision.text(), "allow") << a;
   }
+  // The gatekeeper's own host on another port is not an upstream either, whatever the host said.
   const UpstreamUrl other_port = parse_upstream_url("http://loop.test:8081/").value();
-  EXPECT_TRUE(decide_window_answers(other_port, std::array{parse_answer("127.0.0.1").value()}, listeners).endpoint);
-  EXPECT_EQ(decide_window_answers(up, std::span<const Address>(), listeners).decision.text(),
+  for (const char* a : {"127.0.0.1", "10.0.0.2", "::1"}) {
+    EXPECT_EQ(decide_window_answers(other_port, true, std::array{parse_answer(a).value()}, listeners).decision.text(),
+              "deny:blocked-address")
+        << a;
+  }
+  EXPECT_EQ(decide_window_answers(up, false, std::span<const Address>(), listeners).decision.text(),
             "deny:unresolved:no-answer");
 }
 
 TEST(WindowOwnListenerTest, ChoosesTheFirstIpv4Answer) {
-  const UpstreamUrl up = parse_upstream_url("https://a.example/").value();
-  const std::array<Address, 3> answers = {parse_answer("2001:db8::1").value(), parse_answer("198.51.100.1").value(),
-                                          parse_answer("198.51.100.2").value()};
-  const auto d = decide_window_answers(up, answers, OwnListeners{});
+  const UpstreamUrl up = parse_upstream_url("https://a.example.com/").value();
+  const std::array<Address, 3> answers = {parse_answer("2606:4700::1").value(), parse_answer("93.184.215.14").value(),
+                                          parse_answer("93.184.215.15").value()};
+  const auto d = decide_window_answers(up, false, answers, OwnListeners{});
   ASSERT_TRUE(d.endpoint);
-  EXPECT_EQ(d.endpoint->address().to_string(), "198.51.100.1");
+  EXPECT_EQ(d.endpoint->address().to_string(), "93.184.215.14");
   EXPECT_EQ(d.endpoint->port(), 443);
+}
+
+std::string window_word(const char* url, bool unsafe, std::initializer_list<const char*> answers) {
+  std::vector<Address> parsed;
+  for (const char* a : answers) parsed.push_back(parse_answer(a).value());
+  return decide_window_answers(parse_upstream_url(url).value(), unsafe, parsed, OwnListeners{}).decision.text();
+}
+
+TEST(WindowAnswersTest, EveryAnswerOfANamedUpstreamIsClassifiedLikeTheCorridor) {
+  // A grant to a name whose DNS the attacker controls, or that lapsed, must not point the window
+  // at the metadata service, the LAN or the Docker host.
+  for (const char* a : {"169.254.169.254", "10.0.0.1", "172.17.0.1", "192.168.1.1", "100.64.0.1", "fd00::1",
+                        "fe80::1", "169.254.1.1", "224.0.0.1", "::ffff:10.0.0.1", "198.18.0.1", "2001:db8::1",
+                        "240.0.0.1", "64:ff9b::a9fe:a9fe"}) {
+    EXPECT_EQ(window_word("https://api.example.com/", false, {a}), "deny:blocked-address") << a;
+  }
+  // One inside answer among public ones refuses the name, whichever is dialled.
+  EXPECT_EQ(window_word("https://api.example.com/", false, {"93.184.215.14", "10.0.0.1"}), "deny:blocked-address");
+  EXPECT_EQ(window_word("https://api.example.com/", false, {"2606:4700::1", "93.184.215.14"}), "allow");
+}
+
+TEST(WindowAnswersTest, PrivateNetworksNeedTheHostsWordAtTheirEdges) {
+  const char* url = "http://ollama.lan.example.com:11434/";
+  for (const char* a : {"10.0.0.0", "10.255.255.255", "172.16.0.0", "172.31.255.255", "192.168.0.0",
+                        "192.168.255.255", "100.64.0.0", "100.127.255.255", "fc00::", "fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"}) {
+    EXPECT_EQ(window_word(url, false, {a}), "deny:blocked-address") << a;
+    EXPECT_EQ(window_word(url, true, {a}), "allow") << a;
+  }
+  // Just outside each private range: public, allowed either way.
+  for (const char* a : {"9.255.255.255", "11.0.0.0", "172.15.255.255", "172.32.0.0", "192.167.255.255",
+                        "192.169.0.0", "100.63.255.255", "100.128.0.0"}) {
+    EXPECT_EQ(window_word(url, false, {a}), "allow") << a;
+  }
+}
+
+TEST(WindowAnswersTest, CloudEndpointsAndOtherRowsStayRefusedWithTheHostsWord) {
+  for (const char* a : {"169.254.169.254", "169.254.170.2", "169.254.170.23", "168.63.129.16", "100.100.100.200",
+                        "192.0.0.192", "fd00:ec2::254", "fd00:ec2::23", "fd20:ce::254", "169.254.1.1", "fe80::1",
+                        "::ffff:10.0.0.1", "224.0.0.1", "255.255.255.255", "192.0.2.1"}) {
+    EXPECT_EQ(window_word("http://inside.example.com/", true, {a}), "deny:blocked-address") << a;
+  }
+  // Just outside the Alibaba /32 in the CGNAT range: a private network again.
+  EXPECT_EQ(window_word("http://inside.example.com/", true, {"100.100.100.201"}), "allow");
+}
+
+TEST(WindowAnswersTest, AnAddressLiteralMayBePrivateButNeverACloudEndpoint) {
+  EXPECT_EQ(window_word("http://10.0.0.5:8000/", false, {"10.0.0.5"}), "allow");
+  EXPECT_EQ(window_word("http://[fd00::5]:8000/", false, {"fd00::5"}), "allow");
+  EXPECT_EQ(window_word("http://169.254.169.254/", false, {"169.254.169.254"}), "deny:blocked-address");
+  EXPECT_EQ(window_word("http://169.254.169.254/", true, {"169.254.169.254"}), "deny:blocked-address");
+  EXPECT_EQ(window_word("http://[fd00:ec2::254]/", false, {"fd00:ec2::254"}), "deny:blocked-address");
+  EXPECT_EQ(window_word("http://127.0.0.1:9000/", false, {"127.0.0.1"}), "deny:blocked-address");
+  EXPECT_EQ(window_word("http://169.254.1.1/", false, {"169.254.1.1"}), "deny:blocked-address");
 }
 
 TEST(WindowFramingTest, SmugglingShapesAreRefused) {
@@ -148,9 +213,10 @@ TEST(WindowHeadersTest, CredentialsHopByHopAndGrantHeaderAreRemovedAndTheSecretA
       {"Keep-Alive", "5"},              {"TE", "trailers"}, {"Trailer", "x"},
       {"Upgrade", "websocket"},         {"Proxy-Connection", "x"}, {"Host", "gatekeeper:8080"},
       {"Content-Length", "3"},          {"Expect", "100-continue"}, {"X-Keep", "yes"},
-      {"x-goog-api-key", "other"}};
+      {"x-goog-api-key", "other"}, {"api-key", "azure"}};
   const std::string out = upstream_request_headers(in, g, BodyFraming::kLength, 3);
-  EXPECT_EQ(out, "Host: api.example:8443\r\nX-Keep: yes\r\nx-goog-api-key: other\r\nContent-Length: 3\r\n"
+  // x-goog-api-key (Gemini) and api-key (Azure OpenAI) are credentials too (policy/header_rules.h).
+  EXPECT_EQ(out, "Host: api.example:8443\r\nX-Keep: yes\r\nContent-Length: 3\r\n"
                  "x-api-key: SECRET\r\n");
 }
 

@@ -20,6 +20,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <ctime>
 #include <memory>
 
@@ -74,7 +75,8 @@ constexpr SeccompRule kTable[] = {
     {"rt_sigreturn", SeccompAction::kAllow, "return from libuv's SIGTERM/SIGINT handler"},
     {"restart_syscall", SeccompAction::kAllow, "the kernel restarts an interrupted wait"},
     // --- sockets
-    {"socket", SeccompAction::kAllow, "upstream TCP connections over IPv4",
+    {"socket", SeccompAction::kAllow,
+     "upstream TCP connections over IPv4; each listener's reserve descriptor for EMFILE",
      {equal(0, AF_INET, "AF_INET"), masked(1, kSockTypeMask, SOCK_STREAM, "SOCK_STREAM"),
       equal(2, 0, "0")}},
     {"socket", SeccompAction::kAllow, "upstream TCP connections over IPv6",
@@ -100,7 +102,8 @@ constexpr SeccompRule kTable[] = {
     {"recvfrom", SeccompAction::kAllow, "c-ares reads UDP and TCP answers (recvfrom, recv)"},
     {"recvmsg", SeccompAction::kAllow, "getifaddrs(3) reads the netlink dump"},
     {"accept4", SeccompAction::kAllow,
-     "libuv accepts on the three listeners bound before confinement"},
+     "libuv accepts on the three listeners bound before confinement; at EMFILE the listener "
+     "accepts the pending connection itself to close it (serve/listener.cc)"},
     {"connect", SeccompAction::kAllow,
      "upstream connections to ApprovedEndpoint addresses; c-ares connects its UDP sockets"},
     {"shutdown", SeccompAction::kAllow, "uv_shutdown passes a FIN on; refusals end with a FIN"},
@@ -284,9 +287,17 @@ Result<void> set_limit(int resource, const char* name, rlim_t value) {
 // this user namespace, and fork/clone fail with EAGAIN once the count reaches the limit: 0 means
 // this process can create neither processes nor threads. Other processes of the same uid keep
 // running; only their own limit governs their forks.
+#ifdef GATEKEEPER_TEST_BUILD
+std::optional<std::uint64_t> g_test_descriptor_limit;
+#endif
+
 Result<void> set_limits(const ServeOptions& options) {
   if (auto r = set_limit(RLIMIT_CORE, "RLIMIT_CORE", 0); !r) return r;
-  if (auto r = set_limit(RLIMIT_NOFILE, "RLIMIT_NOFILE", descriptor_limit(options)); !r) return r;
+  std::uint64_t nofile = descriptor_limit(options);
+#ifdef GATEKEEPER_TEST_BUILD
+  if (g_test_descriptor_limit) nofile = *g_test_descriptor_limit;
+#endif
+  if (auto r = set_limit(RLIMIT_NOFILE, "RLIMIT_NOFILE", nofile); !r) return r;
   if (auto r = set_limit(RLIMIT_NPROC, "RLIMIT_NPROC", 0); !r) return r;
   return {};
 }
@@ -374,7 +385,9 @@ std::uint64_t descriptor_limit(const ServeOptions& options) {
   // stdio, epoll, the libuv signal pipes and eventfd, libuv's reserved EMFILE descriptor, the
   // three listeners, the transient netlink socket of getifaddrs, and headroom.
   constexpr std::uint64_t kFixed = 64;
-  return accepted + upstream + dns + kFixed;
+  // Each listener's reserve descriptor for the EMFILE refusal (serve/listener.h).
+  constexpr std::uint64_t kReserves = kListenerCount;
+  return accepted + upstream + dns + kFixed + kReserves;
 }
 
 // Lazy glibc work that would otherwise run under the filter:
@@ -400,6 +413,22 @@ Result<void> confine(const ServeOptions& options) {
 }
 
 #ifdef GATEKEEPER_TEST_BUILD
+bool take_test_descriptor_limit(std::vector<std::string>& args) {
+  auto it = std::find(args.begin(), args.end(), kTestDescriptorLimitFlag);
+  if (it == args.end()) return true;
+  if (std::next(it) == args.end()) return false;
+  const std::string& value = *std::next(it);
+  std::uint64_t n = 0;
+  if (value.empty() || value.size() > 6) return false;
+  for (char c : value) {
+    if (c < '0' || c > '9') return false;
+    n = n * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  g_test_descriptor_limit = n;
+  args.erase(it, std::next(it, 2));
+  return true;
+}
+
 bool take_test_forbidden_syscall_flag(std::vector<std::string>& args) {
   auto it = std::find(args.begin(), args.end(), kTestForbiddenSyscallFlag);
   if (it == args.end()) return false;

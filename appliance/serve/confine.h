@@ -75,6 +75,11 @@ policy::Result<void> confine(const ServeOptions& options);
 inline constexpr std::string_view kTestForbiddenSyscallFlag = "--test-forbidden-syscall-after-ready";
 // Removes the flag from args; true when it was there.
 bool take_test_forbidden_syscall_flag(std::vector<std::string>& args);
+// Test build only: RLIMIT_NOFILE set to N instead of descriptor_limit(), so a test can reach
+// EMFILE with a handful of sockets. Removes "--test-descriptor-limit N" from args; false when
+// the value is not 0..999999.
+inline constexpr std::string_view kTestDescriptorLimitFlag = "--test-descriptor-limit";
+bool take_test_descriptor_limit(std::vector<std::string>& args);
 void arm_test_forbidden_syscall(uv_loop_t* loop);
 #endif
 

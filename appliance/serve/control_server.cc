@@ -1,5 +1,7 @@
 #include "appliance/serve/control_server.h"
 
+#include <cstdio>
+
 #include "appliance/serve/corridor.h"
 #include "appliance/serve/upstream.h"
 #include "policy/control_messages.h"
@@ -94,6 +96,11 @@ HttpResponse control_answer(ServeContext& ctx, const HttpRequest& request) {
     auto grant = policy::parse_grant_request(request.body);
     if (!grant) return error_answer(400, grant.error().message);
     std::string id = grant->id;
+    if (grant->unsafe_private_upstream) {
+      // STYLE.md rule 9: what widens the address policy says so (the id passed is_grant_id).
+      std::fprintf(stderr, "gatekeeper: warning: grant %s may reach private networks (unsafe_private_upstream)\n",
+                   id.c_str());
+    }
     ctx.grants.insert_or_assign(std::move(id), std::move(grant.value()));  // same id replaces
     return json_answer(200, policy::ok_json());
   }

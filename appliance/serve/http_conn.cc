@@ -52,6 +52,16 @@ void HttpConnection::on_deadline(uv_timer_t* timer) noexcept {
 }
 
 void HttpConnection::on_read(Chunk chunk, std::size_t length) {
+  // The bytes read may hold a secret (POST /grants, POST /window-key): wiped before the buffer is
+  // freed, on every path out of here.
+  struct WipeChunk {
+    char* bytes;
+    std::size_t length;
+    ~WipeChunk() {
+      volatile char* b = bytes;
+      for (std::size_t i = 0; i < length; ++i) b[i] = 0;
+    }
+  } wipe_chunk{chunk.get(), length};
   if (answered_) return;
   const RequestParser::Feed feed = parser_.feed(chunk.get(), length);
   switch (feed.status) {
@@ -79,6 +89,7 @@ void HttpConnection::on_read(Chunk chunk, std::size_t length) {
   request.body = parser_.body();
   request.body_over_limit = parser_.body_over_limit();
   const HttpResponse response = handle(request);
+  parser_.wipe_body();
   if (response.status >= 400) ctx_.metrics.refused(which_, response.status);
   finish_with(serialise_response(response));
 }

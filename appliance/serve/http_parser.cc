@@ -1,5 +1,7 @@
 #include "appliance/serve/http_parser.h"
 
+#include "policy/secret.h"
+
 namespace appliance::serve {
 
 RequestParser::RequestParser(bool head_only, std::size_t max_body)
@@ -12,6 +14,10 @@ RequestParser::RequestParser(bool head_only, std::size_t max_body)
   llhttp_init(&parser_, HTTP_REQUEST, &settings_);
   parser_.data = this;
 }
+
+RequestParser::~RequestParser() { wipe_body(); }
+
+void RequestParser::wipe_body() noexcept { policy::wipe_string(body_); }
 
 std::string_view RequestParser::method_name() const {
   if (method_ < 0) return "";
@@ -44,10 +50,12 @@ int RequestParser::on_body(llhttp_t* parser, const char* at, std::size_t length)
     // Past the cap the body is discarded and later treated as not JSON
     // (docs/reference-behaviour.md#control-endpoints).
     self->body_over_limit_ = true;
-    std::string().swap(self->body_);
+    policy::wipe_string(self->body_);
     return 0;
   }
-  self->body_.append(at, length);
+  // A control body may hold a secret (POST /grants, POST /window-key): no copy is left behind
+  // when it grows, and the destructor wipes it.
+  policy::append_wiping(self->body_, std::string_view(at, length));
   return 0;
 }
 

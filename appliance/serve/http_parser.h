@@ -32,6 +32,7 @@ class RequestParser {
   RequestParser(bool head_only, std::size_t max_body);
   RequestParser(const RequestParser&) = delete;
   RequestParser& operator=(const RequestParser&) = delete;
+  ~RequestParser();
 
   Feed feed(const char* data, std::size_t length);
 
@@ -40,6 +41,8 @@ class RequestParser {
   [[nodiscard]] const std::string& url() const noexcept { return url_; }
   [[nodiscard]] const std::string& body() const noexcept { return body_; }
   [[nodiscard]] bool body_over_limit() const noexcept { return body_over_limit_; }
+  // Overwrites the body (it may hold a secret) once the handler is done with it.
+  void wipe_body() noexcept;
 
  private:
   static int on_url(llhttp_t* parser, const char* at, std::size_t length) noexcept;

@@ -2,7 +2,9 @@
 
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 
 #include "appliance/serve/connection.h"
@@ -11,6 +13,10 @@ namespace appliance::serve {
 
 TcpListener::TcpListener(ServeContext& ctx, policy::Listener which, std::size_t cap, Factory factory)
     : ctx_(ctx), which_(which), cap_(cap), factory_(factory) {}
+
+TcpListener::~TcpListener() {
+  if (reserve_fd_ >= 0) ::close(reserve_fd_);
+}
 
 policy::Result<std::uint16_t> TcpListener::listen_on(const policy::Address& address,
                                                      std::uint16_t port) {
@@ -35,6 +41,12 @@ policy::Result<std::uint16_t> TcpListener::listen_on(const policy::Address& addr
                        address.is_v4() ? 0 : UV_TCP_IPV6ONLY);
   if (rc == 0) rc = uv_listen(reinterpret_cast<uv_stream_t*>(&handle_), 511, on_connection);
   if (rc != 0) return policy::Error{"bind " + where + ": " + uv_err_name(rc)};
+  // Taken now, before any descriptor pressure; socket(2) stays allowed under the filter.
+  reserve_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (reserve_fd_ < 0) return policy::Error{"socket (reserve descriptor of the " + where + "): " + std::strerror(errno)};
+  uv_timer_init(ctx_.loop, &retake_);
+  retake_.data = this;
+  retake_initialised_ = true;
   sockaddr_storage bound{};
   int length = sizeof bound;
   uv_tcp_getsockname(&handle_, reinterpret_cast<sockaddr*>(&bound), &length);
@@ -46,9 +58,60 @@ policy::Result<std::uint16_t> TcpListener::listen_on(const policy::Address& addr
 
 void TcpListener::on_connection(uv_stream_t* server, int status) noexcept {
   auto* self = static_cast<TcpListener*>(server->data);
-  // An accept error (EMFILE, ENOBUFS) must not end the listener; libuv retries later.
+  if (status == UV_EMFILE || status == UV_ENFILE) {
+    self->refuse_at_descriptor_limit();
+    return;
+  }
+  // Another accept error (ENOBUFS, ENOMEM) must not end the listener; libuv retries later.
   if (status < 0) return;
   self->accept_one();
+}
+
+void TcpListener::refuse_at_descriptor_limit() {
+  // accept4(2) fails with EMFILE before it looks at the backlog, so at the limit libuv's accept
+  // loop can only end when a descriptor is free. libuv answers the first EMFILE with its own
+  // reserve (uv__emfile_trick) and then reopens it with openat, which the filter refuses
+  // (serve/confine.cc): from the second EMFILE on it calls back and retries at once, for ever.
+  // So: free a descriptor (our reserve, else one of our connections), accept every pending
+  // connection and close it at once (the space sees the connection closed, like any socket over
+  // the cap), and return with the descriptor still free, so libuv's next accept4 sees EAGAIN and
+  // its loop ends. The reserve is taken again on the next loop turn.
+  if (reserve_fd_ >= 0) {
+    ::close(reserve_fd_);
+    reserve_fd_ = -1;
+  } else if (!evict_one()) {
+    for (TcpListener* other : ctx_.listeners) {
+      if (other != nullptr && other != this && other->evict_one()) break;
+    }
+  }
+  int listen_fd = -1;
+  if (uv_fileno(reinterpret_cast<const uv_handle_t*>(&handle_), &listen_fd) == 0) {
+    for (;;) {
+      const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd < 0) break;  // EAGAIN: the backlog is empty
+      ::close(fd);
+      ctx_.metrics.dropped_over_cap(which_);
+      ctx_.journal.note(which_, policy::Word::kDenyTooManyConnections);
+    }
+  }
+  if (retake_initialised_) uv_timer_start(&retake_, on_retake_reserve, 0, 0);
+}
+
+void TcpListener::on_retake_reserve(uv_timer_t* timer) noexcept {
+  auto* self = static_cast<TcpListener*>(timer->data);
+  if (self->reserve_fd_ < 0) self->reserve_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+}
+
+bool TcpListener::evict_one() {
+  Connection* victim = !idle_.empty() ? idle_.front() : nullptr;
+  for (Connection* c : all_) {
+    if (victim != nullptr) break;
+    if (!c->closing()) victim = c;
+  }
+  if (victim == nullptr) return false;
+  if (victim->idle) stop_idle(victim);
+  victim->close_all();  // uv_close closes a stream's descriptor at once
+  return true;
 }
 
 void TcpListener::accept_one() {
@@ -125,6 +188,9 @@ void TcpListener::stop_idle(Connection* connection) {
 void TcpListener::shut_down() {
   if (initialised_ && !uv_is_closing(reinterpret_cast<uv_handle_t*>(&handle_))) {
     uv_close(reinterpret_cast<uv_handle_t*>(&handle_), nullptr);
+  }
+  if (retake_initialised_ && !uv_is_closing(reinterpret_cast<uv_handle_t*>(&retake_))) {
+    uv_close(reinterpret_cast<uv_handle_t*>(&retake_), nullptr);
   }
   // close_all() only schedules closes; the list changes in close callbacks, later.
   for (Connection* connection : all_) connection->close_all();

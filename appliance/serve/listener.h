@@ -3,6 +3,8 @@
 // closed at once with no byte and leaves a rate-limited deny:too-many-connections note
 // (docs/reference-behaviour.md#listeners). The listener knows every
 // live connection (for SIGTERM) and the refused ones still lingering (capped, oldest evicted).
+// At the descriptor limit (EMFILE, ENFILE) the pending connection is refused the same way: the
+// listener's reserve descriptor makes room to accept it and close it at once.
 #pragma once
 
 #include <uv.h>
@@ -43,10 +45,17 @@ class TcpListener {
   void note_closing() noexcept { ++closing_; }  // close_all() began; forget() follows
   void start_idle(Connection* connection);
   void stop_idle(Connection* connection);
+  // Closes one live connection (the longest idle, else the oldest) to free its descriptor at
+  // once. False when there is none.
+  bool evict_one();
+
+  ~TcpListener();
 
  private:
   static void on_connection(uv_stream_t* server, int status) noexcept;
   void accept_one();
+  void refuse_at_descriptor_limit();
+  static void on_retake_reserve(uv_timer_t* timer) noexcept;
   [[nodiscard]] std::size_t closing_count() const noexcept { return closing_; }
 
   ServeContext& ctx_;
@@ -59,6 +68,11 @@ class TcpListener {
   std::list<Connection*> lingering_;
   std::list<Connection*> idle_;  // oldest first
   std::size_t closing_ = 0;      // in all_, closing, not yet forgotten
+  // A descriptor held in reserve (an unconnected TCP socket): at EMFILE it is closed so the
+  // pending connection can be accepted and closed at once, then taken again.
+  int reserve_fd_ = -1;
+  uv_timer_t retake_{};  // takes the reserve again on the next loop turn
+  bool retake_initialised_ = false;
 };
 
 }  // namespace appliance::serve

@@ -70,6 +70,9 @@ std::string Metrics::prometheus(const ListenerGauges& gauges) const {
   }
   header(out, "gatekeeper_open_tunnels", "gauge", "Corridor tunnels resolving, connecting or open.");
   line(out, "gatekeeper_open_tunnels", "", gauges.open_tunnels);
+  header(out, "gatekeeper_dns_queries_outstanding", "gauge",
+         "c-ares queries not yet answered, including those whose connection went away.");
+  line(out, "gatekeeper_dns_queries_outstanding", "", gauges.dns_outstanding);
   header(out, "gatekeeper_tunnels_established_total", "counter", "Tunnels that answered 200.");
   line(out, "gatekeeper_tunnels_established_total", "", tunnels_total_);
   header(out, "gatekeeper_relayed_bytes_total", "counter", "Bytes relayed through tunnels.");

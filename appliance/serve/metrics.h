@@ -20,6 +20,7 @@ inline std::size_t listener_index(policy::Listener listener) {
 struct ListenerGauges {
   std::array<std::size_t, kListenerCount> open_sockets{};
   std::size_t open_tunnels = 0;
+  std::size_t dns_outstanding = 0;  // c-ares queries not yet answered, cancelled ones included
 };
 
 class Metrics {

@@ -167,6 +167,11 @@ void Resolver::reschedule() {
 }
 
 Resolver::Query* Resolver::resolve(const std::string& name, Callback callback, void* owner) {
+  if (outstanding_ >= kMaxOutstandingQueries || channel_ == nullptr) {
+    callback(owner, Resolution{false, "busy", {}});
+    return nullptr;
+  }
+  ++outstanding_;
   auto* q = new Query;
   q->resolver = this;
   q->callback = callback;
@@ -226,6 +231,7 @@ void Resolver::on_answer(void* arg, int status, int, ares_addrinfo* result) noex
   }
   if (result != nullptr) ares_freeaddrinfo(result);
   q->answered = true;
+  --q->resolver->outstanding_;
   if (q->callback != nullptr) {
     Callback cb = q->callback;
     void* owner = q->owner;

@@ -24,6 +24,11 @@ namespace appliance::serve {
 inline constexpr std::uint64_t kDnsDeadlineMs = 5'000;
 inline constexpr int kDnsTryTimeoutMs = 1'500;
 inline constexpr int kDnsTries = 2;
+// Queries in c-ares at once. c-ares cannot cancel one query, so a query whose connection went away
+// stays until it is answered or times out (up to kDnsTries × kDnsTryTimeoutMs per server); a
+// connect-then-close loop would otherwise grow them without bound. Past the cap a lookup fails
+// at once with the detail "busy" (deny:unresolved:busy).
+inline constexpr std::size_t kMaxOutstandingQueries = 256;
 
 struct Resolution {
   bool ok = false;
@@ -42,8 +47,10 @@ class Resolver {
   Resolver(const Resolver&) = delete;
   Resolver& operator=(const Resolver&) = delete;
 
-  // Starts a lookup. `callback` runs exactly once, unless cancel() is called first.
+  // Starts a lookup. `callback` runs exactly once, unless cancel() is called first; it may run
+  // before resolve() returns (then nullptr is returned), e.g. with "busy" at the cap.
   Query* resolve(const std::string& name, Callback callback, void* owner);
+  [[nodiscard]] std::size_t outstanding() const noexcept { return outstanding_; }
   // The owner goes away: its callback will not run.
   static void cancel(Query* query);
   // Ends every query and closes every handle (shutdown).
@@ -63,6 +70,7 @@ class Resolver {
   ares_channeldata* channel_ = nullptr;
   uv_timer_t timer_{};
   std::map<int, Poll*> polls_;
+  std::size_t outstanding_ = 0;  // resolve() started, on_answer() not yet run
   bool closed_ = false;
 };
 

@@ -36,6 +36,7 @@ ListenerGauges ServeContext::gauges() const {
     g.open_sockets[i] = listeners[i] == nullptr ? 0 : listeners[i]->open_sockets();
   }
   g.open_tunnels = open_tunnels;
+  g.dns_outstanding = resolver == nullptr ? 0 : resolver->outstanding();
   return g;
 }
 
@@ -97,6 +98,7 @@ int run_serve(const std::vector<std::string>& args) {
   std::vector<std::string> serve_args = args;
 #ifdef GATEKEEPER_TEST_BUILD
   const bool test_forbidden_syscall = take_test_forbidden_syscall_flag(serve_args);
+  if (!take_test_descriptor_limit(serve_args)) return startup_problem("--test-descriptor-limit needs 0..999999");
 #endif
   auto parsed = parse_serve_options(serve_args);
   if (!parsed) return startup_problem(parsed.error().message + " (see gatekeeper serve --help)");

@@ -9,6 +9,7 @@
 #include "appliance/serve/connection.h"
 #include "appliance/serve/context.h"
 #include "appliance/serve/interfaces.h"
+#include "policy/secret.h"
 
 namespace appliance::serve {
 namespace {
@@ -135,7 +136,7 @@ void UpstreamConnection::flush_tls() {
 void UpstreamConnection::send(std::string_view plaintext) {
   if (closing_) return;
   if (!tls_) {
-    write_raw(std::string(plaintext));
+    write_raw(std::string(plaintext));  // the copy is wiped by write_raw's paths
     return;
   }
   std::string detail;
@@ -147,13 +148,19 @@ void UpstreamConnection::send(std::string_view plaintext) {
 }
 
 void UpstreamConnection::write_raw(std::string bytes) {
+  // A plain-http request head holds the grant's secret: every write buffer is wiped before it is
+  // freed (what was written, and the stale bytes write_what_fits leaves past the end).
   auto* stream = reinterpret_cast<uv_stream_t*>(&tcp_);
   if (connected_) {
     if (const int rc = write_what_fits(stream, bytes); rc != 0) {
+      policy::wipe_string(bytes);
       fail(uv_err_name(rc));
       return;
     }
-    if (bytes.empty()) return;
+    if (bytes.empty()) {
+      policy::wipe_string(bytes);
+      return;
+    }
   }
   auto* w = new UpstreamWrite;
   w->bytes = std::move(bytes);
@@ -162,6 +169,7 @@ void UpstreamConnection::write_raw(std::string bytes) {
   uv_buf_t buf = uv_buf_init(w->bytes.data(), static_cast<unsigned>(w->bytes.size()));
   const int rc = uv_write(&w->req, stream, &buf, 1, on_written);
   if (rc != 0) {
+    policy::wipe_string(w->bytes);
     delete w;
     fail(uv_err_name(rc));
   }
@@ -170,6 +178,7 @@ void UpstreamConnection::write_raw(std::string bytes) {
 void UpstreamConnection::on_written(uv_write_t* req, int status) noexcept {
   auto* w = static_cast<UpstreamWrite*>(req->data);
   UpstreamConnection* self = w->self;
+  policy::wipe_string(w->bytes);
   delete w;
   if (status == UV_ECANCELED || self->closing_) return;
   if (status < 0) {

@@ -5,6 +5,7 @@
 #include "appliance/serve/http_conn.h"
 #include "appliance/serve/refusal.h"
 #include "policy/control_messages.h"
+#include "policy/secret.h"
 #include "policy/window_path.h"
 
 namespace appliance::serve {
@@ -219,6 +220,7 @@ void WindowConnection::on_head(const char* rest, std::size_t rest_length) {
   const policy::Grant& grant = found->second;
   ex_.grant_id = grant.id;
   ex_.upstream_url = grant.upstream;
+  ex_.unsafe_private_upstream = grant.unsafe_private_upstream;
   ex_.framing = framing.framing;
   ex_.body_left = framing.length;
   if (const auto refused = policy::upstream_refused_by_name(*ex_.upstream_url)) {
@@ -226,10 +228,16 @@ void WindowConnection::on_head(const char* rest, std::size_t rest_length) {
     refuse_json(403, kRefusedDestination);
     return;
   }
-  ex_.upstream_head = std::string(request_->method_name()) + " " +
-                      policy::upstream_target(*ex_.upstream_url, route.rest) + " HTTP/1.1\r\n" +
-                      policy::upstream_request_headers(request_->headers(), grant, ex_.framing, ex_.body_left) +
-                      "\r\n";
+  {
+    // Built in one buffer of the right size: the head holds the secret, and no temporary or
+    // reallocation may leave a copy of it in freed memory (policy/secret.h).
+    std::string headers = policy::upstream_request_headers(request_->headers(), grant, ex_.framing, ex_.body_left);
+    const std::string_view method = request_->method_name();
+    const std::string target = policy::upstream_target(*ex_.upstream_url, route.rest);
+    ex_.upstream_head.reserve(method.size() + target.size() + headers.size() + 16);
+    ex_.upstream_head.append(method).append(" ").append(target).append(" HTTP/1.1\r\n").append(headers).append("\r\n");
+    policy::wipe_string(headers);
+  }
   ex_.expect_continue = ex_.framing != policy::BodyFraming::kNone && is_expect_continue(request_->headers());
   ex_.pending_body.assign(rest, rest_length);
   if (reuse_kept_connection()) return;
@@ -256,7 +264,7 @@ void WindowConnection::on_resolved(void* owner, Resolution resolution) noexcept 
 void WindowConnection::decide_answers(const std::vector<policy::Address>& answers) {
   const std::vector<policy::Address>& own = ctx_.own_addresses();
   const policy::OwnListeners listeners{own, ctx_.own_ports};
-  policy::WindowAnswerDecision d = policy::decide_window_answers(*ex_.upstream_url, answers, listeners);
+  policy::WindowAnswerDecision d = policy::decide_window_answers(*ex_.upstream_url, ex_.unsafe_private_upstream, answers, listeners);
   journal(d.decision);
   if (!d.endpoint) {
     const bool unresolved = d.decision.word() == policy::Word::kDenyUnresolved;
@@ -272,8 +280,10 @@ void WindowConnection::decide_answers(const std::vector<policy::Address>& answer
 
 std::string WindowConnection::pool_route() const {
   // Grant ids and upstream URLs hold no '\n': the route is an exact prefix of every pool key of
-  // this grant and upstream, whatever address they were dialled to.
-  return ex_.grant_id + "\n" + ex_.upstream_url->to_string() + "\n";
+  // this grant and upstream, whatever address they were dialled to. The grant's private-network
+  // word is part of it: a connection dialled to a private address under the word is never reused
+  // by the grant once replaced without it.
+  return ex_.grant_id + "\n" + ex_.upstream_url->to_string() + "\n" + (ex_.unsafe_private_upstream ? "1" : "0") + "\n";
 }
 
 bool WindowConnection::reuse_kept_connection() {

@@ -72,7 +72,7 @@ class WindowConnection final : public Connection, private UpstreamUser, private 
   [[nodiscard]] bool key_matches(std::string_view key) const;
   static void on_resolved(void* owner, Resolution resolution) noexcept;
   void decide_answers(const std::vector<policy::Address>& answers);
-  [[nodiscard]] std::string pool_route() const;  // "<grant id>\n<upstream url>\n"
+  [[nodiscard]] std::string pool_route() const;  // "<grant id>\n<upstream url>\n<private 0|1>\n"
   [[nodiscard]] bool reuse_kept_connection();
   void acquire();
   void pool_has_room() override;
@@ -102,6 +102,7 @@ class WindowConnection final : public Connection, private UpstreamUser, private 
     // What the decision chose, copied: a grant replaced meanwhile does not change this request.
     std::string grant_id;
     std::optional<policy::UpstreamUrl> upstream_url;
+    bool unsafe_private_upstream = false;  // the grant's own word (policy/control_messages.h)
     std::optional<policy::WindowEndpoint> endpoint;
     std::string pool_key;
     std::string upstream_head;  // holds the secret until sent; wiped then

@@ -8,6 +8,7 @@
 
 #include "appliance/serve/http_conn.h"
 #include "appliance/serve/window.h"
+#include "policy/secret.h"
 
 namespace appliance::serve {
 namespace {
@@ -26,9 +27,7 @@ std::string chunk_header(std::size_t length) {
 
 // The request head holds the secret: its bytes are overwritten before the memory is freed.
 void wipe(std::string& s) {
-  volatile char* bytes = s.data();
-  for (std::size_t i = 0; i < s.size(); ++i) bytes[i] = 0;
-  s.clear();
+  policy::wipe_string(s);
   s.shrink_to_fit();
 }
 
@@ -234,9 +233,11 @@ void WindowConnection::upstream_failed(std::string_view detail) {
   upstream_ = nullptr;
   if (closing() || state_ == State::kDone) return;
   // A kept-alive connection the upstream closed just as we sent: one fresh try, when nothing of
-  // the answer arrived and the request had no body (RFC 9112 §9.3.1 retry of a request).
+  // the answer arrived, the request had no body and its method is safe to repeat (RFC 9112
+  // §9.3.1: a non-idempotent request is never retried automatically; policy::may_retry_method).
   if (state_ == State::kExchanging && !ex_.any_response_byte && !ex_.retried &&
-      ex_.framing == policy::BodyFraming::kNone && !ex_.upstream_head.empty() && ex_.reused_upstream) {
+      ex_.framing == policy::BodyFraming::kNone && !ex_.upstream_head.empty() && ex_.reused_upstream &&
+      policy::may_retry_method(request_->method_name())) {
     ex_.retried = true;
     acquire();
     return;

@@ -391,7 +391,8 @@ TestNet::TestNet() : name_("gkit" + std::to_string(getpid())) {
     execl("/usr/sbin/ip", "ip", "netns", "exec", ns.c_str(), "/usr/sbin/dnsmasq", "--no-daemon",
           "--conf-file=/dev/null", "--no-resolv", "--no-hosts", listen.c_str(), "--bind-interfaces",
           "--pid-file=", "--user=root", pub.c_str(), mixed.c_str(), "--address=/loop.test/127.0.0.1",
-          refused.c_str(), slow.c_str(), tls.c_str(), alias.c_str(), "--address=/nx.test/", static_cast<char*>(nullptr));
+          refused.c_str(), slow.c_str(), tls.c_str(), alias.c_str(), "--address=/meta.test/169.254.169.254",
+          "--address=/nx.test/", static_cast<char*>(nullptr));
     _exit(127);
   }
   // The upstream socket is created inside the namespace (setns on this thread, then back).

@@ -110,9 +110,11 @@ inline constexpr std::string_view k503 = "HTTP/1.1 503 Service Unavailable\r\nCo
 // Namespace gkit<pid>, subnet P = 198.18.<n>.0/24 with n in 1..199 held by this process alone
 // (an flock on /tmp/gk-it-subnet-<n>.lock, released when the process ends, however it ends;
 // 198.18.200-254 are the Docker tests' and 198.19 the benchmarks'): veth P.1 (here) <-> P.2, P.4
-// (namespace). dnsmasq on P.2:53 answers: public.test and alias.test → P.2; mixed.test → P.2 and fd00::1;
-// loop.test → 127.0.0.1; refused.test and tls.test → P.4 (nothing listens unless a test does); slow.test → P.77 (no such host:
-// connects hang); nx.test → NXDOMAIN.
+// (namespace). dnsmasq on P.2:53 answers: public.test and alias.test → P.2 (alias.test: a name the
+// test certificate does not hold); mixed.test → P.2 and fd00::1; loop.test → 127.0.0.1;
+// refused.test and tls.test → P.4 (nothing listens unless a test does); slow.test → P.77 (no such
+// host: connects hang); meta.test → 169.254.169.254 (a name pointed at the metadata service);
+// nx.test → NXDOMAIN.
 // The upstream on P.2:443 skips leading TLS records (the tunnel's ClientHello), reads one
 // command line, then:
 //   "ECHO\n"     echoes until EOF, then FIN

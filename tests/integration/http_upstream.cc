@@ -272,6 +272,7 @@ void HttpUpstream::session(int fd) {
       s.write("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the close\n");
       break;
     }
+    if (ends_with("/drop")) break;  // read, then close without a byte (a kept connection lost)
     if (ends_with("/hang")) {
       while (s.read_more()) {
       }

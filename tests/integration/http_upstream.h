@@ -6,6 +6,7 @@
 //   <any>/upload  answers the sha256 of the body it read
 //   <any>/big     16 MiB of fill_pattern(7) with a Content-Length
 //   <any>/eof     200 "until the close\n" with no length, then closes (RFC 9112 §6.3 item 8)
+//   <any>/drop    reads the request, then closes without answering
 //   anything else 200 "ok <target>\n"
 #pragma once
 

@@ -256,7 +256,7 @@ TEST_F(WindowTest, RequestSmugglingShapesAreRefused) {
 
 TEST_F(WindowTest, CertificateForAnotherNameIsRefused) {
   start();
-  grant(R"({"id":"wrong-name","upstream":"https://mixed.test:8443/","header":"x-api-key","secret":"sk-grant-x"})");
+  grant(R"({"id":"wrong-name","upstream":"https://alias.test:8443/","header":"x-api-key","secret":"sk-grant-x"})");
   const Answer a = send_raw(gk_->window, get(window_path("wrong-name", "/v1/messages")));
   EXPECT_EQ(a.status, 502) << a.raw;
   EXPECT_EQ(a.body, R"({"error":"the upstream did not answer"})");
@@ -328,7 +328,7 @@ TEST_F(WindowTest, AReplacedGrantNeverRidesTheOldGrantsKeptConnection) {
   EXPECT_EQ(seen[1].credential_sha256.at("x-api-key"), gk_it::sha256_hex("sk-grant-NEW-1"));
   // Same id, another upstream (whose certificate does not name it): a kept connection to the old
   // upstream must not carry the request; a new one is dialled and its certificate refused.
-  grant(R"({"id":"anthropic","upstream":"https://mixed.test:8443/","header":"x-api-key","secret":"sk-grant-NEW-2"})");
+  grant(R"({"id":"anthropic","upstream":"https://alias.test:8443/","header":"x-api-key","secret":"sk-grant-NEW-2"})");
   const Answer moved = send_raw(gk_->window, get(window_path("anthropic", "/v1/third")));
   EXPECT_EQ(moved.status, 502) << moved.raw;
   EXPECT_EQ(tls_->hits.load(), 2);

@@ -115,13 +115,17 @@ TEST_F(ApplianceBinaryTest, ContainsNoExecOrForkSymbol) {
   }
 }
 
-// The forbidden-syscall trigger exists only in the test build (serve/confine.h).
+// The test-only switches (forbidden syscall, descriptor limit) exist only in the test build
+// (serve/confine.h).
 TEST_F(ApplianceBinaryTest, TestOnlyTriggerIsInTheTestBuildOnly) {
   const std::string trigger = std::string("--test-forbidden-") + "syscall-after-ready";
   EXPECT_EQ(release_bytes.find(trigger), std::string::npos) << kRelease << " contains the test trigger";
   const std::string test_bytes = read_file(kTestBuild);
   ASSERT_FALSE(test_bytes.empty()) << kTestBuild << " is not built";
   EXPECT_NE(test_bytes.find(trigger), std::string::npos) << "the test build must carry the trigger";
+  const std::string limit = std::string("--test-descriptor-") + "limit";
+  EXPECT_EQ(release_bytes.find(limit), std::string::npos) << kRelease << " contains the descriptor-limit switch";
+  EXPECT_NE(test_bytes.find(limit), std::string::npos) << "the test build must carry the descriptor-limit switch";
 }
 
 }  // namespace
