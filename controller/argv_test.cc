@@ -216,6 +216,28 @@ TEST_F(FakeDockerTest, GrantSecretTravelsOnStdinOnly) {
   EXPECT_EQ(st.st_mode & 0777, 0600u);
 }
 
+TEST_F(FakeDockerTest, UnsafePrivateUpstreamIsSentAndRecordedAndASecretOverHttpNeedsIt) {
+  const std::string secret = "sk-LAN-0815";
+  ProcessOutcome refused = spacectl({"grant", "add", "0123456789ab", "local", "--upstream", "http://192.168.1.20:11434/v1",
+                                     "--header", "authorization"}, secret + "\n");
+  EXPECT_FALSE(refused.succeeded()) << refused.out;
+  EXPECT_NE((refused.out + refused.err).find("a secret goes over https"), std::string::npos) << refused.out << refused.err;
+  ProcessOutcome o = spacectl({"grant", "add", "0123456789ab", "local", "--upstream", "http://192.168.1.20:11434/v1",
+                               "--header", "authorization", "--unsafe-private-upstream"}, secret + "\n");
+  ASSERT_TRUE(o.succeeded()) << o.out << o.err;
+  EXPECT_NE(o.err.find("warning: grant local may reach private networks"), std::string::npos) << o.err;
+  bool sent = false;
+  for (const Call& c : calls()) {
+    if (c.stdin_bytes.find(secret) != std::string::npos) {
+      sent = c.stdin_bytes.find("\"unsafe_private_upstream\":true") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(sent);
+  std::ifstream record(dir_ + "/state/spaces/0123456789ab.json");
+  const std::string text((std::istreambuf_iterator<char>(record)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"unsafe_private_upstream\": true"), std::string::npos) << text;
+}
+
 TEST_F(FakeDockerTest, CreateThatFailsVerifyRemovesEverythingItMade) {
   // The canned container belongs to another space id, so verify fails after every create step.
   ProcessOutcome o = spacectl({"space", "create", "--name", "t", "--memory", "512m"});

@@ -313,7 +313,10 @@ TEST_F(LiveTest, GrantsReachTheWindowAndTheUpstreamSeesTheInjectedKey) {
   ASSERT_TRUE(docker({"network", "connect", bridge, "gk-" + id + "-gatekeeper"}).succeeded());
 
   const std::string secret = "sk-window-" + random_hex(12);
-  o = spacectl({"grant", "add", id, "model", "--upstream", "http://" + authority + "/v1", "--header", "x-api-key"}, secret);
+  // A secret over plain http goes only to an address literal the host marked private.
+  o = spacectl({"grant", "add", id, "model", "--upstream", "http://" + authority + "/v1", "--header", "x-api-key",
+                "--unsafe-private-upstream"},
+               secret);
   ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
   ProcessRequest ask;
   // nc reads the request from a file, so its FIN follows the request within microseconds. Measured

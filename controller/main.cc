@@ -174,6 +174,10 @@ int run(int argc, char** argv) {
   grant_add->add_option("grant", grant_id, "grant id")->required();
   grant_add->add_option("--upstream", upstream, "http(s) URL")->required();
   grant_add->add_option("--header", header, "header that carries the secret (the secret is read from stdin)");
+  bool unsafe_private_upstream = false;
+  grant_add->add_flag("--unsafe-private-upstream", unsafe_private_upstream,
+                      "let the upstream name resolve into a private network (RFC 1918, RFC 6598, RFC 4193); "
+                      "needed for a secret over plain http to an address literal");
 
   auto* key_cmd = with_id(&app, "window-key", "deliver the space's window key to its gatekeeper; print the window URL");
   auto* journal_cmd = with_id(&app, "journal", "the gatekeeper's journal");
@@ -272,7 +276,12 @@ int run(int argc, char** argv) {
       if (!secret.empty() && secret.back() == '\n') secret.pop_back();
       if (!secret.empty() && secret.back() == '\r') secret.pop_back();
     }
-    return report(manager.grant_add(id, grant_id, upstream, header, std::move(secret)), as_json);
+    if (unsafe_private_upstream) {
+      std::fprintf(stderr, "spacectl: warning: grant %s may reach private networks (--unsafe-private-upstream)\n",
+                   grant_id.c_str());
+    }
+    return report(manager.grant_add(id, grant_id, upstream, header, std::move(secret), unsafe_private_upstream),
+                  as_json);
   }
   if (key_cmd->parsed()) return report(manager.window_key(id), as_json);
   if (escape_cmd->parsed()) {

@@ -145,7 +145,9 @@ Result<json> Manager::start(const std::string& id) {
       needs.push_back(g.id);  // a secret is never kept, so only the user can say it again
       continue;
     }
-    Result<json> r = gatekeeper_control(place, id, "POST", "/grants", json{{"id", g.id}, {"upstream", g.upstream}}.dump());
+    json body = {{"id", g.id}, {"upstream", g.upstream}};
+    if (g.unsafe_private_upstream) body["unsafe_private_upstream"] = true;
+    Result<json> r = gatekeeper_control(place, id, "POST", "/grants", body.dump());
     (r ? restored : needs).push_back(g.id);
   }
   out["grants_restored"] = restored;
@@ -178,8 +180,9 @@ Result<json> Manager::network_set(const std::string& id, const std::string& mode
 }
 
 Result<json> Manager::grant_add(const std::string& id, const std::string& grant, const std::string& upstream,
-                                const std::string& header, std::string secret) {
+                                const std::string& header, std::string secret, bool unsafe_private_upstream) {
   json body = {{"id", grant}, {"upstream", upstream}};
+  if (unsafe_private_upstream) body["unsafe_private_upstream"] = true;
   if (!header.empty() || !secret.empty()) {
     body["header"] = header;
     body["secret"] = std::move(secret);
@@ -193,7 +196,8 @@ Result<json> Manager::grant_add(const std::string& id, const std::string& grant,
   Result<json> r = gatekeeper_control(place, id, "POST", "/grants", text);
   std::fill(text.begin(), text.end(), '\0');
   if (!r) return r.error();
-  GrantRecord g{parsed->id, parsed->upstream.to_string(), parsed->header.value_or(""), parsed->secret.has_value()};
+  GrantRecord g{parsed->id, parsed->upstream.to_string(), parsed->header.value_or(""), parsed->secret.has_value(),
+                parsed->unsafe_private_upstream};
   auto& grants = record->grants;
   grants.erase(std::remove_if(grants.begin(), grants.end(), [&](const GrantRecord& x) { return x.id == g.id; }), grants.end());
   grants.push_back(g);

@@ -28,8 +28,9 @@ struct Manager {
   Result<nlohmann::json> remove(const std::string& id);
   Result<nlohmann::json> network_set(const std::string& id, const std::string& mode, const std::vector<std::string>& domains);
   // secret empty and header empty: an opened domain. The secret goes only to the exec's stdin.
+  // unsafe_private_upstream: the gatekeeper's grant field of that name (policy/control_messages.h).
   Result<nlohmann::json> grant_add(const std::string& id, const std::string& grant, const std::string& upstream,
-                                   const std::string& header, std::string secret);
+                                   const std::string& header, std::string secret, bool unsafe_private_upstream = false);
   Result<nlohmann::json> window_key(const std::string& id);
   Result<nlohmann::json> control_get(const std::string& id, const std::string& path);  // /journal, /policy
 };

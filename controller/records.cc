@@ -94,7 +94,8 @@ Result<SpaceRecord> read_record(const std::string& dir, const std::string& id) {
   if (doc.contains("grants") && doc["grants"].is_array())
     for (const json& g : doc["grants"])
       if (g.is_object())
-        record.grants.push_back({g.value("id", ""), g.value("upstream", ""), g.value("header", ""), g.value("secret", false)});
+        record.grants.push_back({g.value("id", ""), g.value("upstream", ""), g.value("header", ""), g.value("secret", false),
+                                 g.value("unsafe_private_upstream", false)});
   if (doc.contains("code") && doc["code"].is_object()) {
     const json& c = doc["code"];
     record.code = {c.value("repository", ""), c.value("space_path", ""), c.value("project_path", ""), c.value("base", ""),
@@ -107,7 +108,8 @@ Result<void> write_record(const std::string& dir, const std::string& id, const S
   if (Result<void> r = make_dirs(dir + "/spaces"); !r) return r;
   json grants = json::array();
   for (const GrantRecord& g : record.grants)
-    grants.push_back({{"id", g.id}, {"upstream", g.upstream}, {"header", g.header}, {"secret", g.has_secret}});
+    grants.push_back({{"id", g.id}, {"upstream", g.upstream}, {"header", g.header}, {"secret", g.has_secret},
+                      {"unsafe_private_upstream", g.unsafe_private_upstream}});
   json doc = {{"version", 1}, {"mode", record.mode}, {"domains", record.domains}, {"grants", grants}};
   if (!record.code.repository.empty())
     doc["code"] = {{"repository", record.code.repository}, {"space_path", record.code.space_path},

@@ -14,6 +14,7 @@ namespace controller {
 struct GrantRecord {
   std::string id, upstream, header;  // header empty: an opened domain without a secret
   bool has_secret = false;           // the value itself is never stored
+  bool unsafe_private_upstream = false;  // the host's word: the upstream may be a private address
 };
 
 // What code in brought (controller/code/): the repository it came from (its work tree top), where
