@@ -192,9 +192,12 @@ int run_benchmark(const Options& o) {
   if (!g.error.empty()) return fail_setup(g.error);
   const std::string key = random_hex(32);
   const std::string header = R"(","header":"authorization","secret":")" + secret + R"("})";
+  // A secret over plain http goes only to an address literal marked unsafe_private_upstream.
+  const std::string plain_header =
+      R"(","unsafe_private_upstream":true,"header":"authorization","secret":")" + secret + R"("})";
   const std::vector<std::pair<std::string, std::string>> control = {
       {"/window-key", R"({"key":")" + key + R"("})"},
-      {"/grants", std::string(R"({"id":"plain","upstream":"http://)") + kUpstreamName + "/v1/" + header},
+      {"/grants", std::string(R"({"id":"plain","upstream":"http://)") + ip + "/v1/" + plain_header},
       {"/grants", std::string(R"({"id":"tls","upstream":"https://)") + kUpstreamName + "/v1/" + header},
   };
   for (const auto& [path, body] : control) {
