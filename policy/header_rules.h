@@ -1,5 +1,6 @@
 // The request header fields the window never forwards to an upstream, one decision with a
-// reason per row (STYLE.md rule 13), and which of them a grant may name as its own header.
+// reason per row (docs/decisions.md#every-row-has-a-reason), and which of them a grant may name
+// as its own header.
 //
 //   kCredential  the space's own (fake) credentials: dropped; a grant may inject one of these
 //   kHopByHop    for one hop only (RFC 9110 §7.6.1): dropped both ways; never a grant header

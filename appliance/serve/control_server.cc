@@ -97,7 +97,7 @@ HttpResponse control_answer(ServeContext& ctx, const HttpRequest& request) {
     if (!grant) return error_answer(400, grant.error().message);
     std::string id = grant->id;
     if (grant->unsafe_private_upstream) {
-      // STYLE.md rule 9: what widens the address policy says so (the id passed is_grant_id).
+      // docs/decisions.md#weakening-is-announced (the id passed is_grant_id).
       std::fprintf(stderr, "gatekeeper: warning: grant %s may reach private networks (unsafe_private_upstream)\n",
                    id.c_str());
     }
