@@ -1,6 +1,6 @@
-// The one boundary to libgit2 (STYLE.md rule 11): owning handles that free themselves, one
-// process-wide init, and every return code turned into a Result whose message names the
-// operation, the object and libgit2's own sentence. Nothing else in controller/ includes git2.h.
+// The one boundary to libgit2 (each C library is wrapped once): owning handles that free
+// themselves, one process-wide init, and every return code turned into a Result whose message
+// names the operation, the object and libgit2's own sentence. Only controller/code/ includes it.
 #pragma once
 
 #include <git2.h>

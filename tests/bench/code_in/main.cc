@@ -76,7 +76,6 @@ std::string fast_import_stream() {
     const std::string msg = "commit " + std::to_string(c) + "\n";
     s += "commit refs/heads/main\ncommitter Bench <bench@example.invalid> " + std::to_string(1700000000 + c) +
          " +0000\ndata " + std::to_string(msg.size()) + "\n" + msg;
-    if (c > 0) s += "from refs/heads/main^0\n";
     for (const auto& [path, m] : changes) s += "M 100644 :" + std::to_string(m) + " " + path + "\n";
     s += "\n";
   }
