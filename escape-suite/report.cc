@@ -85,7 +85,7 @@ std::string format_text(const std::vector<CaseResult>& results) {
   for (const CaseResult& r : results) {
     std::string word(verdict_word(r.verdict));
     word.resize(12, ' ');
-    out += word + " " + r.id + "  " + printable(r.evidence) + "\n";
+    out += word + " " + printable(r.id) + "  " + printable(r.evidence) + "\n";
   }
   out += summary_line(results) + "\n";
   return out;
@@ -115,11 +115,11 @@ std::string format_tap(const std::vector<CaseResult>& results) {
     const std::string n = std::to_string(i + 1);
     switch (r.verdict) {
       case Verdict::kNotApplicable:
-        out += "ok " + n + " - " + r.id + " # SKIP " + printable(r.evidence) + "\n";
+        out += "ok " + n + " - " + printable(r.id) + " # SKIP " + printable(r.evidence) + "\n";
         continue;
-      case Verdict::kPass: out += "ok " + n + " - " + r.id + "\n"; break;
+      case Verdict::kPass: out += "ok " + n + " - " + printable(r.id) + "\n"; break;
       case Verdict::kFail:
-      case Verdict::kInconclusive: out += "not ok " + n + " - " + r.id + "\n"; break;
+      case Verdict::kInconclusive: out += "not ok " + n + " - " + printable(r.id) + "\n"; break;
     }
     // YAML diagnostics; a JSON string is a valid YAML double-quoted scalar.
     out += "  ---\n  verdict: " + std::string(verdict_word(r.verdict)) + "\n  evidence: " +

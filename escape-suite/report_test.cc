@@ -90,6 +90,17 @@ TEST(ReportTest, TextAndTapKeepOneLinePerCaseWithHostileEvidence) {
   EXPECT_EQ(std::count(tap.begin(), tap.end(), '\n'), 3);  // version, plan, one test line
 }
 
+// A case id is printed in every format: one holding a newline and a terminal escape must not
+// start a line of its own nor reach the terminal raw.
+TEST(ReportTest, TextAndTapEscapeAHostileId) {
+  const std::vector<CaseResult> r = {{"fs.x\n\x1b[2KPASS         fs.all", "fs", Verdict::kFail, "e", 0}};
+  for (const std::string& out : {format_text(r), format_tap(r)}) {
+    EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+    EXPECT_EQ(out.find("\nPASS"), std::string::npos) << out;
+    EXPECT_NE(out.find("fs.x\\x0a\\x1b[2KPASS"), std::string::npos) << out;
+  }
+}
+
 TEST(ReportTest, JsonEscapesHostileEvidence) {
   const std::vector<CaseResult> r = {{"fs.x", "fs", Verdict::kFail, "a\"b\\c\nd", 0}};
   EXPECT_NE(format_json(r).find("\"evidence\":\"a\\\"b\\\\c\\nd\""), std::string::npos);
