@@ -14,6 +14,7 @@
 #include "controller/process.h"
 #include "controller/spec.h"
 #include "policy/ranges.h"
+#include "controller/testing/fake_docker_fixture.h"
 
 namespace controller {
 namespace {
@@ -128,67 +129,6 @@ TEST(ArgvTest, InnerNetworkIsInternalWithoutIpv6OrHostAddress) {
   EXPECT_TRUE(has_pair(inner_network_argv(s), "--opt", "com.docker.network.bridge.gateway_mode_ipv4=isolated"));
   EXPECT_FALSE(has(outer_network_argv(s), "--internal"));
 }
-
-// Runs the real spacectl with the fake docker first in PATH; returns every recorded call.
-struct Call {
-  std::vector<std::string> argv;
-  std::string stdin_bytes;
-};
-
-class FakeDockerTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/spacectl-fake-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    ASSERT_EQ(symlink(FAKE_DOCKER, (dir_ + "/docker").c_str()), 0) << "symlink " << dir_ << "/docker";
-    setenv("PATH", (dir_ + ":" + std::getenv("PATH")).c_str(), 1);
-    setenv("FAKE_DOCKER_LOG", (dir_ + "/log").c_str(), 1);
-    setenv("FAKE_DOCKER_ANSWERS", CONTROLLER_TESTDATA, 1);
-    std::ofstream(dir_ + "/gk.id") << "sha256:" << std::string(64, 'b') << "\n";
-    std::ofstream(dir_ + "/space.id") << "sha256:" << std::string(64, 'a') << "\n";
-  }
-  void TearDown() override {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
-
-  ProcessOutcome spacectl(std::vector<std::string> args, std::string stdin_bytes = {}) {
-    ProcessRequest r;
-    r.argv = {SPACECTL, "--json", "--owner", "testowner", "--state-dir", dir_ + "/state",
-              "--gatekeeper-image-file", dir_ + "/gk.id", "--space-image-file", dir_ + "/space.id",
-              "--seccomp-space", std::string(CONTROLLER_TESTDATA) + "/seccomp-stand-in.json",
-              "--seccomp-gatekeeper", std::string(CONTROLLER_TESTDATA) + "/seccomp-stand-in.json"};
-    r.argv.insert(r.argv.end(), args.begin(), args.end());
-    r.stdin_bytes = std::move(stdin_bytes);
-    r.timeout = std::chrono::milliseconds(20000);
-    return run_process(r);
-  }
-
-  std::vector<Call> calls() {
-    std::ifstream in(dir_ + "/log", std::ios::binary);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::vector<Call> out;
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-      const std::size_t rs = text.find('\x1e', pos), gs = text.find('\x1d', rs);
-      if (rs == std::string::npos || gs == std::string::npos) break;
-      Call c;
-      std::string args = text.substr(pos, rs - pos);
-      for (std::size_t s = 0;;) {
-        const std::size_t us = args.find('\x1f', s);
-        c.argv.push_back(args.substr(s, us - s));
-        if (us == std::string::npos) break;
-        s = us + 1;
-      }
-      c.stdin_bytes = text.substr(rs + 1, gs - rs - 1);
-      out.push_back(c);
-      pos = gs + 2;
-    }
-    return out;
-  }
-
-  std::string dir_;
-};
 
 TEST_F(FakeDockerTest, GrantSecretTravelsOnStdinOnly) {
   const std::string secret = "sk-TOPSECRET-4711";

@@ -155,8 +155,8 @@ Result<CheckReport> DockerPlace::probe_isolation(CheckReport report, const std::
   };
   const std::string inside = "gk-probe-" + probe_id + "-inside", outside = "gk-probe-" + probe_id + "-outside";
   auto cleanup = [&] {
-    for (const std::string& name : {inside, outside}) (void)cli_.run_raw({"rm", "--force", name}, name, kChangeTimeout);
-    for (const std::string& name : {isolated, bridge}) (void)cli_.run_raw({"network", "rm", name}, name, kChangeTimeout);
+    for (const std::string& name : {inside, outside}) (void)cli_.run_raw({"rm", "--force", "--", name}, name, kChangeTimeout);
+    for (const std::string& name : {isolated, bridge}) (void)cli_.run_raw({"network", "rm", "--", name}, name, kChangeTimeout);
   };
   auto failed = [&](Failure f) -> Failure {
     cleanup();
@@ -164,9 +164,9 @@ Result<CheckReport> DockerPlace::probe_isolation(CheckReport report, const std::
   };
   if (Result<std::string> r = cli_.run(isolated_argv, isolated, kChangeTimeout); !r) return failed(r.error());
   if (Result<std::string> r = cli_.run(bridge_argv, bridge, kChangeTimeout); !r) return failed(r.error());
-  Result<json> isolated_doc = inspect({"network", "inspect", isolated}, isolated);
+  Result<json> isolated_doc = inspect({"network", "inspect", "--", isolated}, isolated);
   if (!isolated_doc) return failed(isolated_doc.error());
-  Result<json> bridge_doc = inspect({"network", "inspect", bridge}, bridge);
+  Result<json> bridge_doc = inspect({"network", "inspect", "--", bridge}, bridge);
   if (!bridge_doc) return failed(bridge_doc.error());
   std::vector<std::string> candidates = host_ipv4_addresses();
   for (const std::string& g : {gateway_of(*isolated_doc), gateway_of(*bridge_doc)})
@@ -177,12 +177,12 @@ Result<CheckReport> DockerPlace::probe_isolation(CheckReport report, const std::
   // Negative: one long-lived probe on the isolated network; one `nc` per host address.
   std::vector<std::string> start_inside = probe_run(isolated, inside);
   start_inside.insert(start_inside.begin() + 1, "--detach");
-  start_inside.insert(start_inside.end(), {image, "sleep", "300"});
+  start_inside.insert(start_inside.end(), {"--", image, "sleep", "300"});
   if (Result<std::string> r = cli_.run(start_inside, inside, kChangeTimeout); !r) return failed(r.error());
   std::string reached, not_run;
   for (const std::string& address : candidates) {
     Result<ProcessOutcome> o =
-        cli_.run_raw({"exec", inside, "nc", "-w", "2", address, port}, inside + " nc " + address, kQueryTimeout);
+        cli_.run_raw({"exec", "--", inside, "nc", "-w", "2", address, port}, inside + " nc " + address, kQueryTimeout);
     if (!o) return failed(o.error());
     // busybox nc: 0 connected, 1 refused/unreachable/timed out; anything else (126/127 from docker
     // exec) means the probe itself did not run, which proves nothing.
@@ -194,7 +194,7 @@ Result<CheckReport> DockerPlace::probe_isolation(CheckReport report, const std::
   // Positive control: from the outer side, where the gatekeeper sits, the same listener answers.
   std::vector<std::string> run_outside = probe_run(bridge, outside);
   run_outside.insert(run_outside.begin() + 1, "--rm");
-  run_outside.insert(run_outside.end(), {image, "nc", "-w", "2", bridge_gateway, port});
+  run_outside.insert(run_outside.end(), {"--", image, "nc", "-w", "2", bridge_gateway, port});
   Result<ProcessOutcome> positive = cli_.run_raw(run_outside, outside, kChangeTimeout);
   const int after_positive = listener.accepted();
   cleanup();

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "controller/errors.h"
@@ -25,12 +27,21 @@ class DockerCli {
                           std::chrono::milliseconds timeout = kQueryTimeout,
                           const std::string& stdin_bytes = {}, std::size_t cap = kDefaultOutputCap) const;
   // Same, but a non-zero exit is returned as an outcome, not a failure (docker exec's own status).
+  // output_from_space: stdout/stderr are a command's inside a space (docker exec), so their text
+  // never turns into kPlaceUnreachable (the caller asks the daemon itself).
   Result<ProcessOutcome> run_raw(const std::vector<std::string>& args, const std::string& what,
                                  std::chrono::milliseconds timeout, const std::string& stdin_bytes = {},
-                                 std::size_t cap = kDefaultOutputCap) const;
+                                 std::size_t cap = kDefaultOutputCap, bool output_from_space = false) const;
+  // Output handed to on_output as it arrives (ProcessRequest::on_output), read to its end.
+  Result<ProcessOutcome> run_stream(const std::vector<std::string>& args, const std::string& what,
+                                    std::chrono::milliseconds timeout,
+                                    std::function<void(bool is_stderr, std::string_view bytes)> on_output) const;
   [[nodiscard]] const std::string& program() const { return program_; }
 
  private:
+  Result<ProcessOutcome> run_request(const std::vector<std::string>& args, const std::string& what,
+                                     std::chrono::milliseconds timeout, const std::string& stdin_bytes, std::size_t cap,
+                                     bool output_from_space, std::function<void(bool, std::string_view)> on_output) const;
   std::string program_;
 };
 

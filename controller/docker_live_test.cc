@@ -232,6 +232,69 @@ TEST_F(LiveTest, VerifyCatchesAContainerCreatedByHandWithoutOneFlag) {
   EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
 }
 
+// Verify sees who else is on the inner network (a way out around the gatekeeper) and the
+// gatekeeper's own command; start refuses both.
+TEST_F(LiveTest, VerifyNamesAForeignContainerOnTheInnerNetworkAndAChangedGatekeeperCommand) {
+  GK_REQUIRE(ready(), "no Docker engine, images or seccomp profiles");
+  const std::string id = create();
+  ASSERT_TRUE(is_space_id(id));
+  const Names n = names_for(id);
+  const std::string image = json::parse(docker({"inspect", "--", n.space}).out)[0]["Image"];
+  const std::string foreign = "ctltest-foreign-" + id;
+  ASSERT_TRUE(docker({"run", "--detach", "--name", foreign, "--label", "spacectl.space.owner=" + owner_, "--network", n.inner,
+                      "--read-only", "--cap-drop", "ALL", "--user", "1000:1000", "--", image, "sleep", "300"}).succeeded());
+  ProcessOutcome o = spacectl({"space", "verify", id});
+  EXPECT_EQ(o.exit_code, 5) << o.out;
+  EXPECT_NE(o.out.find("network_foreign_container"), std::string::npos) << o.out;
+  ASSERT_TRUE(docker({"rm", "--force", "--", foreign}).succeeded());
+  o = spacectl({"space", "verify", id});
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+
+  // The gatekeeper re-created by hand with every hardening flag but a longer command.
+  ASSERT_EQ(spacectl({"space", "stop", id}).exit_code, 0);
+  const json gk = json::parse(docker({"inspect", "--", n.gatekeeper}).out)[0];
+  SpaceSpec spec;
+  spec.id = id;
+  spec.owner = owner_;
+  spec.name = gk["Config"]["Labels"].value(std::string(kLabelName), "live");
+  spec.created = gk["Config"]["Labels"].value(std::string(kLabelCreated), "");
+  spec.gatekeeper_image = gk["Image"];
+  spec.seccomp_gatekeeper = profile("gatekeeper.json");
+  std::vector<std::string> argv = gatekeeper_create_argv(spec, gk["Config"]["Cmd"][2].get<std::string>());
+  argv.insert(argv.end(), {"--connect-seconds", "3600"});
+  ASSERT_TRUE(docker({"rm", "--", n.gatekeeper}).succeeded());
+  ASSERT_TRUE(docker(argv).succeeded());
+  ASSERT_TRUE(docker({"network", "connect", "--", n.outer, n.gatekeeper}).succeeded());
+  o = spacectl({"space", "verify", id});
+  EXPECT_EQ(o.exit_code, 5) << o.out;
+  EXPECT_NE(o.out.find("gatekeeper_command"), std::string::npos) << o.out;
+  o = spacectl({"space", "start", id});
+  EXPECT_EQ(o.exit_code, 5) << "a gatekeeper with another command is never started";
+  EXPECT_NE(docker({"inspect", "--format", "{{.State.Status}}", "--", n.gatekeeper}).out, "running\n");
+  EXPECT_EQ(spacectl({"space", "remove", id}).exit_code, 0);
+}
+
+// A deadline also ends what `docker exec` started inside (killing the CLI alone left it running).
+TEST_F(LiveTest, AnExecPastItsDeadlineLeavesNothingRunningInside) {
+  GK_REQUIRE(ready(), "no Docker engine, images or seccomp profiles");
+  const std::string id = create();
+  ASSERT_TRUE(is_space_id(id));
+  PlaceOptions po;
+  po.owner = owner_;
+  po.gatekeeper_image_file = kBin + "/" + gatekeeper_id_file_;
+  po.space_image_file = kBin + "/space-image.id";
+  po.seccomp_space = profile("space.json");
+  po.seccomp_gatekeeper = profile("gatekeeper.json");
+  DockerPlace place(po);
+  const Result<ExecOutput> r = place.exec(id, ExecTarget::kSpace, {"sleep", "313"}, {}, std::chrono::seconds(2));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, Code::kCommandTimeout) << r.error().message;
+  EXPECT_NE(r.error().message.find("killed 1 process"), std::string::npos) << r.error().message;
+  const std::string top = docker({"top", "--", names_for(id).space}).out;
+  EXPECT_EQ(top.find("sleep 313"), std::string::npos) << top;
+  EXPECT_EQ(spacectl({"space", "remove", id}).exit_code, 0);
+}
+
 TEST_F(LiveTest, AfterAGatekeeperRestartTheSpaceNeedsAccessForEachGrantThatIsGone) {
   GK_REQUIRE(ready(), "no Docker engine, images or seccomp profiles");
   const std::string id = create();

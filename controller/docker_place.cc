@@ -1,6 +1,13 @@
 #include "controller/docker_place.h"
 
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <ctime>
 #include <fstream>
@@ -8,6 +15,7 @@
 #include <sstream>
 
 #include "controller/gatekeeper_channel.h"
+#include "controller/text.h"
 
 namespace controller {
 
@@ -37,6 +45,47 @@ std::string random_hex(std::size_t bytes) {
     out.push_back(kHex[c & 15]);
   }
   return out;
+}
+
+bool is_image_id(std::string_view text) {
+  if (text.size() != 71 || text.substr(0, 7) != "sha256:") return false;
+  for (const char c : text.substr(7))
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
+bool is_image_reference(std::string_view text) {
+  // Docker's reference grammar, loosely: never a flag, only its alphabet, bounded.
+  if (text.empty() || text.size() > 512 || text.front() == '-' || text.front() == '.' || text.front() == ':') return false;
+  for (const char c : text) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+                    c == '-' || c == '/' || c == ':' || c == '@';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+Result<EnvFile> EnvFile::write(const std::vector<std::string>& lines) {
+  char tmpl[] = "/tmp/spacectl-env-XXXXXX";
+  const char* dir = mkdtemp(tmpl);
+  if (dir == nullptr) return fail(Code::kInternal, std::string("mkdtemp for an env file: ") + std::strerror(errno));
+  EnvFile f;
+  f.dir_ = dir;
+  const std::string path = f.dir_ + "/env";
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return fail(Code::kInternal, "open " + path + ": " + std::strerror(errno));
+  std::string text;
+  for (const std::string& l : lines) text += l + "\n";
+  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  close(fd);
+  if (!ok) return fail(Code::kInternal, "write " + path + ": short write");
+  return f;
+}
+
+EnvFile::~EnvFile() {
+  if (dir_.empty()) return;
+  unlink((dir_ + "/env").c_str());
+  rmdir(dir_.c_str());
 }
 
 namespace {
@@ -128,7 +177,7 @@ Result<json> DockerPlace::owned_container(const std::string& id, Role role) {
   if (!is_space_id(id)) return fail(Code::kInvalidArgument, "space " + id + ": an id is 12 lowercase hex digits");
   const Names n = names_for(id);
   const std::string& name = role == Role::kGatekeeper ? n.gatekeeper : n.space;
-  Result<json> doc = inspect({"container", "inspect", name}, name);
+  Result<json> doc = inspect({"container", "inspect", "--", name}, name);
   if (!doc) return doc.error();
   if (doc->empty()) return fail(Code::kSpaceNotFound, "space " + id + ": container " + name + " does not exist");
   json c = (*doc)[0];
@@ -140,7 +189,7 @@ Result<json> DockerPlace::owned_container(const std::string& id, Role role) {
 }
 
 Result<std::set<std::string>> DockerPlace::image_env_names(const std::string& image) {
-  Result<std::string> out = cli_.run({"image", "inspect", "--format", "{{json .Config.Env}}", image}, image);
+  Result<std::string> out = cli_.run({"image", "inspect", "--format", "{{json .Config.Env}}", "--", image}, image);
   if (!out) return fail(Code::kImageMissing, out.error().message);
   std::set<std::string> names;
   const json env = json::parse(*out, nullptr, false);
@@ -150,9 +199,11 @@ Result<std::set<std::string>> DockerPlace::image_env_names(const std::string& im
   return names;
 }
 
-Result<void> DockerPlace::start_gatekeeper_and_key(const std::string& id, const std::string& window_key) {
+Result<void> DockerPlace::start_gatekeeper_and_key(const std::string& id, const std::string& gatekeeper_container_id,
+                                                   const std::string& window_key) {
   const Names n = names_for(id);
-  Result<std::string> s = cli_.run({"start", n.gatekeeper}, n.gatekeeper, kChangeTimeout);
+  if (gatekeeper_container_id.empty()) return fail(Code::kVerifyFailed, "start " + n.gatekeeper + ": verify found no gatekeeper ID");
+  Result<std::string> s = cli_.run({"start", "--", gatekeeper_container_id}, n.gatekeeper, kChangeTimeout);
   if (!s) return s.error();
   if (Result<void> ready = wait_gatekeeper_ready(*this, id); !ready) return ready;
   return deliver_window_key(*this, id, window_key);
@@ -171,8 +222,11 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   spec.seccomp_gatekeeper = options_.seccomp_gatekeeper;
   spec.memory_bytes = request.memory_bytes > 0 ? request.memory_bytes : kDefaultSpaceMemory;
   if (spec.memory_bytes < kMinSpaceMemory) return fail(Code::kInvalidArgument, "space create: memory below 64 MiB");
-  if (spec.name.empty() || spec.name.size() > 100 || spec.name.find_first_of("\n\r\t") != std::string::npos)
-    return fail(Code::kInvalidArgument, "space create: a name is 1 to 100 characters on one line");
+  if (!is_display_name(spec.name))
+    return fail(Code::kInvalidArgument, "space create: a name is 1 to 100 bytes of UTF-8 without control characters");
+  if (!request.space_image.empty() && !is_image_reference(request.space_image))
+    return fail(Code::kInvalidArgument, "space create: --image " + terminal_safe(request.space_image) +
+                                            " is not an image reference (name[:tag][@digest] or sha256:<64 hex>)");
   Result<int> major = engine_major();
   if (!major) return major.error();
   spec.engine_major = *major;
@@ -192,9 +246,15 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
     if (Result<std::string> p = read_small_file(*profile); !p)
       return fail(Code::kPlaceUnusable, "seccomp profile " + *profile + ": missing");
   }
-  for (const std::string* image : {&spec.gatekeeper_image, &spec.space_image}) {
-    if (Result<std::string> r = cli_.run({"image", "inspect", "--format", "{{.Id}}", *image}, *image); !r)
-      return fail(r.error().code == Code::kCommandFailed ? Code::kImageMissing : r.error().code, r.error().message);
+  // Each image is resolved to its ID before anything is created, and the ID is what is used: a
+  // tag moved meanwhile cannot change what the space runs.
+  for (std::string* image : {&spec.gatekeeper_image, &spec.space_image}) {
+    Result<std::string> r = cli_.run({"image", "inspect", "--format", "{{.Id}}", "--", *image}, *image);
+    if (!r) return fail(r.error().code == Code::kCommandFailed ? Code::kImageMissing : r.error().code, r.error().message);
+    std::string resolved = *r;
+    while (!resolved.empty() && (resolved.back() == '\n' || resolved.back() == ' ')) resolved.pop_back();
+    if (!is_image_id(resolved)) return fail(Code::kImageMissing, "docker image inspect " + *image + ": no sha256 image ID");
+    *image = resolved;
   }
 
   const Names n = names_for(spec.id);
@@ -207,7 +267,7 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   };
   if (Result<std::string> r = step(inner_network_argv(spec), n.inner); !r) return rollback(r.error());
   if (Result<std::string> r = step(outer_network_argv(spec), n.outer); !r) return rollback(r.error());
-  Result<json> inner = inspect({"network", "inspect", n.inner}, n.inner);
+  Result<json> inner = inspect({"network", "inspect", "--", n.inner}, n.inner);
   if (!inner) return rollback(inner.error());
   std::string subnet;
   if (!inner->empty() && (*inner)[0].contains("IPAM") && (*inner)[0]["IPAM"]["Config"].is_array() &&
@@ -219,24 +279,33 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   if (Result<std::string> r = step(volume_argv(spec, Role::kWorkVolume), n.work); !r) return rollback(r.error());
   // The work volume takes the owner of the image's /spaces (spec.h work_volume_owner_argv).
   if (Result<std::string> r = step(work_volume_owner_argv(spec), n.space + "-volume-owner"); !r) return rollback(r.error());
-  if (Result<std::string> r = step({"rm", n.space + "-volume-owner"}, n.space + "-volume-owner"); !r)
+  if (Result<std::string> r = step({"rm", "--", n.space + "-volume-owner"}, n.space + "-volume-owner"); !r)
     return rollback(r.error());
   // The gatekeeper first, so it holds the first address on the inner subnet
   // (docs/reference-behaviour.md#networks).
   if (Result<std::string> r = step(gatekeeper_create_argv(spec, subnet), n.gatekeeper); !r) return rollback(r.error());
-  if (Result<std::string> r = step({"network", "connect", n.outer, n.gatekeeper}, n.gatekeeper); !r)
+  if (Result<std::string> r = step({"network", "connect", "--", n.outer, n.gatekeeper}, n.gatekeeper); !r)
     return rollback(r.error());
-  if (Result<std::string> r = step(space_create_argv(spec), n.space); !r) return rollback(r.error());
+  {
+    // The window key reaches the space through an env file (0600, in a 0700 directory, removed
+    // right after), never through an argv that every host process can read.
+    Result<EnvFile> env = EnvFile::write({std::string(kWindowEnv) + "=" + std::string(kWindowBase) + spec.window_key});
+    if (!env) return rollback(env.error());
+    spec.env_file = env->path();
+    Result<std::string> r = step(space_create_argv(spec), n.space);
+    if (!r) return rollback(r.error());
+  }
 
-  Result<std::vector<Difference>> differences = verify(spec.id);
-  if (!differences) return rollback(differences.error());
-  if (!differences->empty()) {
-    std::string message = "space create " + spec.id + ": verify found " + std::to_string(differences->size()) + " difference(s):";
-    for (const Difference& d : *differences) message += " [" + d.check + "] " + d.message + ";";
+  Result<Verified> verified = verify_ids(spec.id);
+  if (!verified) return rollback(verified.error());
+  if (!verified->differences.empty()) {
+    std::string message = "space create " + spec.id + ": verify found " + std::to_string(verified->differences.size()) + " difference(s):";
+    for (const Difference& d : verified->differences) message += " [" + d.check + "] " + d.message + ";";
     return rollback(fail(Code::kVerifyFailed, message));
   }
-  if (Result<void> r = start_gatekeeper_and_key(spec.id, spec.window_key); !r) return rollback(r.error());
-  if (Result<std::string> r = step({"start", n.space}, n.space); !r) return rollback(r.error());
+  // By the IDs verify inspected: no name-based gap between the check and the use.
+  if (Result<void> r = start_gatekeeper_and_key(spec.id, verified->gatekeeper_id, spec.window_key); !r) return rollback(r.error());
+  if (Result<std::string> r = step({"start", "--", verified->space_id}, n.space); !r) return rollback(r.error());
 
   SpaceSummary summary;
   summary.id = spec.id;
@@ -275,7 +344,7 @@ Result<std::vector<SpaceSummary>> DockerPlace::list() {
   };
   std::vector<std::string> container_ids = lines(*ids);
   if (!container_ids.empty()) {
-    std::vector<std::string> args = {"container", "inspect"};
+    std::vector<std::string> args = {"container", "inspect", "--"};
     args.insert(args.end(), container_ids.begin(), container_ids.end());
     Result<json> doc = inspect(args, "(labelled containers)");
     if (!doc) return doc.error();
@@ -318,18 +387,68 @@ Result<std::vector<SpaceSummary>> DockerPlace::list() {
 Result<ExecOutput> DockerPlace::exec(const std::string& id, ExecTarget target, const std::vector<std::string>& argv,
                                      const std::string& stdin_bytes, std::chrono::milliseconds timeout) {
   const Role role = target == ExecTarget::kGatekeeper ? Role::kGatekeeper : Role::kSpace;
+  return exec_as(id, role, role == Role::kGatekeeper ? kGatekeeperUser : kSpaceUser, argv, stdin_bytes, timeout);
+}
+
+Result<ExecOutput> DockerPlace::exec_as_root(const std::string& id, const std::vector<std::string>& argv,
+                                             const std::string& stdin_bytes, std::chrono::milliseconds timeout) {
+  return exec_as(id, Role::kSpace, "0:0", argv, stdin_bytes, timeout);
+}
+
+Result<ExecOutput> DockerPlace::exec_as(const std::string& id, Role role, std::string_view user,
+                                        const std::vector<std::string>& argv, const std::string& stdin_bytes,
+                                        std::chrono::milliseconds timeout) {
   Result<json> c = owned_container(id, role);
   if (!c) return c.error();
   const Names n = names_for(id);
   const std::string& name = role == Role::kGatekeeper ? n.gatekeeper : n.space;
   if (state_of(*c) != "running") return fail(Code::kSpaceNotRunning, "docker exec " + name + ": the container is " + state_of(*c));
-  std::vector<std::string> args = {"exec", "--interactive", "--user",
-                                   std::string(role == Role::kGatekeeper ? kGatekeeperUser : kSpaceUser), name};
+  // A tag in the exec'd process's environment: when the deadline or a stop signal kills the
+  // docker CLI, what it started inside is found from the host by the tag and killed too.
+  const std::string tag = random_hex(8);
+  std::vector<std::string> args = {"exec", "--interactive", "--user", std::string(user),
+                                   "--env", std::string(kExecTagEnv) + "=" + tag, "--", name};
   args.insert(args.end(), argv.begin(), argv.end());
-  Result<ProcessOutcome> o = cli_.run_raw(args, name, timeout, stdin_bytes);
-  if (!o) return o.error();
+  // The output is the command's (the space's words): it never decides a place error code.
+  Result<ProcessOutcome> o = cli_.run_raw(args, name, timeout, stdin_bytes, kDefaultOutputCap, /*output_from_space=*/true);
+  if (!o) {
+    Failure f = o.error();
+    if (f.code == Code::kCommandTimeout || f.code == Code::kInterrupted || f.code == Code::kOutputTooLarge)
+      f.message += end_exec_inside(name, tag);
+    return f;
+  }
   if (!o->exited) return fail(Code::kCommandFailed, "docker exec " + name + ": " + o->describe());
+  if (o->exit_code != 0 && daemon_unreachable_text(o->err)) {
+    // Words like "dial unix" may be the command's own: only the daemon's answer to us decides.
+    if (Result<int> v = engine_major(); !v && v.error().code == Code::kPlaceUnreachable) return v.error();
+  }
   return ExecOutput{o->exit_code, std::move(o->out), std::move(o->err)};
+}
+
+std::string DockerPlace::end_exec_inside(const std::string& container, const std::string& tag) {
+  Result<std::string> top = cli_.run({"top", "--", container, "-eo", "pid"}, container);
+  if (!top) return "; what it started inside may still run (" + top.error().message + ")";
+  const std::string needle = std::string(kExecTagEnv) + "=" + tag;
+  int killed = 0, visible = 0;
+  for (const std::string& line : lines(*top)) {
+    const std::size_t b = line.find_first_not_of(' ');
+    if (b == std::string::npos || line.find_first_not_of("0123456789 ") != std::string::npos) continue;  // the header
+    const std::string pid = line.substr(b, line.find(' ', b) - b);
+    // Host pids (docker top runs ps on the daemon's host): visible here for a local engine only.
+    std::ifstream in("/proc/" + pid + "/environ", std::ios::binary);
+    if (!in) continue;
+    ++visible;
+    std::string env(64u << 10, '\0');
+    in.read(env.data(), static_cast<std::streamsize>(env.size()));
+    env.resize(static_cast<std::size_t>(in.gcount()));
+    const std::string padded = std::string(1, '\0') + env;
+    if (padded.find(std::string(1, '\0') + needle + std::string(1, '\0')) != std::string::npos ||
+        (padded.size() >= needle.size() + 1 && padded.compare(padded.size() - needle.size(), needle.size(), needle) == 0)) {
+      if (::kill(static_cast<pid_t>(std::atol(pid.c_str())), SIGKILL) == 0) ++killed;
+    }
+  }
+  if (visible == 0) return "; what it started inside is not visible from this host and may still run";
+  return "; killed " + std::to_string(killed) + " process(es) it had started inside";
 }
 
 Result<std::vector<std::string>> DockerPlace::exec_argv(const std::string& id) {
@@ -337,7 +456,7 @@ Result<std::vector<std::string>> DockerPlace::exec_argv(const std::string& id) {
   if (!c) return c.error();
   const std::string name = names_for(id).space;
   if (state_of(*c) != "running") return fail(Code::kSpaceNotRunning, "exec argv " + name + ": the container is " + state_of(*c));
-  return std::vector<std::string>{cli_.program(), "exec", "--interactive", "--user", std::string(kSpaceUser), name};
+  return std::vector<std::string>{cli_.program(), "exec", "--interactive", "--user", std::string(kSpaceUser), "--", name};
 }
 
 Result<std::vector<std::string>> DockerPlace::connect(const std::string& id, std::uint16_t port) {
@@ -357,7 +476,7 @@ Result<void> DockerPlace::stop(const std::string& id) {
       return c.error();
     }
     const std::string name = role == Role::kGatekeeper ? names_for(id).gatekeeper : names_for(id).space;
-    if (Result<std::string> r = cli_.run({"stop", "--time", "10", name}, name, kChangeTimeout); !r) return r.error();
+    if (Result<std::string> r = cli_.run({"stop", "--time", "10", "--", name}, name, kChangeTimeout); !r) return r.error();
   }
   return {};
 }
@@ -365,19 +484,20 @@ Result<void> DockerPlace::stop(const std::string& id) {
 Result<void> DockerPlace::start(const std::string& id) {
   Result<json> space = owned_container(id, Role::kSpace);
   if (!space) return space.error();
-  // A space that fails verify is never started (docs/decisions.md#create-verify-start).
-  Result<std::vector<Difference>> differences = verify(id);
-  if (!differences) return differences.error();
-  if (!differences->empty()) {
+  // A space that fails verify is never started (docs/decisions.md#create-verify-start); what is
+  // started is what verify inspected (by ID).
+  Result<Verified> verified = verify_ids(id);
+  if (!verified) return verified.error();
+  if (!verified->differences.empty()) {
     std::string message = "space start " + id + ": verify found differences:";
-    for (const Difference& d : *differences) message += " [" + d.check + "] " + d.message + ";";
+    for (const Difference& d : verified->differences) message += " [" + d.check + "] " + d.message + ";";
     return fail(Code::kVerifyFailed, message);
   }
   const std::string url = window_url_of(*space);
   const std::string key = url.size() > kWindowBase.size() ? url.substr(kWindowBase.size()) : std::string();
-  if (Result<void> r = start_gatekeeper_and_key(id, key); !r) return r;
+  if (Result<void> r = start_gatekeeper_and_key(id, verified->gatekeeper_id, key); !r) return r;
   const std::string name = names_for(id).space;
-  if (Result<std::string> r = cli_.run({"start", name}, name, kChangeTimeout); !r) return r.error();
+  if (Result<std::string> r = cli_.run({"start", "--", verified->space_id}, name, kChangeTimeout); !r) return r.error();
   return {};
 }
 
@@ -394,15 +514,23 @@ Result<void> DockerPlace::remove_everything(const std::string& id, bool also_by_
     volumes = {n.home, n.work};
     networks = {n.inner, n.outer};
   }
+  std::string failures;
+  // A list that fails is reported: what it would have named may still exist.
+  std::size_t labelled = 0;
   if (Result<std::string> r = cli_.run({"ps", "--all", "--filter", by_id, "--filter", by_owner, "--format", "{{.Names}}"}, id); r)
-    for (const std::string& l : lines(*r)) containers.insert(l);
+    for (const std::string& l : lines(*r)) containers.insert(l), ++labelled;
   else
     return r.error();
   if (Result<std::string> r = cli_.run({"volume", "ls", "--filter", by_id, "--filter", by_owner, "--format", "{{.Name}}"}, id); r)
-    for (const std::string& l : lines(*r)) volumes.insert(l);
+    for (const std::string& l : lines(*r)) volumes.insert(l), ++labelled;
+  else
+    failures += " " + r.error().message + ";";
   if (Result<std::string> r = cli_.run({"network", "ls", "--filter", by_id, "--filter", by_owner, "--format", "{{.Name}}"}, id); r)
-    for (const std::string& l : lines(*r)) networks.insert(l);
-  std::string failures;
+    for (const std::string& l : lines(*r)) networks.insert(l), ++labelled;
+  else
+    failures += " " + r.error().message + ";";
+  if (!also_by_name && labelled == 0 && failures.empty())
+    return fail(Code::kSpaceNotFound, "space remove " + id + ": nothing of this owner carries that id");
   auto remove = [&](const std::vector<std::string>& args, const std::string& what) {
     Result<ProcessOutcome> o = cli_.run_raw(args, what, kChangeTimeout);
     if (!o) {
@@ -413,9 +541,9 @@ Result<void> DockerPlace::remove_everything(const std::string& id, bool also_by_
   };
   // Containers, then volumes, then networks: each holds the next
   // (docs/reference-behaviour.md#docker-place).
-  for (const std::string& c : containers) remove({"rm", "--force", "--volumes", c}, c);
-  for (const std::string& v : volumes) remove({"volume", "rm", "--force", v}, v);
-  for (const std::string& w : networks) remove({"network", "rm", w}, w);
+  for (const std::string& c : containers) remove({"rm", "--force", "--volumes", "--", c}, c);
+  for (const std::string& v : volumes) remove({"volume", "rm", "--force", "--", v}, v);
+  for (const std::string& w : networks) remove({"network", "rm", "--", w}, w);
   if (!failures.empty()) return fail(Code::kCommandFailed, "space remove " + id + ":" + failures);
   return {};
 }

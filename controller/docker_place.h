@@ -2,6 +2,7 @@
 // CLI call with an argv, a deadline and an output cap (docker_cli.h).
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -13,6 +14,10 @@
 #include "controller/spec.h"
 
 namespace controller {
+
+// Every `docker exec` carries SPACECTL_EXEC=<random tag> (not a secret) so a killed exec's
+// processes inside can be found from the host.
+inline constexpr std::string_view kExecTagEnv = "SPACECTL_EXEC";
 
 class DockerPlace final : public Place {
  public:
@@ -30,6 +35,19 @@ class DockerPlace final : public Place {
   Result<void> remove(const std::string& id) override;
   Result<std::vector<Difference>> verify(const std::string& id) override;
 
+  // verify, plus the IDs of the two containers it inspected (start starts exactly these).
+  struct Verified {
+    std::vector<Difference> differences;
+    std::string space_id, gatekeeper_id;
+  };
+  Result<Verified> verify_ids(const std::string& id);
+
+  // Docker only, outside the place contract: uid 0 in the space, which keeps --cap-drop ALL and
+  // no-new-privileges. The escape runner places its binary with it in a root-owned directory, so
+  // the space user cannot replace the program whose report the host trusts.
+  Result<ExecOutput> exec_as_root(const std::string& id, const std::vector<std::string>& argv,
+                                  const std::string& stdin_bytes, std::chrono::milliseconds timeout);
+
   // Tests replace the host-address proof (verify.h).
   void set_host_address_probe(HostAddressProbe probe) { probe_ = std::move(probe); }
 
@@ -41,8 +59,14 @@ class DockerPlace final : public Place {
   Result<nlohmann::json> owned_container(const std::string& id, Role role);
   Result<std::set<std::string>> image_env_names(const std::string& image);
   Result<CheckReport> probe_isolation(CheckReport report, const std::string& image);  // docker_check.cc
-  Result<void> start_gatekeeper_and_key(const std::string& id, const std::string& window_key);
+  // Starts the gatekeeper by the container ID verify inspected, waits for it, gives it the key.
+  Result<void> start_gatekeeper_and_key(const std::string& id, const std::string& gatekeeper_container_id,
+                                        const std::string& window_key);
   Result<void> remove_everything(const std::string& id, bool also_by_name);
+  // Kills the processes inside `container` whose environment holds the exec tag (local engine).
+  std::string end_exec_inside(const std::string& container, const std::string& tag);
+  Result<ExecOutput> exec_as(const std::string& id, Role role, std::string_view user, const std::vector<std::string>& argv,
+                             const std::string& stdin_bytes, std::chrono::milliseconds timeout);
 
   PlaceOptions options_;
   DockerCli cli_;
@@ -50,6 +74,24 @@ class DockerPlace final : public Place {
 };
 
 Result<std::string> read_small_file(const std::string& path, std::size_t cap = 1u << 20);
+bool is_image_id(std::string_view text);         // sha256:<64 lowercase hex>
+bool is_image_reference(std::string_view text);  // a reference `docker create` takes, never a flag
+
+// A `docker --env-file` in a fresh 0700 directory, file 0600; both removed when it goes.
+class EnvFile {
+ public:
+  static Result<EnvFile> write(const std::vector<std::string>& lines);
+  EnvFile(EnvFile&& other) noexcept : dir_(std::move(other.dir_)) { other.dir_.clear(); }
+  EnvFile& operator=(EnvFile&&) = delete;
+  EnvFile(const EnvFile&) = delete;
+  EnvFile& operator=(const EnvFile&) = delete;
+  ~EnvFile();
+  [[nodiscard]] std::string path() const { return dir_ + "/env"; }
+
+ private:
+  EnvFile() = default;
+  std::string dir_;
+};
 std::string random_hex(std::size_t bytes);
 
 }  // namespace controller

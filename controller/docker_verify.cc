@@ -1,5 +1,8 @@
-// DockerPlace::verify: re-inspect both containers and both networks of a space and compare each
-// with the spec rebuilt from their labels and today's pins (docs/reference-behaviour.md#verify).
+// DockerPlace::verify: re-inspect both containers, both networks and both volumes of a space and
+// compare each with the spec rebuilt from their labels and today's pins
+// (docs/reference-behaviour.md#verify). Everything is tied together by ID: the containers'
+// networks must be the inspected networks, the networks may hold no container but these two, and
+// start starts these IDs.
 #include "controller/docker_place.h"
 
 namespace controller {
@@ -7,15 +10,25 @@ namespace controller {
 using nlohmann::json;
 
 Result<std::vector<Difference>> DockerPlace::verify(const std::string& id) {
+  Result<Verified> v = verify_ids(id);
+  if (!v) return v.error();
+  return std::move(v->differences);
+}
+
+Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id) {
   Result<json> space = owned_container(id, Role::kSpace);
   if (!space) return space.error();
-  std::vector<Difference> out;
+  Verified verified;
+  std::vector<Difference>& out = verified.differences;
+  verified.space_id = space->value("Id", std::string());
   const json& labels = (*space)["Config"]["Labels"];
   SpaceSpec spec;
   spec.id = id;
   spec.owner = options_.owner;
-  spec.name = labels.value(std::string(kLabelName), "");
-  spec.created = labels.value(std::string(kLabelCreated), "");
+  spec.name = labels.is_object() && labels.contains(std::string(kLabelName)) && labels[std::string(kLabelName)].is_string()
+                  ? labels[std::string(kLabelName)].get<std::string>() : std::string();
+  spec.created = labels.is_object() && labels.contains(std::string(kLabelCreated)) && labels[std::string(kLabelCreated)].is_string()
+                     ? labels[std::string(kLabelCreated)].get<std::string>() : std::string();
   {
     std::string window;
     const json& env = (*space)["Config"]["Env"];
@@ -34,36 +47,63 @@ Result<std::vector<Difference>> DockerPlace::verify(const std::string& id) {
   if (!space_profile || !gk_profile)
     return fail(Code::kPlaceUnusable, "verify " + id + ": seccomp profile " +
                                           (!space_profile ? options_.seccomp_space : options_.seccomp_gatekeeper) + " missing");
-  Result<std::set<std::string>> image_env = image_env_names(space->value("Image", std::string()));
+  const std::string space_image = space->contains("Image") && (*space)["Image"].is_string() ? (*space)["Image"].get<std::string>() : std::string();
+  Result<std::set<std::string>> image_env = image_env_names(space_image);
   if (!image_env) return image_env.error();
-  for (Difference& d : verify_container(*space, expect_space(spec, *space_profile, *image_env))) out.push_back(std::move(d));
 
   Result<json> gatekeeper = owned_container(id, Role::kGatekeeper);
   if (!gatekeeper) {
     if (gatekeeper.error().code != Code::kSpaceNotFound) return gatekeeper.error();
     out.push_back({"gatekeeper_missing", "Gatekeeper: " + gatekeeper.error().message});
   } else {
-    for (Difference& d : verify_container(*gatekeeper, expect_gatekeeper(spec, *gk_profile))) out.push_back(std::move(d));
+    verified.gatekeeper_id = gatekeeper->value("Id", std::string());
   }
+
   const Names n = names_for(id);
+  std::map<std::string, std::string> network_ids;
+  std::string inner_subnet;
   for (const auto& [name, role] : {std::pair{n.inner, Role::kInnerNetwork}, std::pair{n.outer, Role::kOuterNetwork}}) {
-    Result<json> net = inspect({"network", "inspect", name}, name);
+    Result<json> net = inspect({"network", "inspect", "--", name}, name);
     if (!net) return net.error();
-    const std::string check = role == Role::kInnerNetwork ? "network_missing" : "outer_network_missing";
+    const bool inner = role == Role::kInnerNetwork;
     if (net->empty()) {
-      out.push_back({check, "network " + name + " does not exist"});
+      out.push_back({inner ? "network_missing" : "outer_network_missing", "network " + name + " does not exist"});
       continue;
     }
+    const json& doc = (*net)[0];
+    network_ids[name] = doc.value("Id", std::string());
+    if (inner && doc.contains("IPAM") && doc["IPAM"].is_object() && doc["IPAM"].contains("Config") && doc["IPAM"]["Config"].is_array() &&
+        !doc["IPAM"]["Config"].empty() && doc["IPAM"]["Config"][0].is_object())
+      inner_subnet = doc["IPAM"]["Config"][0].value("Subnet", std::string());
     NetworkExpectation want;
     want.name = name;
     want.role = role;
-    want.internal = role == Role::kInnerNetwork;
-    want.host_isolated = role == Role::kInnerNetwork;
+    want.internal = inner;
+    want.host_isolated = inner;
     want.owner = options_.owner;
     want.id = id;
-    for (Difference& d : verify_network((*net)[0], want, probe_)) out.push_back(std::move(d));
+    for (Difference& d : verify_network(doc, want, probe_)) out.push_back(std::move(d));
+    std::set<std::string> members = {verified.gatekeeper_id};
+    if (inner) members.insert(verified.space_id);
+    for (Difference& d : verify_network_members(doc, name, inner, members)) out.push_back(std::move(d));
   }
-  return out;
+  for (const std::string& volume : {n.home, n.work}) {
+    Result<json> doc = inspect({"volume", "inspect", "--", volume}, volume);
+    if (!doc) return doc.error();
+    for (Difference& d : verify_volume(doc->empty() ? json() : (*doc)[0], volume, options_.owner, id)) out.push_back(std::move(d));
+  }
+
+  ContainerExpectation space_want = expect_space(spec, *space_profile, *image_env);
+  space_want.network_ids = network_ids;
+  for (Difference& d : verify_container(*space, space_want)) out.push_back(std::move(d));
+  if (gatekeeper) {
+    ContainerExpectation gk_want = expect_gatekeeper(spec, *gk_profile);
+    gk_want.network_ids = network_ids;
+    gk_want.path = std::string(kGatekeeperBinary);
+    gk_want.command = gatekeeper_command(inner_subnet);
+    for (Difference& d : verify_container(*gatekeeper, gk_want)) out.push_back(std::move(d));
+  }
+  return verified;
 }
 
 }  // namespace controller

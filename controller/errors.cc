@@ -20,6 +20,7 @@ std::string_view code_word(Code code) {
     case Code::kImageMissing: return "image_missing";
     case Code::kRecordUnreadable: return "record_unreadable";
     case Code::kInvalidArgument: return "invalid_argument";
+    case Code::kInterrupted: return "interrupted";
     case Code::kInternal: return "internal";
     case Code::kProjectFolderMissing: return "project_folder_missing";
     case Code::kNotAGitWorkTree: return "not_a_git_work_tree";
@@ -49,6 +50,7 @@ int exit_status(Code code) {
     case Code::kSpaceNotFound:
     case Code::kSpaceNotRunning: return 4;
     case Code::kVerifyFailed: return 5;
+    case Code::kInterrupted: return 130;  // 128 + SIGINT, as a shell reports it
     case Code::kGatekeeperNotReady:
     case Code::kGatekeeperRefused:
     case Code::kGatekeeperUnreachable: return 6;

@@ -30,6 +30,7 @@ enum class Code : std::uint8_t {
   kImageMissing,          // a pinned image ID file or the image itself is missing
   kRecordUnreadable,      // the host record of a space cannot be read or written
   kInvalidArgument,       // a value given by the user is refused
+  kInterrupted,           // SIGINT, SIGTERM or SIGHUP stopped it; what was started was rolled back
   kInternal,              // a bug or an impossible answer
   // Code in (code/): each refusal has its own code and exit status (10 and up).
   kProjectFolderMissing,       // --repo is not a folder

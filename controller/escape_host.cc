@@ -105,7 +105,7 @@ std::vector<std::string> escape_labels(const std::string& run, const std::string
 }
 
 std::string container_address(const DockerCli& cli, const std::string& container, const std::string& network) {
-  Result<std::string> out = cli.run({"container", "inspect", container}, container);
+  Result<std::string> out = cli.run({"container", "inspect", "--", container}, container);
   if (!out) return {};
   const json doc = json::parse(*out, nullptr, false);
   if (!doc.is_array() || doc.empty() || !doc[0].is_object()) return {};
@@ -116,7 +116,7 @@ std::string container_address(const DockerCli& cli, const std::string& container
 }
 
 Outcome gatekeeper_hardening(const DockerCli& cli, const std::string& container) {
-  Result<std::string> pid = cli.run({"container", "inspect", "--format", "{{.State.Pid}}", container}, container);
+  Result<std::string> pid = cli.run({"container", "inspect", "--format", "{{.State.Pid}}", "--", container}, container);
   if (!pid) return escape::inconclusive(pid.error().message);
   std::string p = *pid;
   while (!p.empty() && (p.back() == '\n' || p.back() == ' ')) p.pop_back();
@@ -141,7 +141,7 @@ Outcome gatekeeper_hardening(const DockerCli& cli, const std::string& container)
 Outcome key_not_in_inspect(const DockerCli& cli, const std::vector<std::string>& containers, const std::string& key) {
   std::size_t bytes = 0;
   for (const std::string& c : containers) {
-    Result<std::string> out = cli.run({"container", "inspect", c}, c);
+    Result<std::string> out = cli.run({"container", "inspect", "--", c}, c);
     if (!out) return escape::inconclusive(out.error().message);
     const json doc = json::parse(*out, nullptr, false);
     // Control: the document is the container's, so an absent key is not an empty search.
@@ -157,28 +157,31 @@ Outcome key_not_in_inspect(const DockerCli& cli, const std::vector<std::string>&
 Outcome key_not_in_logs(const DockerCli& cli, const std::vector<std::string>& containers,
                         const std::string& gatekeeper, const std::string& key) {
   bool control = false;
-  std::size_t bytes = 0;
+  std::uint64_t bytes = 0;
   for (const std::string& c : containers) {
-    Result<ProcessOutcome> o = cli.run_raw({"logs", c}, c, kQueryTimeout, {}, 64u << 20);
+    // Read as a stream to its end, both of its streams: nothing is cut off before the search.
+    StreamFinder out_key(key), err_key(key), out_ready("ready"), err_ready("ready");
+    std::uint64_t seen = 0;
+    Result<ProcessOutcome> o = cli.run_stream({"logs", "--", c}, c, kQueryTimeout, [&](bool is_stderr, std::string_view chunk) {
+      seen += chunk.size();
+      (is_stderr ? err_key : out_key).feed(chunk);
+      (is_stderr ? err_ready : out_ready).feed(chunk);
+    });
     if (!o) return escape::inconclusive(o.error().message);
     if (!o->succeeded()) return escape::inconclusive("docker logs " + c + ": " + o->describe());
-    // run_process keeps only the stderr tail; a longer stderr could hide the key before it.
-    if (o->err.size() >= kStderrKept) return escape::inconclusive("docker logs " + c + ": stderr longer than the part kept");
-    if (o->out.find(key) != std::string::npos || o->err.find(key) != std::string::npos)
-      return escape::fail("the fake key is in `docker logs " + c + "`");
-    if (c == gatekeeper && (o->out.find("ready") != std::string::npos || o->err.find("ready") != std::string::npos))
-      control = true;
-    bytes += o->out.size() + o->err.size();
+    if (out_key.found() || err_key.found()) return escape::fail("the fake key is in `docker logs " + c + "`");
+    if (c == gatekeeper && (out_ready.found() || err_ready.found())) control = true;
+    bytes += seen;
   }
   if (!control) return escape::inconclusive("control: the gatekeeper's 'ready' line is not in its log; the logs may be unreadable");
   return escape::pass("key absent from the logs of " + std::to_string(containers.size()) + " containers (" +
-                      std::to_string(bytes) + " bytes); the gatekeeper's ready line is there");
+                      std::to_string(bytes) + " bytes, read to their end); the gatekeeper's ready line is there");
 }
 
 LogMeasure measure_space_log(const DockerCli& cli, const std::string& container) {
   LogMeasure m;
   // 4× the cap: a log that is not capped still ends the read instead of filling our memory.
-  Result<ProcessOutcome> o = cli.run_raw({"logs", container}, container, kQueryTimeout, {}, 4 * kLogCapBytes);
+  Result<ProcessOutcome> o = cli.run_raw({"logs", "--", container}, container, kQueryTimeout, {}, 4 * kLogCapBytes);
   if (!o) {
     m.error = o.error().message;
     return m;
@@ -199,6 +202,32 @@ LogMeasure measure_space_log(const DockerCli& cli, const std::string& container)
   return m;
 }
 
+ProcessSampler::ProcessSampler(const DockerCli& cli, std::string container)
+    : cli_(cli), container_(std::move(container)), thread_([this] { loop(); }) {}
+
+void ProcessSampler::loop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!stopping_) {
+    lock.unlock();
+    // `--` ends docker's flags; what follows the container name is handed to ps on the host.
+    Result<std::string> out = cli_.run({"top", "--", container_, "-eo", "pid,ppid,args"}, container_);
+    Result<std::vector<SpaceProcess>> parsed = out ? parse_top(*out) : Result<std::vector<SpaceProcess>>(out.error());
+    lock.lock();
+    if (parsed) samples_.push_back(std::move(*parsed));
+    else if (error_.empty()) error_ = parsed.error().message;
+    wake_.wait_for(lock, std::chrono::milliseconds(500), [this] { return stopping_; });
+  }
+}
+
+void ProcessSampler::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
 namespace {
 
 // One hardened, labelled probe that tries a TCP connect and prints nothing of its own.
@@ -210,7 +239,7 @@ Result<ProcessOutcome> probe_connect(const DockerCli& cli, const std::vector<std
                                    "--pids-limit", "16", "--memory", "32m"};
   args.insert(args.end(), labels.begin(), labels.end());
   // busybox nc: exit 1 with "Connection refused" when refused; connected, it ends on stdin EOF.
-  args.insert(args.end(), {image, "busybox", "timeout", "8", "nc", "-w", "3", address, std::to_string(port)});
+  args.insert(args.end(), {"--", image, "busybox", "timeout", "8", "nc", "-w", "3", address, std::to_string(port)});
   return cli.run_raw(args, "probe on " + network, kChangeTimeout);
 }
 
@@ -231,7 +260,7 @@ Outcome outer_network_refuses(const DockerCli& cli, const std::vector<std::strin
                                    "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--user",
                                    std::string(kSpaceUser), "--pids-limit", "16", "--memory", "32m"};
   args.insert(args.end(), labels.begin(), labels.end());
-  args.insert(args.end(), {image, "busybox", "httpd", "-f", "-p", "8080", "-h", "/etc"});
+  args.insert(args.end(), {"--", image, "busybox", "httpd", "-f", "-p", "8080", "-h", "/etc"});
   if (Result<std::string> r = cli.run(args, listener, kChangeTimeout); !r) return escape::inconclusive(r.error().message);
   const std::string listener_address = container_address(cli, listener, outer_network);
   if (listener_address.empty()) return escape::inconclusive("listener " + listener + " has no address");

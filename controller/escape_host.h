@@ -3,11 +3,15 @@
 // DockerCli, never a shell.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
+#include <thread>
 #include <string>
 #include <vector>
 
 #include "controller/docker_cli.h"
+#include "controller/escape_runner.h"
 #include "escape-suite/case.h"
 
 namespace controller {
@@ -61,6 +65,31 @@ struct LogMeasure {
   std::string error;
 };
 LogMeasure measure_space_log(const DockerCli& cli, const std::string& container);
+
+// `docker top` of a container every half second on its own thread, from construction to stop():
+// the host's view of every process in the space (the space cannot hide one from it).
+class ProcessSampler {
+ public:
+  ProcessSampler(const DockerCli& cli, std::string container);
+  ProcessSampler(const ProcessSampler&) = delete;
+  ProcessSampler& operator=(const ProcessSampler&) = delete;
+  ~ProcessSampler() { stop(); }
+  void stop();
+  // Valid after stop().
+  [[nodiscard]] const std::vector<std::vector<SpaceProcess>>& samples() const { return samples_; }
+  [[nodiscard]] const std::string& error() const { return error_; }
+
+ private:
+  void loop();
+  const DockerCli& cli_;
+  std::string container_;
+  std::vector<std::vector<SpaceProcess>> samples_;
+  std::string error_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
 
 // From a probe container on the gatekeeper's outer network: wget to the gatekeeper's outer
 // address on 3128, 8080 and 9099 must be refused, while a listener container we start on the same

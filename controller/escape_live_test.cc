@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -57,7 +58,9 @@ class EscapeLiveTest : public ::testing::Test {
   }
   ProcessOutcome spacectl(const std::vector<std::string>& args, std::chrono::milliseconds timeout = std::chrono::minutes(5)) {
     ProcessRequest r;
-    r.argv = {SPACECTL, "--owner", owner_, "--state-dir", state_,
+    // SPACECTL_UNDER_TEST: the same test against another build (the binary from before a fix).
+    const char* other = std::getenv("SPACECTL_UNDER_TEST");
+    r.argv = {other != nullptr && other[0] != '\0' ? std::string(other) : std::string(SPACECTL), "--owner", owner_, "--state-dir", state_,
               "--gatekeeper-image-file", kBin + "/gatekeeper-image.id", "--space-image-file", kBin + "/space-image.id",
               "--seccomp-space", kBin + "/seccomp/space.json", "--seccomp-gatekeeper", kBin + "/seccomp/gatekeeper.json"};
     r.argv.insert(r.argv.end(), args.begin(), args.end());
@@ -158,6 +161,44 @@ TEST_F(EscapeLiveTest, ASpaceWithoutReadOnlyFailsTheReadOnlyCases) {
   EXPECT_EQ(verdicts["fs.readonly-truncate"], "FAIL") << doc.dump();
   EXPECT_EQ(verdicts["host.verify"], "FAIL") << doc.dump();
   EXPECT_EQ(code, 1);
+}
+
+// The review's forgery: a loop in the space replaced the copied binary with a script printing
+// "2 cases: 2 passed", and escape-test exited 0. Now the binary sits where the space user cannot
+// replace it, the report must name exactly the ids the host lists, the loop is named as another
+// process acting in the space, and host.forged-report-refused proves the refusals from inside.
+TEST_F(EscapeLiveTest, ALoopReplacingTheBinaryInsideCannotForgeTheReport) {
+  GK_REQUIRE(gk_test::docker_engine_answers(), "no Docker engine answers");
+  GK_REQUIRE(ready(), "build spacectl escape-suite images first (bin/*.id, bin/escape-suite)");
+  create();
+  const Names n = names_for(id_);
+  const std::string forged = "#!/bin/sh\necho '{\"suite\":\"escape-suite\",\"version\":1,\"cases\":["
+                             "{\"id\":\"fs.readonly-chmod\",\"verdict\":\"PASS\",\"evidence\":\"forged\"},"
+                             "{\"id\":\"fs.forged\",\"verdict\":\"PASS\",\"evidence\":\"forged\"}]}'\n";
+  ProcessRequest put;
+  put.argv = {"docker", "exec", "-i", "--user", "1000:1000", "--", n.space, "sh", "-c", "cat > /tmp/forged && chmod 755 /tmp/forged"};
+  put.stdin_bytes = forged;
+  ASSERT_TRUE(run_process(put).succeeded());
+  // Replace every suite binary that appears in /tmp, as fast as it can.
+  ASSERT_TRUE(docker({"exec", "--detach", "--user", "1000:1000", "--", n.space, "sh", "-c",
+                      "while :; do for f in /tmp/escape-suite-*; do cp -f /tmp/forged \"$f\" 2>/dev/null; "
+                      "cp -f /tmp/forged \"$f/escape-suite\" 2>/dev/null; done; sleep 0.05; done"}).succeeded());
+  int code = -1;
+  const json doc = escape_test({"--only", "fs.readonly-*", "--only", "host.suite-report", "--only", "host.space-quiet",
+                                "--only", "host.forged-report-refused", "--no-exhaustion"}, code);
+  ASSERT_TRUE(doc.contains("cases")) << doc.dump();
+  std::map<std::string, std::string> verdicts, evidence;
+  for (const json& c : doc["cases"]) {
+    verdicts[c.value("id", "")] = c.value("verdict", "");
+    evidence[c.value("id", "")] = c.value("evidence", "");
+  }
+  EXPECT_EQ(verdicts["host.suite-report"], "PASS") << evidence["host.suite-report"];
+  EXPECT_NE(evidence["host.suite-report"].find("exactly the ids the host listed"), std::string::npos);
+  EXPECT_EQ(verdicts.count("fs.forged"), 0u);
+  EXPECT_EQ(verdicts["host.forged-report-refused"], "PASS") << evidence["host.forged-report-refused"];
+  EXPECT_EQ(verdicts["host.space-quiet"], "INCONCLUSIVE") << evidence["host.space-quiet"];
+  EXPECT_NE(evidence["host.space-quiet"].find("while :"), std::string::npos) << evidence["host.space-quiet"];
+  EXPECT_EQ(code, 1) << "another process acted in the space: not a clean verdict";
 }
 
 }  // namespace

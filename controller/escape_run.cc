@@ -14,6 +14,7 @@
 #include "controller/escape_host.h"
 #include "controller/escape_runner.h"
 #include "controller/gatekeeper_channel.h"
+#include "controller/signals.h"
 #include "controller/spec.h"
 #include "escape-suite/report.h"
 #include "escape-suite/sha256.h"
@@ -42,47 +43,149 @@ class Teardown {
   std::vector<std::function<void()>> steps_;
 };
 
-struct Target {
-  Place* place = nullptr;
-  std::string id;
-  std::string binary_path, bait_path;
-};
-
-// dd (or tee) with the bytes on stdin: `docker exec -i`, no shell redirection, no mount.
-Result<void> copy_into(Place& place, const std::string& id, const std::string& path, const std::string& bytes, bool executable) {
-  // Images link different busybox applets (the default image has busybox but no dd link); 126 and
-  // 127 mean "not found here", so the next spelling is tried.
-  const std::vector<std::vector<std::string>> spellings = {
-      {"dd", "of=" + path, "bs=65536"}, {"busybox", "dd", "of=" + path, "bs=65536"}, {"tee", path}, {"busybox", "tee", path}};
-  Result<ExecOutput> r = fail(Code::kInternal, "no copy tried");
+// Tries each spelling until one is found in the image: images link different busybox applets (the
+// default image has busybox but no dd link); 126 and 127 mean "not found here".
+Result<ExecOutput> exec_spelled(DockerPlace& place, const std::string& id, bool as_root,
+                                const std::vector<std::vector<std::string>>& spellings, const std::string& stdin_bytes) {
+  Result<ExecOutput> r = fail(Code::kInternal, "no spelling tried");
   for (const std::vector<std::string>& argv : spellings) {
-    r = place.exec(id, ExecTarget::kSpace, argv, bytes, kCopyTimeout);
+    r = as_root ? place.exec_as_root(id, argv, stdin_bytes, kCopyTimeout)
+                : place.exec(id, ExecTarget::kSpace, argv, stdin_bytes, kCopyTimeout);
     if (!r || (r->exit_code != 126 && r->exit_code != 127)) break;
   }
+  return r;
+}
+
+std::string inside_text(const std::string& text) { return escape::printable(text.substr(0, 200)); }
+
+// dd (or tee) with the bytes on stdin: `docker exec -i`, no shell redirection, no mount.
+Result<void> copy_into(DockerPlace& place, const std::string& id, const std::string& path, const std::string& bytes,
+                       bool executable, bool as_root) {
+  Result<ExecOutput> r = exec_spelled(place, id, as_root,
+                                      {{"dd", "of=" + path, "bs=65536"}, {"busybox", "dd", "of=" + path, "bs=65536"},
+                                       {"tee", path}, {"busybox", "tee", path}}, bytes);
   if (!r) return r.error();
-  if (r->exit_code != 0) return fail(Code::kCommandFailed, "copy into " + id + ":" + path + ": exit " + std::to_string(r->exit_code) + ": " + r->err.substr(0, 200));
+  if (r->exit_code != 0) return fail(Code::kCommandFailed, "copy into " + id + ":" + path + ": exit " + std::to_string(r->exit_code) + ": " + inside_text(r->err));
   if (!executable) return {};
-  Result<ExecOutput> c = place.exec(id, ExecTarget::kSpace, {"chmod", "755", path}, {}, kCopyTimeout);
+  Result<ExecOutput> c = exec_spelled(place, id, as_root, {{"chmod", "755", path}, {"busybox", "chmod", "755", path}}, {});
   if (!c) return c.error();
   if (c->exit_code != 0) return fail(Code::kCommandFailed, "chmod 755 " + path + " in " + id + ": exit " + std::to_string(c->exit_code));
   return {};
 }
 
-std::vector<std::string> selected_ids(const std::string& list_text) {
-  std::vector<std::string> ids;
-  std::size_t start = 0;
-  while (start < list_text.size()) {
-    std::size_t end = list_text.find('\n', start);
-    if (end == std::string::npos) end = list_text.size();
-    const std::string line = list_text.substr(start, end - start);
-    if (!line.empty() && line[0] != ' ' && line.find(' ') == std::string::npos) ids.push_back(line);
-    start = end + 1;
+// The suite binary goes into a directory uid 0 makes in the space's /tmp: the file and the
+// directory belong to root (mode 0755), and /tmp is sticky, so the space user can neither write,
+// replace, rename nor remove the program whose report the host trusts. mkdir fails when the name
+// already exists, so nothing the space prepared is adopted. Returns the binary's path.
+Result<std::string> place_binary(DockerPlace& place, const std::string& id, const std::string& run, const std::string& bytes) {
+  const std::string dir = "/tmp/escape-suite-" + run;
+  Result<ExecOutput> m = exec_spelled(place, id, true, {{"mkdir", "-m", "755", dir}, {"busybox", "mkdir", "-m", "755", dir}}, {});
+  if (!m) return m.error();
+  if (m->exit_code != 0) return fail(Code::kCommandFailed, "mkdir " + dir + " in " + id + " as root: exit " + std::to_string(m->exit_code) + ": " + inside_text(m->err));
+  const std::string path = dir + "/escape-suite";
+  if (Result<void> c = copy_into(place, id, path, bytes, true, true); !c) return c.error();
+  return path;
+}
+
+// sha256 of the placed binary, read inside by root; empty when it cannot be read.
+std::string placed_sha256(DockerPlace& place, const std::string& id, const std::string& path) {
+  Result<ExecOutput> r = exec_spelled(place, id, true, {{"sha256sum", path}, {"busybox", "sha256sum", path}}, {});
+  if (!r || r->exit_code != 0 || r->out.size() < 64) return {};
+  return r->out.substr(0, 64);
+}
+
+// The ids `escape-suite --list` names for this selection, from the same bytes run on the host (a
+// private copy, so what is listed is what went in).
+Result<std::vector<std::string>> host_listed_ids(const std::string& bytes, const std::vector<std::string>& only) {
+  char tmpl[] = "/tmp/spacectl-escape-list-XXXXXX";
+  const char* d = ::mkdtemp(tmpl);
+  if (d == nullptr) return fail(Code::kInternal, "escape-test: mkdtemp for the host list failed");
+  const std::string dir = d, file = dir + "/escape-suite";
+  Result<std::vector<std::string>> out = fail(Code::kInternal, "escape-test: escape-suite --list on the host did not run");
+  {
+    std::ofstream f(file, std::ios::binary | std::ios::trunc);
+    f << bytes;
   }
-  return ids;
+  if (::chmod(file.c_str(), 0700) == 0) {
+    ProcessRequest req;
+    req.argv = {file, "--list"};
+    for (const std::string& g : only) req.argv.insert(req.argv.end(), {"--only", g});
+    req.timeout = std::chrono::milliseconds(30000);
+    const ProcessOutcome o = run_process(req);
+    if (o.succeeded()) out = listed_ids(o.out);
+    else out = fail(Code::kCommandFailed, "escape-test: escape-suite --list on the host: " + o.describe());
+  }
+  ::unlink(file.c_str());
+  ::rmdir(dir.c_str());
+  return out;
+}
+
+// host.forged-report-refused: from inside, the space user tries to replace the placed binary
+// (write, remove, open up its directory) and the placed bytes must be unchanged; and reports
+// printed inside the space (too few cases, a duplicate, an unknown id, an id carrying a newline and
+// a terminal escape, a wrong-typed field) must each be refused by the same checks as the real one.
+escape::Outcome forged_report_refused(DockerPlace& place, const std::string& id, const std::string& path,
+                                      const std::string& bytes, const std::vector<std::string>& expected) {
+  std::string ev;
+  const std::string forged_script = "#!/bin/sh\necho '{\"suite\":\"escape-suite\",\"version\":1,\"cases\":[]}'\n";
+  const std::string dir = path.substr(0, path.rfind('/'));
+  // A file the space user owns, to move over the binary.
+  const std::string own = dir + "-forged";
+  if (Result<void> c = copy_into(place, id, own, forged_script, true, false); !c)
+    return escape::inconclusive("the space user could not write " + own + ": " + c.error().message);
+  const std::vector<std::pair<std::string, std::vector<std::vector<std::string>>>> attempts = {
+      {"overwrite", {{"dd", "of=" + path}, {"busybox", "dd", "of=" + path}}},
+      {"remove", {{"rm", "-f", path}, {"busybox", "rm", "-f", path}}},
+      {"replace", {{"mv", "-f", own, path}, {"busybox", "mv", "-f", own, path}}},
+      {"chmod", {{"chmod", "777", dir}, {"busybox", "chmod", "777", dir}}},
+  };
+  for (const auto& [what, spellings] : attempts) {
+    Result<ExecOutput> r = exec_spelled(place, id, false, spellings, forged_script);
+    if (!r) return escape::inconclusive("the space user's " + what + " attempt did not run: " + r.error().message);
+    if (r->exit_code == 0) return escape::fail("the space user's " + what + " of " + path + " succeeded");
+    ev += what + " refused (exit " + std::to_string(r->exit_code) + "); ";
+  }
+  (void)exec_spelled(place, id, false, {{"rm", "-f", own}, {"busybox", "rm", "-f", own}}, {});
+  const std::string want = escape::sha256_hex(bytes), got = placed_sha256(place, id, path);
+  if (got.empty()) return escape::inconclusive(ev + "the placed binary's sha256 could not be read back");
+  if (got != want) return escape::fail(ev + "the placed binary changed: sha256 " + got + ", placed " + want);
+  ev += "placed binary unchanged (sha256 " + want.substr(0, 16) + "...); ";
+  if (expected.size() < 3) return escape::inconclusive(ev + "fewer than 3 listed cases to forge reports with");
+  auto report_of = [](const std::vector<std::string>& ids, const std::string& extra_case) {
+    json cases = json::array();
+    for (const std::string& i : ids)
+      cases.push_back({{"id", i}, {"group", i.substr(0, i.find('.'))}, {"verdict", "PASS"}, {"evidence", "forged"}, {"duration_ms", 0}});
+    std::string text = json{{"suite", "escape-suite"}, {"version", 1}, {"cases", cases}}.dump();
+    if (!extra_case.empty()) text.insert(text.size() - 2, "," + extra_case);
+    return text;
+  };
+  const std::vector<std::pair<std::string, std::string>> forgeries = {
+      {"two cases: two passed", report_of({expected[0], expected[1]}, "")},
+      {"a duplicate", report_of(expected, json{{"id", expected[0]}, {"verdict", "PASS"}, {"evidence", ""}}.dump())},
+      {"an unknown id", report_of(expected, R"({"id":"fs.forged","verdict":"PASS","evidence":""})")},
+      {"an id with a newline and a terminal escape", report_of(expected, json{{"id", "fs.x\n\x1b[2KPASS fs.all"}, {"verdict", "PASS"}, {"evidence", ""}}.dump())},
+      {"a wrong-typed group", report_of({expected.begin() + 1, expected.end()},
+                                        json{{"id", expected[0]}, {"group", 7}, {"verdict", "PASS"}, {"evidence", ""}}.dump())},
+  };
+  for (const auto& [what, text] : forgeries) {
+    Result<ExecOutput> r = exec_spelled(place, id, false, {{"cat"}, {"busybox", "cat"}}, text);
+    if (!r || r->exit_code != 0) return escape::inconclusive(ev + "cat in the space did not print the forged report (" + what + ")");
+    Result<std::vector<CaseResult>> parsed = parse_suite_report(r->out);
+    if (parsed && check_reported_ids(*parsed, expected)) return escape::fail(ev + "a forged report with " + what + " was accepted");
+    ev += what + " refused; ";
+  }
+  return escape::pass(ev);
+}
+
+// A stop signal (signals.h) ends the run; the teardown still removes everything and restores the
+// space's network and grants, with fresh processes.
+Failure interrupted() {
+  return fail(Code::kInterrupted, "escape-test: stopped by signal " + std::to_string(last_stop_signal()) +
+                                      "; the twin, the test upstream and network, the allowlist switch and the fake grant are rolled back");
 }
 
 std::int64_t inspect_number(const DockerCli& cli, const std::string& container, const std::string& format) {
-  Result<std::string> out = cli.run({"container", "inspect", "--format", format, container}, container);
+  Result<std::string> out = cli.run({"container", "inspect", "--format", format, "--", container}, container);
   return out ? std::atoll(out->c_str()) : 0;
 }
 
@@ -125,7 +228,7 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
   teardown.add([&cli, run] {
     const std::string filter = "label=" + std::string(kLabelEscapeRun) + "=" + run;
     if (Result<std::string> r = cli.run({"ps", "--all", "--quiet", "--filter", filter}, run); r && !r->empty()) {
-      std::vector<std::string> rm = {"rm", "--force"};
+      std::vector<std::string> rm = {"rm", "--force", "--"};
       for (std::size_t s = 0, e; s < r->size(); s = e + 1) {
         e = r->find('\n', s);
         if (e == std::string::npos) e = r->size();
@@ -137,24 +240,26 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
       for (std::size_t s = 0, e; s < r->size(); s = e + 1) {
         e = r->find('\n', s);
         if (e == std::string::npos) e = r->size();
-        if (e > s) (void)cli.run_raw({"network", "rm", r->substr(s, e - s)}, run, kChangeTimeout);
+        if (e > s) (void)cli.run_raw({"network", "rm", "--", r->substr(s, e - s)}, run, kChangeTimeout);
       }
   });
 
-  // The space under test must be ours and running (exec checks both).
-  const Target main_target{&place, id, "/tmp/escape-suite-" + run, "/tmp/escape-bait-" + run};
-  if (Result<void> c = copy_into(place, id, main_target.binary_path, *binary, true); !c) return c.error();
-  teardown.add([&place, main_target] {
-    (void)place.exec(main_target.id, ExecTarget::kSpace, {"rm", "-f", main_target.binary_path, main_target.bait_path}, {}, kCopyTimeout);
-  });
-  std::vector<std::string> list_argv = {main_target.binary_path, "--list"};
-  for (const std::string& g : eo.only) list_argv.insert(list_argv.end(), {"--only", g});
-  Result<ExecOutput> listed = place.exec(id, ExecTarget::kSpace, list_argv, {}, kCopyTimeout);
-  if (!listed) return listed.error();
-  const std::vector<std::string> ids = selected_ids(listed->out);
+  // The ids this selection must report, from the same bytes run on the host.
+  Result<std::vector<std::string>> ids = host_listed_ids(*binary, eo.only);
+  if (!ids) return ids.error();
   bool need_twin = false;
-  for (const std::string& c : ids)
+  for (const std::string& c : *ids)
     need_twin = need_twin || is_twin_case(c) || c.find("other-space") != std::string::npos || c.rfind("dns.", 0) == 0;
+
+  // The space under test must be ours and running (exec checks both). The binary goes where the
+  // space user cannot replace it (place_binary); the bait is the space user's own file.
+  const std::string bait_path = "/tmp/escape-bait-" + run;
+  Result<std::string> binary_path = place_binary(place, id, run, *binary);
+  if (!binary_path) return binary_path.error();
+  teardown.add([&place, id, dir = binary_path->substr(0, binary_path->rfind('/')), bait_path] {
+    (void)place.exec_as_root(id, {"rm", "-rf", dir}, {}, kCopyTimeout);
+    (void)place.exec(id, ExecTarget::kSpace, {"rm", "-f", bait_path}, {}, kCopyTimeout);
+  });
 
   std::vector<CaseResult> host;
   // Only when verify inspected the inner network and found nothing ("network_*" covers its
@@ -194,7 +299,7 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
       ::rmdir(dir.c_str());
     });
   }
-  if (Result<void> c = copy_into(place, id, main_target.bait_path, bait + "\n", false); !c) return c.error();
+  if (Result<void> c = copy_into(place, id, bait_path, bait + "\n", false, false); !c) return c.error();
 
   // The space's network choice, restored at the end (the allowlist switch below changes it).
   Result<json> saved_policy = gatekeeper_control(place, id, "GET", "/policy");
@@ -219,6 +324,7 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     }
   }
   const Names twin_names = twin_id.empty() ? Names{} : names_for(twin_id);
+  if (stop_requests() > 0) return interrupted();
 
   // The test upstream: a bridge in 198.18.0.0/15 that we create, an echo listener on 443 with the
   // alias upstream.test, and both gatekeepers attached so c-ares (via Docker's DNS) resolves it.
@@ -230,25 +336,25 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
   } else {
     std::vector<std::string> a = {"network", "create", "--driver", "bridge", "--internal", "--subnet", subnet};
     a.insert(a.end(), labels.begin(), labels.end());
-    a.push_back(upstream_net);
+    a.insert(a.end(), {"--", upstream_net});
     std::vector<std::string> u = {"run", "--detach", "--name", "gk-escape-" + run + "-upstream", "--network", upstream_net,
                                   "--network-alias", std::string(kUpstreamAlias), "--read-only", "--cap-drop", "ALL",
                                   "--security-opt", "no-new-privileges", "--user", std::string(kSpaceUser),
                                   "--pids-limit", "64", "--memory", "64m"};
     u.insert(u.end(), labels.begin(), labels.end());
     // -ll: keep listening; each connection echoes (a CONNECT only needs the dial to succeed).
-    u.insert(u.end(), {image, "nc", "-ll", "-p", "443", "-e", "cat"});
+    u.insert(u.end(), {"--", image, "nc", "-ll", "-p", "443", "-e", "cat"});
     if (Result<std::string> r = cli.run(a, upstream_net, kChangeTimeout); !r) upstream_note = r.error().message;
     else if (Result<std::string> r2 = cli.run(u, upstream_net, kChangeTimeout); !r2) upstream_note = r2.error().message;
     for (const std::string* gk : {&main_names.gatekeeper, &twin_names.gatekeeper}) {
       if (!upstream_note.empty() || gk->empty()) continue;
-      if (Result<std::string> r = cli.run({"network", "connect", upstream_net, *gk}, *gk, kChangeTimeout); !r) {
+      if (Result<std::string> r = cli.run({"network", "connect", "--", upstream_net, *gk}, *gk, kChangeTimeout); !r) {
         upstream_note = r.error().message;
         continue;
       }
       // The reviewer's gatekeeper leaves the test network again before the network goes.
       if (gk == &main_names.gatekeeper)
-        teardown.add([&cli, upstream_net, gk_name = *gk] { (void)cli.run_raw({"network", "disconnect", "--force", upstream_net, gk_name}, gk_name, kChangeTimeout); });
+        teardown.add([&cli, upstream_net, gk_name = *gk] { (void)cli.run_raw({"network", "disconnect", "--force", "--", upstream_net, gk_name}, gk_name, kChangeTimeout); });
     }
   }
 
@@ -264,6 +370,9 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     if (Result<json> r = gatekeeper_control(p, *sid, "POST", "/grants", grant_body); !r) setup_note += r.error().message + "; ";
   }
   std::fill(grant_body.begin(), grant_body.end(), '\0');
+  // The fake grant goes again at the end, success or not (the twin goes as a whole).
+  teardown.add([&place, id] { (void)gatekeeper_control(place, id, "DELETE", "/grants/" + std::string(kEscapeGrant)); });
+  if (stop_requests() > 0) return interrupted();
 
   // Addresses of each space for the other's lateral cases: the space and both gatekeeper legs.
   auto addresses_of = [&cli](const Names& n) {
@@ -293,31 +402,54 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
   controls.unsafe_privileged = eo.unsafe_privileged;
   controls.gateway_unowned = gateway_unowned;
 
-  auto run_suite = [&](Place& p, const std::string& sid, const std::string& path, const SuiteControls& c,
-                       const std::string& what) -> Result<std::vector<CaseResult>> {
+  auto run_suite = [&](DockerPlace& p, const std::string& sid, const std::string& path, const SuiteControls& c,
+                       const std::vector<std::string>& expected, const std::string& what) -> Result<std::vector<CaseResult>> {
+    if (expected.empty()) return std::vector<CaseResult>{};  // the selection names no case (host list)
     std::vector<std::string> argv = {path};
     const std::vector<std::string> rest = suite_argv(c);
     argv.insert(argv.end(), rest.begin(), rest.end());
     Result<ExecOutput> r = p.exec(sid, ExecTarget::kSpace, argv, {}, kSuiteTimeout);
     if (!r) return r.error();
-    if (r->exit_code == 2 && r->out.empty() && r->err.find("selected no case") != std::string::npos) return std::vector<CaseResult>{};
     Result<std::vector<CaseResult>> parsed = parse_suite_report(r->out);
-    if (!parsed) return fail(parsed.error().code, what + ": exit " + std::to_string(r->exit_code) + ": " + parsed.error().message + "; " + r->err.substr(0, 200));
+    if (parsed) {
+      if (Result<void> same = check_reported_ids(*parsed, expected); !same) parsed = same.error();
+    }
+    if (!parsed)
+      return fail(parsed.error().code, what + ": exit " + std::to_string(r->exit_code) + ": " + parsed.error().message + "; stderr: " + inside_text(r->err));
     return parsed;
   };
 
   std::vector<CaseResult> main_results;
-  if (Result<std::vector<CaseResult>> r = run_suite(place, id, main_target.binary_path, controls, "escape-suite in " + id); r) {
-    main_results = std::move(*r);
-    host.push_back(host_result("host.suite-report", escape::pass(std::to_string(main_results.size()) + " cases reported by the binary in " + id)));
-  } else {
-    host.push_back(host_result("host.suite-report", escape::fail(r.error().message)));
+  {
+    // Who else acts in the space while the suite runs: `docker top` from the host, sampled.
+    ProcessSampler sampler(cli, main_names.space);
+    Result<std::vector<CaseResult>> r = run_suite(place, id, *binary_path, controls, *ids, "escape-suite in " + id);
+    sampler.stop();
+    if (r) {
+      main_results = std::move(*r);
+      host.push_back(host_result("host.suite-report", escape::pass(std::to_string(main_results.size()) +
+                                                                   " cases reported by the binary in " + id + ", exactly the ids the host listed")));
+    } else {
+      host.push_back(host_result("host.suite-report", escape::fail(r.error().message)));
+    }
+    const long init_pid = static_cast<long>(inspect_number(cli, main_names.space, "{{.State.Pid}}"));
+    std::string main_args;
+    if (Result<std::string> a = cli.run({"container", "inspect", "--format", "{{json .Config.Cmd}}", "--", main_names.space}, main_names.space); a) {
+      const json cmd = json::parse(*a, nullptr, false);
+      if (cmd.is_array())
+        for (const json& x : cmd)
+          if (x.is_string()) main_args += (main_args.empty() ? "" : " ") + x.get<std::string>();
+    }
+    host.push_back(host_result("host.space-quiet", sampler.error().empty()
+                                                       ? judge_quiet(sampler.samples(), *binary_path, init_pid, main_args)
+                                                       : escape::inconclusive(sampler.error())));
   }
+  if (stop_requests() > 0) return interrupted();
+  host.push_back(host_result("host.forged-report-refused", forged_report_refused(place, id, *binary_path, *binary, *ids)));
 
   std::map<std::string, CaseResult> twin_results;
   bool twin_ran = false;
   if (!twin_id.empty()) {
-    Target twin_target{&twin_place, twin_id, "/tmp/escape-suite-" + run, {}};
     SuiteControls tc = controls;
     tc.space_id = twin_id;
     tc.window_base = window_base_of(twin_place, twin_id);
@@ -325,9 +457,11 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     tc.only = {"corridor.*", "window.*"};
     tc.exhaustion = false;
     tc.control_sha256.clear();
-    if (Result<void> c = copy_into(twin_place, twin_id, twin_target.binary_path, *binary, true); !c) {
-      twin_note += c.error().message;
-    } else if (Result<std::vector<CaseResult>> r = run_suite(twin_place, twin_id, twin_target.binary_path, tc, "escape-suite in twin " + twin_id); r) {
+    Result<std::vector<std::string>> twin_ids = host_listed_ids(*binary, tc.only);
+    Result<std::string> twin_path = twin_ids ? place_binary(twin_place, twin_id, run, *binary) : Result<std::string>(twin_ids.error());
+    if (!twin_path) {
+      twin_note += twin_path.error().message;
+    } else if (Result<std::vector<CaseResult>> r = run_suite(twin_place, twin_id, *twin_path, tc, *twin_ids, "escape-suite in twin " + twin_id); r) {
       twin_ran = true;
       for (CaseResult& x : *r) twin_results[x.id] = std::move(x);
     } else {
@@ -335,6 +469,7 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     }
   }
 
+  if (stop_requests() > 0) return interrupted();
   // Merge: corridor/window cases need the twin's positive control.
   std::vector<CaseResult> results;
   bool flood_delivered = false;

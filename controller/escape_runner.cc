@@ -3,6 +3,10 @@
 #include "controller/escape_runner.h"
 
 #include <charconv>
+#include <map>
+#include <set>
+
+#include "escape-suite/report.h"
 
 #include <nlohmann/json.hpp>
 
@@ -42,28 +46,79 @@ std::string status_field(std::string_view status, std::string_view name) {
 }  // namespace
 
 Result<std::vector<CaseResult>> parse_suite_report(std::string_view json_text) {
-  if (json_text.size() > kMaxSuiteReport) return fail(Code::kOutputTooLarge, "escape-suite report: over 8 MiB");
+  // Everything here comes out of the space: any surprise refuses the whole report (a refused
+  // report is a FAIL of host.suite-report, never `internal`).
+  auto refuse = [](const std::string& why) { return fail(Code::kCommandFailed, "escape-suite report refused: " + why); };
+  if (json_text.size() > kMaxSuiteReport) return refuse("over 8 MiB");
   const json doc = json::parse(json_text, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object()) return fail(Code::kInternal, "escape-suite report: not a JSON object");
-  if (doc.value("suite", "") != "escape-suite" || !doc.contains("cases") || !doc["cases"].is_array())
-    return fail(Code::kInternal, "escape-suite report: not an escape-suite report (no suite/cases)");
-  if (doc["cases"].size() > kMaxSuiteCases) return fail(Code::kInternal, "escape-suite report: too many cases");
+  if (doc.is_discarded() || !doc.is_object()) return refuse("not a JSON object");
+  for (auto it = doc.begin(); it != doc.end(); ++it)
+    if (it.key() != "suite" && it.key() != "version" && it.key() != "summary" && it.key() != "cases")
+      return refuse("unknown member " + escape::printable(it.key().substr(0, 40)));
+  if (!doc.contains("suite") || !doc["suite"].is_string() || doc["suite"].get<std::string>() != "escape-suite")
+    return refuse("not an escape-suite report (suite)");
+  if (!doc.contains("version") || !doc["version"].is_number_integer() || doc["version"].get<std::int64_t>() != 1)
+    return refuse("version is not 1");
+  if (doc.contains("summary") && !doc["summary"].is_object()) return refuse("summary is not an object");
+  if (!doc.contains("cases") || !doc["cases"].is_array()) return refuse("no cases array");
+  if (doc["cases"].size() > kMaxSuiteCases) return refuse("too many cases");
   std::vector<CaseResult> out;
   for (const json& c : doc["cases"]) {
-    if (!c.is_object() || !c.contains("id") || !c["id"].is_string() || !c.contains("verdict") ||
-        !c["verdict"].is_string() || !c.contains("evidence") || !c["evidence"].is_string())
-      return fail(Code::kInternal, "escape-suite report: a case lacks id, verdict or evidence");
+    if (!c.is_object()) return refuse("a case is not an object");
+    for (auto it = c.begin(); it != c.end(); ++it)
+      if (it.key() != "id" && it.key() != "group" && it.key() != "verdict" && it.key() != "evidence" && it.key() != "duration_ms")
+        return refuse("a case has an unknown member " + escape::printable(it.key().substr(0, 40)));
+    if (!c.contains("id") || !c["id"].is_string() || !c.contains("verdict") || !c["verdict"].is_string() ||
+        !c.contains("evidence") || !c["evidence"].is_string() || (c.contains("group") && !c["group"].is_string()) ||
+        (c.contains("duration_ms") && !c["duration_ms"].is_number_integer()))
+      return refuse("a case lacks id, verdict or evidence, or a field has the wrong type");
     CaseResult r;
     r.id = c["id"].get<std::string>();
-    if (r.id.empty() || r.id.size() > 128) return fail(Code::kInternal, "escape-suite report: bad case id");
-    r.group = c.value("group", r.id.substr(0, r.id.find('.')));
-    if (!verdict_from_word(c["verdict"].get<std::string>(), r.verdict))
-      return fail(Code::kInternal, "escape-suite report: case " + r.id + ": unknown verdict");
+    if (!is_case_id(r.id)) return refuse("case id " + escape::printable(r.id.substr(0, 60)) + " is not a case id");
+    const std::string group = r.id.substr(0, r.id.find('.'));
+    if (c.contains("group") && c["group"].get<std::string>() != group) return refuse("case " + r.id + ": group differs from its id");
+    r.group = group;
+    if (!verdict_from_word(c["verdict"].get<std::string>(), r.verdict)) return refuse("case " + r.id + ": unknown verdict");
     r.evidence = escape::bound_evidence(c["evidence"].get<std::string>());
-    if (c.contains("duration_ms") && c["duration_ms"].is_number_integer()) r.duration_ms = c["duration_ms"].get<std::int64_t>();
+    if (c.contains("duration_ms")) r.duration_ms = c["duration_ms"].get<std::int64_t>();
     out.push_back(std::move(r));
   }
   return out;
+}
+
+bool is_case_id(std::string_view id) {
+  if (id.empty() || id.size() > 128 || id.find('.') == std::string_view::npos || id.front() == '.') return false;
+  for (const char c : id)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_')) return false;
+  return true;
+}
+
+std::vector<std::string> listed_ids(std::string_view list_text) {
+  // format_list: each case starts a line with its id; its details are indented; the last line
+  // counts them ("N cases").
+  std::vector<std::string> ids;
+  std::size_t start = 0;
+  while (start < list_text.size()) {
+    std::size_t end = list_text.find('\n', start);
+    if (end == std::string_view::npos) end = list_text.size();
+    const std::string_view line = list_text.substr(start, end - start);
+    if (is_case_id(line)) ids.emplace_back(line);
+    start = end + 1;
+  }
+  return ids;
+}
+
+Result<void> check_reported_ids(const std::vector<CaseResult>& reported, const std::vector<std::string>& expected) {
+  // The host ran the same binary with --list: the report must name exactly those cases, once each.
+  std::set<std::string> want(expected.begin(), expected.end()), seen;
+  for (const CaseResult& r : reported) {
+    if (want.count(r.id) == 0) return fail(Code::kCommandFailed, "escape-suite report refused: case " + r.id + " is not one the binary lists");
+    if (!seen.insert(r.id).second) return fail(Code::kCommandFailed, "escape-suite report refused: case " + r.id + " reported twice");
+  }
+  if (seen.size() != want.size())
+    return fail(Code::kCommandFailed, "escape-suite report refused: " + std::to_string(seen.size()) + " cases reported, the binary lists " +
+                                          std::to_string(want.size()));
+  return {};
 }
 
 bool refusal_seen(std::string_view evidence) {
@@ -148,6 +203,92 @@ CaseResult host_result(std::string id, const Outcome& outcome, std::int64_t dura
   r.evidence = escape::bound_evidence(outcome.evidence);
   r.duration_ms = duration_ms;
   return r;
+}
+
+void StreamFinder::feed(std::string_view bytes) {
+  if (found_ || needle_.empty()) {
+    found_ = true;
+    return;
+  }
+  std::string window = carry_;
+  window.append(bytes);
+  if (window.find(needle_) != std::string::npos) {
+    found_ = true;
+    return;
+  }
+  const std::size_t keep = needle_.size() - 1;
+  carry_ = window.size() > keep ? window.substr(window.size() - keep) : window;
+}
+
+Result<std::vector<SpaceProcess>> parse_top(std::string_view text) {
+  std::vector<SpaceProcess> out;
+  std::size_t start = text.find('\n');  // the header line
+  if (start == std::string_view::npos) return fail(Code::kCommandFailed, "docker top: no header line");
+  ++start;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    if (line.empty()) continue;
+    SpaceProcess p;
+    std::size_t i = 0;
+    auto field = [&](long& value) {
+      while (i < line.size() && line[i] == ' ') ++i;
+      const std::size_t b = i;
+      while (i < line.size() && line[i] >= '0' && line[i] <= '9') ++i;
+      if (i == b || i - b > 9) return false;
+      value = std::stol(std::string(line.substr(b, i - b)));
+      return i < line.size() && line[i] == ' ';
+    };
+    if (!field(p.pid) || !field(p.ppid)) return fail(Code::kCommandFailed, "docker top: a line without pid and ppid");
+    while (i < line.size() && line[i] == ' ') ++i;
+    p.args = std::string(line.substr(i, 200));
+    if (out.size() == kMaxTopProcesses) return fail(Code::kCommandFailed, "docker top: more than 4096 processes");
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+Outcome judge_quiet(const std::vector<std::vector<SpaceProcess>>& samples, std::string_view suite_path, long init_pid,
+                    std::string_view main_args) {
+  if (samples.empty()) return escape::inconclusive("no process list of the space was taken during the run");
+  std::set<long> main_pids;  // the command as the first sample saw it
+  for (const SpaceProcess& p : samples.front())
+    if (p.ppid == init_pid && p.args == main_args) main_pids.insert(p.pid);
+  std::map<long, std::string> others;
+  for (const std::vector<SpaceProcess>& sample : samples) {
+    std::map<long, const SpaceProcess*> by_pid;
+    for (const SpaceProcess& p : sample) by_pid[p.pid] = &p;
+    for (const SpaceProcess& p : sample) {
+      if (p.pid == init_pid || main_pids.count(p.pid) > 0) continue;
+      // Walk up to the root inside the container: ours when it is an exec'd suite process.
+      const SpaceProcess* top = &p;
+      for (std::size_t hops = 0; hops < sample.size(); ++hops) {
+        auto up = by_pid.find(top->ppid);
+        if (up == by_pid.end()) break;
+        top = up->second;
+      }
+      const bool exec_root = by_pid.count(top->ppid) == 0 && top->pid != init_pid;
+      const bool suite = exec_root && top->args.rfind(std::string(suite_path), 0) == 0 &&
+                         (top->args.size() == suite_path.size() || top->args[suite_path.size()] == ' ');
+      if (!suite) others.emplace(p.pid, p.args);
+    }
+  }
+  std::string ev = std::to_string(samples.size()) + " process lists taken from the host during the run";
+  if (others.empty())
+    return escape::pass(ev + "; beside the suite only the init (pid " + std::to_string(init_pid) + ") and its command '" +
+                        std::string(main_args) + "' ran");
+  std::string names;
+  for (const auto& [pid, args] : others) {
+    if (names.size() > 300) {
+      names += " ...";
+      break;
+    }
+    names += " pid " + std::to_string(pid) + " '" + args + "';";
+  }
+  return escape::inconclusive(std::to_string(others.size()) + " other process(es) ran in the space during the run, so its "
+                              "verdicts are not about a space nobody else acts in:" + names + " (" + ev + ")");
 }
 
 std::vector<std::string> suite_argv(const SuiteControls& c) {

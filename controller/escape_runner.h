@@ -1,8 +1,10 @@
 // `spacectl escape-test SPACE`: the host half of the escape suite. It prepares
 // the controls the attacker binary cannot make from inside (host listeners, a second space, a test
 // upstream, a grant with a fake key, allowlist switches, baits), copies the static binary into the
-// space over `docker exec -i` stdin (no mount), runs it as the space's user, and adds the checks
-// only visible from outside (inspect, logs, the gatekeeper's process status, the outer network).
+// space over `docker exec -i` stdin (no mount) as uid 0 into a root-owned directory the space user
+// cannot change, runs it as the space's user, refuses any report that does not name exactly the
+// ids the host lists from the same bytes, and adds the checks only visible from outside (inspect,
+// logs, the gatekeeper's process status, the outer network, who else ran in the space).
 // Everything it creates carries kLabelEscapeRun and is removed before it returns.
 //
 // Why two spaces: a corridor denial only counts when an allowed CONNECT answers 200 in the same
@@ -65,9 +67,20 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& place_options, const Es
 
 // ---- pure pieces (escape_runner_test.cc) ----
 
-// The binary's JSON report (report.cc format_json) into results; hostile-ish input: bounded, every
-// field checked, unknown verdicts refused.
+// The binary's JSON report (report.cc format_json) into results. It comes out of the space, so it
+// is hostile: bounded, every member of the expected type and no other member, ids of the case-id
+// alphabet only, unknown verdicts refused. A refusal is kCommandFailed (host.suite-report FAILs).
 Result<std::vector<escape::CaseResult>> parse_suite_report(std::string_view json_text);
+
+// `group.what` of [a-z0-9._-], at most 128 bytes: what a case id is (registry.cc).
+bool is_case_id(std::string_view id);
+
+// The ids of `escape-suite --list` output, in order.
+std::vector<std::string> listed_ids(std::string_view list_text);
+
+// The reported ids must be exactly the ids the host listed from the same binary run on the host:
+// none unknown, none twice, none missing.
+Result<void> check_reported_ids(const std::vector<escape::CaseResult>& reported, const std::vector<std::string>& expected);
 
 // True when `evidence` shows the gatekeeper's own refusal (403/400/404) and no missing answer: an
 // INCONCLUSIVE that only lacked its positive control.
@@ -89,6 +102,35 @@ escape::Outcome judge_log_size(std::uint64_t log_bytes, bool flood_delivered, bo
 bool is_twin_case(std::string_view id);
 
 escape::CaseResult host_result(std::string id, const escape::Outcome& outcome, std::int64_t duration_ms = 0);
+
+// Finds a needle in a byte stream that arrives in chunks (a match may span two chunks), keeping
+// only needle-size bytes of the past: a log is read as a stream, never cut at a prefix.
+class StreamFinder {
+ public:
+  explicit StreamFinder(std::string needle) : needle_(std::move(needle)) {}
+  void feed(std::string_view bytes);
+  [[nodiscard]] bool found() const { return found_; }
+
+ private:
+  std::string needle_, carry_;
+  bool found_ = false;
+};
+
+// One line of `docker top CONTAINER -eo pid,ppid,args` (host pids; args are the space's words).
+struct SpaceProcess {
+  long pid = 0, ppid = 0;
+  std::string args;
+};
+inline constexpr std::size_t kMaxTopProcesses = 4096;
+Result<std::vector<SpaceProcess>> parse_top(std::string_view text);
+
+// host.space-quiet: a verdict is about a space nobody else acts in. Beside the suite (an exec'd
+// process whose args start with `suite_path`, and everything below it), only the container's
+// init (`init_pid`) and its command (a child of init whose args are `main_args`, there from the
+// first sample on) may run; anything else seen in any sample is named. INCONCLUSIVE then, since
+// another process of the space user could have acted on the suite or its report.
+escape::Outcome judge_quiet(const std::vector<std::vector<SpaceProcess>>& samples, std::string_view suite_path,
+                            long init_pid, std::string_view main_args);
 
 // The suite's argv (everything but the binary path), from the run's controls.
 struct SuiteControls {

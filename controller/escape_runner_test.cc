@@ -40,6 +40,92 @@ TEST(EscapeReportTest, RefusesAReportThatIsNotTheSuites) {
   EXPECT_FALSE(parse_suite_report(R"({"suite":"escape-suite","cases":[{"id":"a.b","verdict":"PASS"}]})"));
 }
 
+// Everything in the report comes out of the space: a wrong type is a refused report (it used to
+// throw out of nlohmann's value() and end as `internal`), and so is an id outside the alphabet.
+TEST(EscapeReportTest, RefusesAWrongTypedFieldAsARefusedReport) {
+  const char* refused[] = {
+      R"({"suite":"escape-suite","version":1,"cases":[{"id":"fs.a","group":7,"verdict":"PASS","evidence":""}]})",
+      R"({"suite":"escape-suite","version":1,"cases":[{"id":"fs.a","verdict":"PASS","evidence":"","duration_ms":"1"}]})",
+      R"({"suite":"escape-suite","version":1,"cases":[{"id":"fs.a","verdict":"PASS","evidence":"","extra":1}]})",
+      R"({"suite":"escape-suite","version":"1","cases":[]})",
+      R"({"suite":"escape-suite","version":1,"summary":[],"cases":[]})",
+      R"({"suite":"escape-suite","version":1,"cases":[{"id":"fs.a\n\u001b[2KPASS","verdict":"PASS","evidence":""}]})",
+      R"({"suite":"escape-suite","version":1,"cases":[{"id":"fs.a","group":"net","verdict":"PASS","evidence":""}]})",
+  };
+  for (const char* text : refused) {
+    Result<std::vector<CaseResult>> r = parse_suite_report(text);
+    ASSERT_FALSE(r) << text;
+    EXPECT_EQ(r.error().code, Code::kCommandFailed) << text;
+    EXPECT_NE(r.error().message.find("refused"), std::string::npos);
+  }
+}
+
+TEST(EscapeReportTest, ReportedIdsMustBeExactlyTheHostsList) {
+  const std::vector<std::string> listed = {"fs.a", "fs.b", "net.c"};
+  const std::vector<CaseResult> all = {result("fs.a", Verdict::kPass, ""), result("fs.b", Verdict::kPass, ""),
+                                       result("net.c", Verdict::kPass, "")};
+  EXPECT_TRUE(check_reported_ids(all, listed));
+  // "2 cases: 2 passed" from a replaced binary.
+  EXPECT_FALSE(check_reported_ids({all[0], all[1]}, listed));
+  std::vector<CaseResult> dup = all;
+  dup.push_back(all[0]);
+  EXPECT_FALSE(check_reported_ids(dup, listed));
+  std::vector<CaseResult> unknown = all;
+  unknown[2] = result("net.forged", Verdict::kPass, "");
+  EXPECT_FALSE(check_reported_ids(unknown, listed));
+}
+
+TEST(EscapeReportTest, ListedIdsAreTheUnindentedIdLines) {
+  const std::string list = "fs.a\n  threat:    x y\n  technique: t\n  proof:     p\nnet.b-c\n  threat: q\n2 cases\n";
+  EXPECT_EQ(listed_ids(list), (std::vector<std::string>{"fs.a", "net.b-c"}));
+}
+
+TEST(EscapeQuietTest, OnlyTheSuiteBesideInitAndItsCommandIsQuiet) {
+  const std::string top = "PID                 PPID                COMMAND\n"
+                          "100                 90                  /sbin/docker-init -- sleep 2147483647\n"
+                          "101                 100                 sleep 2147483647\n"
+                          "200                 80                  /tmp/escape-suite-ab/escape-suite --format json\n"
+                          "201                 200                 /tmp/escape-suite-ab/escape-suite --format json\n";
+  Result<std::vector<SpaceProcess>> quiet = parse_top(top);
+  ASSERT_TRUE(quiet) << quiet.error().message;
+  ASSERT_EQ(quiet->size(), 4u);
+  EXPECT_EQ((*quiet)[3].ppid, 200);
+  EXPECT_EQ(judge_quiet({*quiet, *quiet}, "/tmp/escape-suite-ab/escape-suite", 100, "sleep 2147483647").verdict, Verdict::kPass);
+  // A loop the agent left running (exec'd from outside, or a child of the command) is named.
+  Result<std::vector<SpaceProcess>> busy = parse_top(top + "300                 80                  sh -c while :; do cp x y; done\n");
+  ASSERT_TRUE(busy);
+  const escape::Outcome o = judge_quiet({*quiet, *busy}, "/tmp/escape-suite-ab/escape-suite", 100, "sleep 2147483647");
+  EXPECT_EQ(o.verdict, Verdict::kInconclusive);
+  EXPECT_NE(o.evidence.find("pid 300"), std::string::npos) << o.evidence;
+  Result<std::vector<SpaceProcess>> child = parse_top(top + "301                 101                 sh\n");
+  ASSERT_TRUE(child);
+  EXPECT_EQ(judge_quiet({*child}, "/tmp/escape-suite-ab/escape-suite", 100, "sleep 2147483647").verdict, Verdict::kInconclusive);
+  // A process named like the suite but below the command is not the suite.
+  Result<std::vector<SpaceProcess>> mimic = parse_top(top + "302                 101                 /tmp/escape-suite-ab/escape-suite\n");
+  ASSERT_TRUE(mimic);
+  EXPECT_EQ(judge_quiet({*mimic}, "/tmp/escape-suite-ab/escape-suite", 100, "sleep 2147483647").verdict, Verdict::kInconclusive);
+  EXPECT_EQ(judge_quiet({}, "/x", 1, "").verdict, Verdict::kInconclusive);
+  EXPECT_FALSE(parse_top("PID PPID COMMAND\nabc 1 x\n"));
+}
+
+// The logs check used to search only what run_process kept of stderr (its last 16 KiB); a key
+// written early in a long log was then never seen. The finder sees a match wherever it lies,
+// also across two chunks.
+TEST(EscapeLogTest, AKeyAnywhereInAStreamIsFoundAlsoAcrossChunks) {
+  const std::string key = "escfake0123456789abcdef";
+  StreamFinder early(key);
+  early.feed("start " + key + " more\n");
+  for (int i = 0; i < 100; ++i) early.feed(std::string(65536, 'x'));
+  EXPECT_TRUE(early.found());
+  StreamFinder split(key);
+  split.feed(std::string(70000, 'y') + key.substr(0, 7));
+  split.feed(key.substr(7) + "\n");
+  EXPECT_TRUE(split.found());
+  StreamFinder none(key);
+  for (int i = 0; i < 10; ++i) none.feed(key.substr(0, 10) + std::string(100, 'z'));
+  EXPECT_FALSE(none.found());
+}
+
 TEST(EscapeMergeTest, PassesOnlyWhenTheReleaseRefusedAndTheTwinsControlWorked) {
   const CaseResult rel = result("corridor.metadata-ipv4", Verdict::kInconclusive,
                                 "CONNECT 169.254.169.254:443 -> 403; corridor control: CONNECT upstream.test:443 -> 403");

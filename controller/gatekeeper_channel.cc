@@ -3,6 +3,7 @@
 #include <thread>
 #include <vector>
 
+#include "controller/signals.h"
 #include "controller/spec.h"
 
 namespace controller {
@@ -28,6 +29,7 @@ Result<void> wait_gatekeeper_ready(Place& place, const std::string& id) {
   const auto deadline = std::chrono::steady_clock::now() + kReadyDeadline;
   std::string last = "no answer";
   while (std::chrono::steady_clock::now() < deadline) {
+    if (stop_requests() > 0) return fail(Code::kInterrupted, "gatekeeper " + names_for(id).gatekeeper + ": waiting for /health stopped by a signal");
     Result<nlohmann::json> health = gatekeeper_control(place, id, "GET", "/health");
     if (health && health->is_object() && health->value("ready", false)) return {};
     if (!health) {

@@ -1,6 +1,12 @@
 // spacectl: the controller's command line. CLI11 and nlohmann-json throw; their exceptions stop
 // here. Everything below main answers values (errors.h).
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <climits>
 #include <cstdio>
@@ -18,6 +24,9 @@
 #include "controller/manager.h"
 #include "controller/process.h"
 #include "controller/registry.h"
+#include "controller/signals.h"
+#include "controller/text.h"
+#include "policy/control_messages.h"
 #include "controller/spec.h"
 
 namespace {
@@ -42,54 +51,94 @@ std::string self_dir() {
   return path.substr(0, path.rfind('/'));
 }
 
+// Text output: every value is shown through terminal_safe (much of it came from a space).
+std::string show(const json& v) {
+  return controller::terminal_safe(v.is_string() ? v.get<std::string>() : controller::json_text(v));
+}
+
 std::string text_of(const json& doc) {
   std::string out;
-  if (doc.contains("spaces")) {
+  if (doc.contains("spaces") && doc["spaces"].is_array()) {
     if (doc["spaces"].empty()) return "no spaces\n";
     for (const json& s : doc["spaces"]) {
-      out += s.value("id", "") + "  " + s.value("state", "") + "  " + s.value("name", "");
-      if (!s["missing"].empty()) out += "  (missing: " + s["missing"].dump() + ")";
-      if (s.contains("needs_access") && !s["needs_access"].empty()) out += "  (needs access: " + s["needs_access"].dump() + ")";
+      out += show(s.value("id", json(""))) + "  " + show(s.value("state", json(""))) + "  " + show(s.value("name", json("")));
+      if (s.contains("missing") && !s["missing"].empty()) out += "  (missing: " + show(s["missing"].dump(-1, ' ', true, json::error_handler_t::replace)) + ")";
+      if (s.contains("needs_access") && !s["needs_access"].empty()) out += "  (needs access: " + show(controller::json_text(s["needs_access"])) + ")";
       out += "\n";
     }
     return out;
   }
-  if (doc.contains("findings")) {
-    for (const json& f : doc["findings"]) out += "- " + f.get<std::string>() + "\n";
+  if (doc.contains("findings") && doc["findings"].is_array()) {
+    for (const json& f : doc["findings"]) out += "- " + show(f) + "\n";
     out += doc.value("usable", false) ? "This place can run isolated spaces.\n"
                                       : "This place cannot run isolated spaces (see above).\n";
     return out;
   }
-  if (doc.contains("files") && doc.contains("not_travelling")) {  // code files
+  if (doc.contains("files") && doc.contains("not_travelling") && doc["files"].is_array() && doc["not_travelling"].is_array()) {  // code files
     for (const json& f : doc["files"])
-      out += f.value("path", "") + "  " + f.value("kind", "") + "  " + std::to_string(f.value("size", 0ull)) + "\n";
-    for (const json& n : doc["not_travelling"]) out += n.value("path", "") + "  does not travel: " + n.value("reason", "") + "\n";
-    return out + std::to_string(doc["files"].size()) + " files, " + std::to_string(doc.value("total_bytes", 0ull)) + " bytes travel\n";
+      out += show(f.value("path", json(""))) + "  " + show(f.value("kind", json(""))) + "  " + show(f.value("size", json(0))) + "\n";
+    for (const json& n : doc["not_travelling"])
+      out += show(n.value("path", json(""))) + "  does not travel: " + show(n.value("reason", json(""))) + "\n";
+    return out + std::to_string(doc["files"].size()) + " files, " + show(doc.value("total_bytes", json(0))) + " bytes travel\n";
   }
-  if (doc.contains("differences")) {
-    for (const json& d : doc["differences"]) out += d.value("check", "") + ": " + d.value("message", "") + "\n";
+  if (doc.contains("differences") && doc["differences"].is_array()) {
+    for (const json& d : doc["differences"]) out += show(d.value("check", json(""))) + ": " + show(d.value("message", json(""))) + "\n";
     return out.empty() ? "verify: no differences from the hardening spec\n" : out;
   }
-  for (auto it = doc.begin(); it != doc.end(); ++it)
-    out += it.key() + ": " + (it->is_string() ? it->get<std::string>() : it->dump()) + "\n";
+  for (auto it = doc.begin(); it != doc.end(); ++it) out += controller::terminal_safe(it.key()) + ": " + show(*it) + "\n";
   return out;
 }
 
 int report(const Result<json>& r, bool as_json, const json& partial = json()) {
   if (r) {
-    std::cout << (as_json ? r->dump() + "\n" : text_of(*r));
+    std::cout << (as_json ? controller::json_text(*r) + "\n" : text_of(*r));
     return 0;
   }
   const auto& e = r.error();
   if (as_json) {
     json doc = {{"error", {{"code", std::string(controller::code_word(e.code))}, {"message", e.message}}}};
     if (!partial.is_null()) doc["result"] = partial;
-    std::cout << doc.dump() << "\n";
+    std::cout << controller::json_text(doc) << "\n";
   } else {
     if (!partial.is_null()) std::cout << text_of(partial);
-    std::cerr << "spacectl: " << controller::code_word(e.code) << ": " << e.message << "\n";
+    std::cerr << "spacectl: " << controller::code_word(e.code) << ": " << controller::terminal_safe(e.message) << "\n";
   }
   return controller::exit_status(e.code);
+}
+
+// The secret of `grant add`, read from stdin into one buffer of fixed size (no reallocation
+// leaves a copy behind); kMaxSecretLength + 1 bytes tell "too long" from "at the limit".
+Result<std::string> read_secret(bool& too_long) {
+  std::string buffer(policy::kMaxSecretLength + 2, '\0');
+  std::size_t got = 0;
+  while (got < buffer.size()) {
+    const ssize_t n = read(STDIN_FILENO, buffer.data() + got, buffer.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      explicit_bzero(buffer.data(), buffer.size());
+      return controller::fail(Code::kInvalidArgument, "grant add: read the secret from stdin: " + std::string(std::strerror(errno)));
+    }
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  // One trailing newline (from echo or a terminal) is not part of it.
+  if (got > 0 && buffer[got - 1] == '\n') --got;
+  if (got > 0 && buffer[got - 1] == '\r') --got;
+  too_long = got > policy::kMaxSecretLength;
+  std::string secret(buffer.data(), got);
+  explicit_bzero(buffer.data(), buffer.size());
+  return secret;
+}
+
+// True when bytes wait on a piped stdin (a terminal or nothing piped counts as none).
+bool stdin_has_bytes() {
+  if (isatty(STDIN_FILENO) != 0) return false;
+  pollfd p{STDIN_FILENO, POLLIN, 0};
+  if (poll(&p, 1, 200) <= 0 || (p.revents & POLLIN) == 0) return false;
+  char c = 0;
+  const ssize_t n = read(STDIN_FILENO, &c, 1);
+  explicit_bzero(&c, 1);
+  return n > 0;
 }
 
 std::optional<std::int64_t> parse_size(const std::string& text) {
@@ -207,7 +256,10 @@ int run(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
 
-  const std::string state = controller::state_dir(state_override);
+  Result<std::string> state_or = controller::state_dir(state_override);
+  if (!state_or) return report(state_or.error(), as_json);
+  const std::string state = *state_or;
+  if (Result<void> private_dir = controller::ensure_private_dir(state); !private_dir) return report(private_dir.error(), as_json);
   if (!owner_override.empty()) {
     if (!controller::is_owner(owner_override))
       return report(controller::fail(Code::kUsage, "--owner: 1 to 64 letters, digits, dots, dashes or underscores"), as_json);
@@ -269,19 +321,29 @@ int run(int argc, char** argv) {
   }
   if (network_set->parsed()) return report(manager.network_set(id, mode, domains), as_json);
   if (grant_add->parsed()) {
-    std::string secret;
-    if (!header.empty()) {
-      // The secret arrives on stdin only; one trailing newline (from echo or a terminal) is not part of it.
-      secret.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-      if (!secret.empty() && secret.back() == '\n') secret.pop_back();
-      if (!secret.empty() && secret.back() == '\r') secret.pop_back();
-    }
+    // While spacectl holds a secret nothing may dump it: no core file, no ptrace or /proc/<pid>/mem
+    // by another process of the same user.
+    const rlimit no_core{0, 0};
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0 || setrlimit(RLIMIT_CORE, &no_core) != 0)
+      return report(controller::fail(Code::kInternal, "grant add: cannot make spacectl undumpable"), as_json);
     if (unsafe_private_upstream) {
       std::fprintf(stderr, "spacectl: warning: grant %s may reach private networks (--unsafe-private-upstream)\n",
-                   grant_id.c_str());
+                   controller::terminal_safe(grant_id).c_str());
     }
-    return report(manager.grant_add(id, grant_id, upstream, header, std::move(secret), unsafe_private_upstream),
-                  as_json);
+    if (header.empty()) {
+      // A secret piped without --header would silently become a grant without one.
+      if (stdin_has_bytes())
+        return report(controller::fail(Code::kUsage, "grant add " + grant_id + ": a secret on stdin needs --header (the header that carries it)"), as_json);
+      return report(manager.grant_add(id, grant_id, upstream, header, std::string(), unsafe_private_upstream), as_json);
+    }
+    bool too_long = false;
+    Result<std::string> secret = read_secret(too_long);
+    if (!secret) return report(secret.error(), as_json);
+    if (too_long) {
+      explicit_bzero(secret->data(), secret->size());
+      return report(controller::fail(Code::kInvalidArgument, "grant add " + grant_id + ": the secret is longer than 8192 bytes"), as_json);
+    }
+    return report(manager.grant_add(id, grant_id, upstream, header, std::move(*secret), unsafe_private_upstream), as_json);
   }
   if (key_cmd->parsed()) return report(manager.window_key(id), as_json);
   if (escape_cmd->parsed()) {
@@ -291,6 +353,10 @@ int run(int argc, char** argv) {
                             : escape_format == "tap" ? escape::Format::kTap
                             : escape_format == "junit" ? escape::Format::kJunit
                                                        : escape::Format::kText;
+    // The run changes the gatekeeper's network and grants and puts them back: one change of the
+    // space under its lock, like network set and grant add.
+    Result<controller::SpaceLock> lock = controller::SpaceLock::acquire(state, id);
+    if (!lock) return report(lock.error(), as_json);
     Result<controller::EscapeReport> r = controller::run_escape_test(options, escape_options);
     if (!r) return report(r.error(), as_json);
     if (escape_options.output.empty()) std::cout << r->text;
@@ -304,6 +370,7 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  controller::reset_signals_and_handle_stops();
   try {
     return run(argc, argv);
   } catch (const std::exception& e) {

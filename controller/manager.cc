@@ -1,5 +1,7 @@
 #include "controller/manager.h"
 
+#include <string.h>
+
 #include <algorithm>
 
 #include "controller/gatekeeper_channel.h"
@@ -66,6 +68,8 @@ Result<json> Manager::check() {
 Result<json> Manager::create(const CreateRequest& request) {
   Result<SpaceSummary> s = place.create(request);
   if (!s) return s.error();
+  Result<SpaceLock> lock = SpaceLock::acquire(state, s->id);
+  if (!lock) return lock.error();
   if (Result<void> w = write_record(state, s->id, SpaceRecord{}); !w) return w.error();
   return summary_json(*s, "running");
 }
@@ -126,6 +130,9 @@ Result<json> Manager::stop(const std::string& id) {
 }
 
 Result<json> Manager::start(const std::string& id) {
+  // Held from the read of the record until the gatekeeper has heard it again.
+  Result<SpaceLock> lock = SpaceLock::acquire(state, id);
+  if (!lock) return lock.error();
   Result<SpaceRecord> record = read_record(state, id);
   if (Result<void> r = place.start(id); !r) return r.error();
   json out = {{"id", id}, {"state", "running"}};
@@ -157,8 +164,10 @@ Result<json> Manager::start(const std::string& id) {
 }
 
 Result<json> Manager::remove(const std::string& id) {
+  Result<SpaceLock> lock = SpaceLock::acquire(state, id);
+  if (!lock) return lock.error();
   if (Result<void> r = place.remove(id); !r) return r.error();
-  remove_record(state, id);
+  if (Result<void> r = remove_record(state, id); !r) return r.error();
   return json{{"id", id}, {"removed", true}};
 }
 
@@ -168,6 +177,10 @@ Result<json> Manager::network_set(const std::string& id, const std::string& mode
   // (policy/control_messages.h).
   policy::Result<policy::NetworkPolicy> parsed = policy::parse_network_request(body);
   if (!parsed) return fail(Code::kInvalidArgument, "network set " + id + ": " + parsed.error().message);
+  // One lock over read, gatekeeper call and write: a concurrent change waits instead of being
+  // overwritten by a record that no longer says what the gatekeeper holds.
+  Result<SpaceLock> lock = SpaceLock::acquire(state, id);
+  if (!lock) return lock.error();
   Result<SpaceRecord> record = read_record(state, id);
   if (!record) return record.error();
   // The gatekeeper first, then the record: a refused change is not remembered.
@@ -181,20 +194,34 @@ Result<json> Manager::network_set(const std::string& id, const std::string& mode
 
 Result<json> Manager::grant_add(const std::string& id, const std::string& grant, const std::string& upstream,
                                 const std::string& header, std::string secret, bool unsafe_private_upstream) {
+  // Every copy of the secret is wiped once it is no longer needed: the caller's string (moved
+  // here), the JSON value, the request text. policy::Secret wipes its own on destruction.
   json body = {{"id", grant}, {"upstream", upstream}};
   if (unsafe_private_upstream) body["unsafe_private_upstream"] = true;
   if (!header.empty() || !secret.empty()) {
     body["header"] = header;
     body["secret"] = std::move(secret);
   }
+  explicit_bzero(secret.data(), secret.size());
   std::string text = body.dump();
+  if (body.contains("secret")) {
+    std::string& held = body["secret"].get_ref<std::string&>();
+    explicit_bzero(held.data(), held.size());
+  }
   body.clear();
   policy::Result<policy::Grant> parsed = policy::parse_grant_request(text);
-  if (!parsed) return fail(Code::kInvalidArgument, "grant add " + grant + " to " + id + ": " + parsed.error().message);
-  Result<SpaceRecord> record = read_record(state, id);
-  if (!record) return record.error();
+  if (!parsed) {
+    explicit_bzero(text.data(), text.size());
+    return fail(Code::kInvalidArgument, "grant add " + grant + " to " + id + ": " + parsed.error().message);
+  }
+  Result<SpaceLock> lock = SpaceLock::acquire(state, id);
+  Result<SpaceRecord> record = lock ? read_record(state, id) : Result<SpaceRecord>(lock.error());
+  if (!record) {
+    explicit_bzero(text.data(), text.size());
+    return record.error();
+  }
   Result<json> r = gatekeeper_control(place, id, "POST", "/grants", text);
-  std::fill(text.begin(), text.end(), '\0');
+  explicit_bzero(text.data(), text.size());
   if (!r) return r.error();
   GrantRecord g{parsed->id, parsed->upstream.to_string(), parsed->header.value_or(""), parsed->secret.has_value(),
                 parsed->unsafe_private_upstream};

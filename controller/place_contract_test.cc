@@ -77,7 +77,10 @@ TEST_P(PlaceContractTest, AnUnknownSpaceIsSpaceNotFound) {
   Result<std::vector<Difference>> v = p.verify(id);
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(v.error().code, Code::kSpaceNotFound);
-  EXPECT_TRUE(p.remove(id).ok()) << "remove of what is not there leaves nothing behind and succeeds";
+  // Nothing to remove is an answer of its own, not a silent success.
+  Result<void> removed = p.remove(id);
+  ASSERT_FALSE(removed.ok()) << "remove of an id nothing carries";
+  EXPECT_EQ(removed.error().code, Code::kSpaceNotFound);
 }
 
 TEST_P(PlaceContractTest, AMalformedIdIsRefusedBeforeTheRuntimeIsAsked) {

@@ -1,11 +1,14 @@
 #include "controller/process.h"
 
+#include "controller/signals.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -34,6 +37,8 @@ std::string tail(const std::string& text, std::size_t n) {
 
 std::string ProcessOutcome::describe() const {
   if (spawn_failed) return std::string("cannot start: ") + std::strerror(spawn_errno);
+  if (wait_errno != 0) return std::string("waitpid failed: ") + std::strerror(wait_errno) + "; its exit is unknown";
+  if (interrupted) return "stopped by a signal to spacectl and killed";
   if (timed_out) return "timed out and was killed";
   if (output_too_large) return "printed more than its output cap and was killed";
   if (!exited) return "killed by signal " + std::to_string(signal);
@@ -52,6 +57,8 @@ ProcessOutcome run_process(const ProcessRequest& request) {
   }
   // A child that exits before reading its stdin must not kill us with SIGPIPE.
   signal(SIGPIPE, SIG_IGN);
+  const unsigned stops_at_start = stop_requests();
+  auto stop_came = [&] { return stop_requests() != stops_at_start; };
 
   int in_pipe[2] = {-1, -1}, out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, exec_pipe[2] = {-1, -1};
   bool pipes_ok = pipe2(exec_pipe, O_CLOEXEC) == 0;
@@ -85,8 +92,14 @@ ProcessOutcome run_process(const ProcessRequest& request) {
     return outcome;
   }
   if (pid == 0) {
-    setpgid(0, 0);
-    signal(SIGPIPE, SIG_DFL);
+    if (!request.inherit_stdio) setpgid(0, 0);
+    // Whatever spacectl's parent ignored or blocked is not passed on (an ignored SIGCHLD or
+    // SIGINT would change how the child behaves).
+    for (int s = 1; s < NSIG; ++s)
+      if (s != SIGKILL && s != SIGSTOP) signal(s, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
     if (!request.inherit_stdio) {
       dup2(in_pipe[0], STDIN_FILENO);
       dup2(out_pipe[1], STDOUT_FILENO);
@@ -98,7 +111,7 @@ ProcessOutcome run_process(const ProcessRequest& request) {
     (void)ignored;
     _exit(127);
   }
-  setpgid(pid, pid);  // both sides set it, so a kill right after fork still hits the group
+  if (!request.inherit_stdio) setpgid(pid, pid);  // both sides set it, so a kill right after fork still hits the group
   close_fd(exec_pipe[1]);
   close_fd(in_pipe[0]);
   close_fd(out_pipe[1]);
@@ -111,7 +124,8 @@ ProcessOutcome run_process(const ProcessRequest& request) {
   } while (got < 0 && errno == EINTR);
   close_fd(exec_pipe[0]);
   if (got == static_cast<ssize_t>(sizeof child_errno)) {
-    waitpid(pid, nullptr, 0);
+    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
     close_fd(in_pipe[1]);
     close_fd(out_pipe[0]);
     close_fd(err_pipe[0]);
@@ -140,7 +154,12 @@ ProcessOutcome run_process(const ProcessRequest& request) {
         outcome.timed_out = true;
         break;
       }
-      const int ready = poll(fds, n, static_cast<int>(left.count()));
+      if (stop_came()) {
+        outcome.interrupted = true;
+        break;
+      }
+      // At most 100 ms per wait, so a stop request is seen even when the signal hit another thread.
+      const int ready = poll(fds, n, static_cast<int>(std::min<long long>(left.count(), 100)));
       if (ready < 0 && errno == EINTR) continue;
       if (ready <= 0) continue;
       if (idx_in >= 0 && (fds[idx_in].revents & (POLLOUT | POLLERR | POLLHUP)) != 0) {
@@ -152,7 +171,9 @@ ProcessOutcome run_process(const ProcessRequest& request) {
       }
       if (idx_out >= 0 && (fds[idx_out].revents & (POLLIN | POLLERR | POLLHUP)) != 0) {
         const ssize_t r = read(out_pipe[0], buffer, sizeof buffer);
-        if (r > 0) {
+        if (r > 0 && request.on_output) {
+          request.on_output(false, std::string_view(buffer, static_cast<std::size_t>(r)));
+        } else if (r > 0) {
           outcome.out.append(buffer, static_cast<std::size_t>(r));
           if (outcome.out.size() > request.output_cap) {
             outcome.output_too_large = true;
@@ -164,7 +185,9 @@ ProcessOutcome run_process(const ProcessRequest& request) {
       }
       if (idx_err >= 0 && (fds[idx_err].revents & (POLLIN | POLLERR | POLLHUP)) != 0) {
         const ssize_t r = read(err_pipe[0], buffer, sizeof buffer);
-        if (r > 0) {
+        if (r > 0 && request.on_output) {
+          request.on_output(true, std::string_view(buffer, static_cast<std::size_t>(r)));
+        } else if (r > 0) {
           outcome.err.append(buffer, static_cast<std::size_t>(r));
           if (outcome.err.size() > 2 * kStderrKept) outcome.err.erase(0, outcome.err.size() - kStderrKept);
         } else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
@@ -179,22 +202,42 @@ ProcessOutcome run_process(const ProcessRequest& request) {
   }
 
   int status = 0;
+  unsigned forwarded = stops_at_start;
   for (;;) {
-    if (outcome.timed_out || outcome.output_too_large) kill(-pid, SIGKILL);
-    const pid_t w = waitpid(pid, &status, outcome.timed_out || outcome.output_too_large || request.inherit_stdio ? 0 : WNOHANG);
+    const bool killing = outcome.timed_out || outcome.output_too_large || outcome.interrupted;
+    if (killing) kill(-pid, SIGKILL);
+    const pid_t w = waitpid(pid, &status, killing ? 0 : WNOHANG);
     if (w == pid) break;
-    if (w < 0 && errno != EINTR) break;
-    if (w == 0) {
-      // Output closed but the child still runs: wait for it within the same deadline.
-      if (Clock::now() >= deadline) {
-        outcome.timed_out = true;
-        continue;
-      }
-      usleep(5000);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) {
+      // Never "exited 0": without a status nothing is known (ECHILD when SIGCHLD was ignored).
+      outcome.wait_errno = errno;
+      if (!request.inherit_stdio) kill(-pid, SIGKILL);
+      return outcome;
     }
+    if (request.inherit_stdio) {
+      // Interactive: no deadline. A stop signal a process sent to spacectl goes on to the child;
+      // one from the terminal already reached it (same process group).
+      if (stop_requests() != forwarded) {
+        forwarded = stop_requests();
+        if (last_stop_was_sent()) kill(pid, last_stop_signal());
+      }
+      usleep(20000);
+      continue;
+    }
+    // Output closed but the child still runs: wait for it within the same deadline.
+    if (Clock::now() >= deadline) {
+      outcome.timed_out = true;
+      continue;
+    }
+    if (stop_came()) {
+      outcome.interrupted = true;
+      continue;
+    }
+    usleep(5000);
   }
   // The group may hold grandchildren that kept running after the leader exited.
-  if (outcome.timed_out || outcome.output_too_large) kill(-pid, SIGKILL);
+  if (outcome.timed_out || outcome.output_too_large || outcome.interrupted) kill(-pid, SIGKILL);
   if (WIFEXITED(status)) {
     outcome.exited = true;
     outcome.exit_code = WEXITSTATUS(status);

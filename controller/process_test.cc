@@ -2,6 +2,13 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <chrono>
+
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "controller/process.h"
 
@@ -43,6 +50,74 @@ TEST(ProcessTest, MissingProgramIsENOENT) {
   ProcessOutcome o = run_process(r);
   EXPECT_TRUE(o.spawn_failed);
   EXPECT_EQ(o.spawn_errno, ENOENT);
+}
+
+// A parent that ignored SIGCHLD makes the kernel reap children itself and waitpid fail with
+// ECHILD; that used to read as "exited 0".
+TEST(ProcessTest, AWaitpidErrorIsAFailureNeverExitZero) {
+  struct sigaction old{}, ignore{};
+  ignore.sa_handler = SIG_IGN;
+  ASSERT_EQ(sigaction(SIGCHLD, &ignore, &old), 0);
+  ProcessRequest r;
+  r.argv = {"sh", "-c", "exit 7"};
+  const ProcessOutcome o = run_process(r);
+  sigaction(SIGCHLD, &old, nullptr);
+  EXPECT_FALSE(o.succeeded());
+  EXPECT_FALSE(o.exited && o.exit_code == 0) << o.describe();
+  EXPECT_EQ(o.wait_errno, ECHILD) << o.describe();
+}
+
+// An ignored SIGTERM (or SIGINT) of spacectl's parent is not handed on to the child.
+TEST(ProcessTest, TheChildStartsWithDefaultSignalDispositions) {
+  struct sigaction old{}, ignore{};
+  ignore.sa_handler = SIG_IGN;
+  ASSERT_EQ(sigaction(SIGTERM, &ignore, &old), 0);
+  ProcessRequest r;
+  r.argv = {"sh", "-c", "kill -TERM $$; exit 0"};
+  const ProcessOutcome o = run_process(r);
+  sigaction(SIGTERM, &old, nullptr);
+  EXPECT_FALSE(o.exited) << o.describe();
+  EXPECT_EQ(o.signal, SIGTERM);
+}
+
+// `space exec ID -- sh` at a terminal: the pass-through child must be able to read the terminal.
+// In a process group of its own it was stopped by SIGTTIN and waited for forever. Under a
+// pseudo-terminal: a shell reads a line, answers, and exits with a status.
+TEST(ProcessTest, APassThroughChildReadsTheTerminalAndItsStatusComesBack) {
+  int master = -1;
+  const pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ProcessRequest r;
+    r.argv = {"sh", "-c", "read line; echo \"got:$line\"; exit 7"};
+    r.inherit_stdio = true;
+    const ProcessOutcome o = run_process(r);
+    _exit(o.exited ? o.exit_code : 100 + o.signal);
+  }
+  ASSERT_EQ(write(master, "hello\n", 6), 6);
+  std::string seen;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  int status = 0;
+  pid_t done = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd p{master, POLLIN, 0};
+    if (poll(&p, 1, 50) > 0) {
+      char buffer[256];
+      const ssize_t n = read(master, buffer, sizeof buffer);
+      if (n > 0) seen.append(buffer, static_cast<std::size_t>(n));
+    }
+    done = waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+  }
+  if (done != pid) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  close(master);
+  ASSERT_EQ(done, pid) << "the pass-through child hung (stopped by the terminal?); saw: " << seen;
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 7);
+  EXPECT_NE(seen.find("got:hello"), std::string::npos) << seen;
 }
 
 }  // namespace

@@ -1,16 +1,20 @@
 #include "controller/records.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "controller/docker_place.h"
+#include "controller/spec.h"
 
 namespace controller {
 
@@ -18,94 +22,223 @@ using nlohmann::json;
 
 namespace {
 
-Result<void> make_dirs(const std::string& path) {
-  std::string partial;
-  for (std::size_t i = 0; i <= path.size(); ++i) {
-    if (i == path.size() || (path[i] == '/' && i > 0)) {
-      partial = path.substr(0, i);
-      if (mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST)
-        return fail(Code::kRecordUnreadable, "mkdir " + partial + ": " + std::strerror(errno));
-    }
-  }
+// How long a second spacectl waits for the space's lock (escape-test holds it for its whole run).
+constexpr std::chrono::seconds kLockWait{120};
+
+Failure io_error(const std::string& op, const std::string& path) {
+  return fail(Code::kRecordUnreadable, op + " " + path + ": " + std::strerror(errno));
+}
+
+Result<void> check_private(const struct stat& st, const std::string& path, bool directory) {
+  if (directory ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
+    return fail(Code::kRecordUnreadable, path + ": not a " + std::string(directory ? "directory" : "regular file") + " (a symlink is refused)");
+  if (st.st_uid != geteuid()) return fail(Code::kRecordUnreadable, path + ": owned by uid " + std::to_string(st.st_uid) + ", not this user");
+  if ((st.st_mode & 022) != 0) return fail(Code::kRecordUnreadable, path + ": writable by group or others");
   return {};
 }
 
-Result<void> write_private(const std::string& path, const std::string& text) {
-  const std::string tmp = path + "." + std::to_string(getpid()) + ".tmp";
-  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return fail(Code::kRecordUnreadable, "open " + tmp + ": " + std::strerror(errno));
+// Opens a file of the state directory without following a symlink and checks its owner and mode.
+// Returns -1 with errno ENOENT when it does not exist.
+Result<int> open_private(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) {
+    if (errno == ENOENT) return -1;
+    return io_error("open", path);
+  }
+  struct stat st{};
+  if (fstat(fd, &st) != 0) {
+    const Failure f = io_error("fstat", path);
+    close(fd);
+    return f;
+  }
+  if (Result<void> ok = check_private(st, path, false); !ok) {
+    close(fd);
+    return ok.error();
+  }
+  return fd;
+}
+
+Result<std::string> read_fd(int fd, const std::string& path, std::size_t cap) {
+  std::string text;
+  char buffer[8192];
+  for (;;) {
+    const ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return io_error("read", path);
+    if (n == 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+    if (text.size() > cap) return fail(Code::kRecordUnreadable, "read " + path + ": larger than " + std::to_string(cap) + " bytes");
+  }
+  return text;
+}
+
+// Missing: nullopt-like empty Result value with `found` false.
+struct PrivateText {
+  bool found = false;
+  std::string text;
+};
+Result<PrivateText> read_private(const std::string& path, std::size_t cap) {
+  Result<int> fd = open_private(path);
+  if (!fd) return fd.error();
+  if (*fd < 0) return PrivateText{};
+  Result<std::string> text = read_fd(*fd, path, cap);
+  close(*fd);
+  if (!text) return text.error();
+  return PrivateText{true, std::move(*text)};
+}
+
+Result<void> write_private(const std::string& dir, const std::string& name, const std::string& text) {
+  const std::string path = dir + "/" + name;
+  const std::string tmp = dir + "/." + name + "." + random_hex(8) + ".tmp";
+  // O_EXCL with O_NOFOLLOW: a fresh file, never one someone planted under that name.
+  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return io_error("open", tmp);
   std::size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = write(fd, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
+      const Failure f = io_error("write", tmp);
       close(fd);
       unlink(tmp.c_str());
-      return fail(Code::kRecordUnreadable, "write " + tmp + ": " + std::strerror(errno));
+      return f;
     }
     done += static_cast<std::size_t>(n);
   }
-  fsync(fd);
+  if (fsync(fd) != 0) {
+    const Failure f = io_error("fsync", tmp);
+    close(fd);
+    unlink(tmp.c_str());
+    return f;
+  }
   close(fd);
   if (rename(tmp.c_str(), path.c_str()) != 0) {
+    const Failure f = io_error("rename", tmp);
     unlink(tmp.c_str());
-    return fail(Code::kRecordUnreadable, "rename " + tmp + ": " + std::strerror(errno));
+    return f;
   }
+  // The rename itself is durable only once the directory is.
+  const int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (dfd < 0) return io_error("open", dir);
+  const int synced = fsync(dfd);
+  close(dfd);
+  if (synced != 0) return io_error("fsync", dir);
   return {};
+}
+
+Result<std::string> record_dir(const std::string& dir, const std::string& id) {
+  // The id becomes part of a path: checked before anything is built from it.
+  if (!is_space_id(id)) return fail(Code::kInvalidArgument, "space " + id + ": an id is 12 lowercase hex digits");
+  if (Result<void> r = ensure_private_dir(dir); !r) return r.error();
+  const std::string spaces = dir + "/spaces";
+  if (Result<void> r = ensure_private_dir(spaces); !r) return r.error();
+  return spaces;
+}
+
+bool is_string_array(const json& j, std::size_t max) {
+  if (!j.is_array() || j.size() > max) return false;
+  for (const json& x : j)
+    if (!x.is_string()) return false;
+  return true;
 }
 
 }  // namespace
 
-std::string state_dir(const std::string& override_dir) {
+Result<std::string> state_dir(const std::string& override_dir) {
   if (!override_dir.empty()) return override_dir;
   if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg != nullptr && xdg[0] == '/') return std::string(xdg) + "/spacectl";
   const char* home = std::getenv("HOME");
-  return std::string(home != nullptr ? home : "/tmp") + "/.local/state/spacectl";
+  if (home == nullptr || home[0] != '/')
+    return fail(Code::kRecordUnreadable, "state directory: HOME is not set to an absolute path and XDG_STATE_HOME is not set; pass --state-dir");
+  return std::string(home) + "/.local/state/spacectl";
+}
+
+Result<void> ensure_private_dir(const std::string& path) {
+  if (path.empty() || path[0] != '/') {
+    // A relative --state-dir is taken as given; only absolute paths have parents we walk.
+    if (path.empty()) return fail(Code::kRecordUnreadable, "state directory: empty path");
+  }
+  struct stat st{};
+  if (lstat(path.c_str(), &st) == 0) return check_private(st, path, true);
+  if (errno != ENOENT) return io_error("lstat", path);
+  // Parents are made as needed (0700) but not judged: only the directory we own is.
+  for (std::size_t i = 1; i < path.size(); ++i) {
+    if (path[i] != '/') continue;
+    const std::string parent = path.substr(0, i);
+    if (mkdir(parent.c_str(), 0700) != 0 && errno != EEXIST) return io_error("mkdir", parent);
+  }
+  if (mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) return io_error("mkdir", path);
+  if (lstat(path.c_str(), &st) != 0) return io_error("lstat", path);
+  return check_private(st, path, true);
 }
 
 Result<std::string> load_or_make_owner(const std::string& dir) {
-  if (Result<void> r = make_dirs(dir); !r) return r.error();
+  if (Result<void> r = ensure_private_dir(dir); !r) return r.error();
   const std::string path = dir + "/owner";
-  Result<std::string> existing = read_small_file(path, 128);
-  if (existing) {
-    std::string owner = *existing;
-    while (!owner.empty() && owner.back() == '\n') owner.pop_back();
+  Result<PrivateText> existing = read_private(path, 128);
+  if (!existing) return existing.error();
+  if (existing->found) {
+    std::string owner = existing->text;
+    if (!owner.empty() && owner.back() == '\n') owner.pop_back();
     if (owner.size() < 16 || !is_owner(owner))
       return fail(Code::kRecordUnreadable, "owner file " + path + ": not 16 to 64 letters or digits");
     return owner;
   }
   const std::string owner = random_hex(12);
-  if (Result<void> r = write_private(path, owner + "\n"); !r) return r.error();
+  if (Result<void> r = write_private(dir, "owner", owner + "\n"); !r) return r.error();
   return owner;
 }
 
-Result<SpaceRecord> read_record(const std::string& dir, const std::string& id) {
-  const std::string path = dir + "/spaces/" + id + ".json";
-  if (access(path.c_str(), F_OK) != 0) return SpaceRecord{};
-  Result<std::string> text = read_small_file(path, 1u << 20);
-  if (!text) return fail(Code::kRecordUnreadable, "record " + path + ": cannot read");
-  const json doc = json::parse(*text, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object()) return fail(Code::kRecordUnreadable, "record " + path + ": not JSON");
+Result<SpaceRecord> parse_record(const std::string& text, const std::string& what) {
+  auto bad = [&](const std::string& why) { return fail(Code::kRecordUnreadable, "record " + what + ": " + why); };
+  const json doc = json::parse(text, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) return bad("not a JSON object");
+  for (auto it = doc.begin(); it != doc.end(); ++it)
+    if (it.key() != "version" && it.key() != "mode" && it.key() != "domains" && it.key() != "grants" && it.key() != "code")
+      return bad("unknown member " + it.key());
+  if (!doc.contains("version") || !doc["version"].is_number_integer() || doc["version"].get<std::int64_t>() != 1) return bad("version is not 1");
+  if (!doc.contains("mode") || !doc["mode"].is_string()) return bad("no mode");
   SpaceRecord record;
-  record.mode = doc.value("mode", "allowlist");
-  if (doc.contains("domains") && doc["domains"].is_array())
-    for (const json& d : doc["domains"])
-      if (d.is_string()) record.domains.push_back(d.get<std::string>());
-  if (doc.contains("grants") && doc["grants"].is_array())
-    for (const json& g : doc["grants"])
-      if (g.is_object())
-        record.grants.push_back({g.value("id", ""), g.value("upstream", ""), g.value("header", ""), g.value("secret", false),
-                                 g.value("unsafe_private_upstream", false)});
-  if (doc.contains("code") && doc["code"].is_object()) {
+  record.mode = doc["mode"].get<std::string>();
+  if (record.mode != "allowlist" && record.mode != "open") return bad("mode is neither allowlist nor open");
+  if (!doc.contains("domains") || !is_string_array(doc["domains"], kMaxRecordDomains)) return bad("domains is not a list of at most 200 names");
+  for (const json& d : doc["domains"]) record.domains.push_back(d.get<std::string>());
+  if (!doc.contains("grants") || !doc["grants"].is_array() || doc["grants"].size() > kMaxRecordGrants) return bad("grants is not a list of at most 100");
+  for (const json& g : doc["grants"]) {
+    // {id, upstream, header, secret} and, optionally, unsafe_private_upstream; nothing else.
+    const bool has_unsafe = g.is_object() && g.contains("unsafe_private_upstream");
+    if (!g.is_object() || g.size() != (has_unsafe ? 5u : 4u) || !g.contains("id") || !g["id"].is_string() ||
+        !g.contains("upstream") || !g["upstream"].is_string() || !g.contains("header") || !g["header"].is_string() ||
+        !g.contains("secret") || !g["secret"].is_boolean() || (has_unsafe && !g["unsafe_private_upstream"].is_boolean()))
+      return bad("a grant is not {id, upstream, header, secret, unsafe_private_upstream?}");
+    record.grants.push_back({g["id"].get<std::string>(), g["upstream"].get<std::string>(), g["header"].get<std::string>(),
+                             g["secret"].get<bool>(), has_unsafe && g["unsafe_private_upstream"].get<bool>()});
+  }
+  if (doc.contains("code")) {
+    // What code in brought (controller/code/): five strings, nothing else.
     const json& c = doc["code"];
-    record.code = {c.value("repository", ""), c.value("space_path", ""), c.value("project_path", ""), c.value("base", ""),
-                   c.value("history", "pending")};
+    if (!c.is_object() || c.size() != 5) return bad("code is not {repository, space_path, project_path, base, history}");
+    for (const char* k : {"repository", "space_path", "project_path", "base", "history"})
+      if (!c.contains(k) || !c[k].is_string()) return bad(std::string("code.") + k + " is not a string");
+    record.code = {c["repository"].get<std::string>(), c["space_path"].get<std::string>(), c["project_path"].get<std::string>(),
+                   c["base"].get<std::string>(), c["history"].get<std::string>()};
   }
   return record;
 }
 
+Result<SpaceRecord> read_record(const std::string& dir, const std::string& id) {
+  Result<std::string> spaces = record_dir(dir, id);
+  if (!spaces) return spaces.error();
+  const std::string path = *spaces + "/" + id + ".json";
+  Result<PrivateText> text = read_private(path, kMaxRecordBytes);
+  if (!text) return text.error();
+  if (!text->found) return SpaceRecord{};
+  return parse_record(text->text, path);
+}
+
 Result<void> write_record(const std::string& dir, const std::string& id, const SpaceRecord& record) {
-  if (Result<void> r = make_dirs(dir + "/spaces"); !r) return r;
+  Result<std::string> spaces = record_dir(dir, id);
+  if (!spaces) return spaces.error();
   json grants = json::array();
   for (const GrantRecord& g : record.grants)
     grants.push_back({{"id", g.id}, {"upstream", g.upstream}, {"header", g.header}, {"secret", g.has_secret},
@@ -114,11 +247,48 @@ Result<void> write_record(const std::string& dir, const std::string& id, const S
   if (!record.code.repository.empty())
     doc["code"] = {{"repository", record.code.repository}, {"space_path", record.code.space_path},
                    {"project_path", record.code.project_path}, {"base", record.code.base}, {"history", record.code.history}};
-  return write_private(dir + "/spaces/" + id + ".json", doc.dump(2) + "\n");
+  return write_private(*spaces, id + ".json", doc.dump(2, ' ', true, json::error_handler_t::replace) + "\n");
 }
 
-void remove_record(const std::string& dir, const std::string& id) {
-  unlink((dir + "/spaces/" + id + ".json").c_str());
+Result<void> remove_record(const std::string& dir, const std::string& id) {
+  Result<std::string> spaces = record_dir(dir, id);
+  if (!spaces) return spaces.error();
+  const std::string path = *spaces + "/" + id + ".json";
+  if (unlink(path.c_str()) != 0 && errno != ENOENT) return io_error("unlink", path);
+  return {};
+}
+
+Result<SpaceLock> SpaceLock::acquire(const std::string& dir, const std::string& id) {
+  if (!is_space_id(id)) return fail(Code::kInvalidArgument, "space " + id + ": an id is 12 lowercase hex digits");
+  if (Result<void> r = ensure_private_dir(dir); !r) return r.error();
+  const std::string locks = dir + "/locks";
+  if (Result<void> r = ensure_private_dir(locks); !r) return r.error();
+  const std::string path = locks + "/" + id + ".lock";
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return io_error("open", path);
+  struct stat st{};
+  if (fstat(fd, &st) != 0 || !check_private(st, path, false)) {
+    close(fd);
+    return fail(Code::kRecordUnreadable, "lock " + path + ": not a private regular file of this user");
+  }
+  const auto deadline = std::chrono::steady_clock::now() + kLockWait;
+  while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) {
+      const Failure f = io_error("flock", path);
+      close(fd);
+      return f;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      close(fd);
+      return fail(Code::kCommandTimeout, "lock " + path + ": another spacectl has held this space for over 120 s");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return SpaceLock(fd);
+}
+
+SpaceLock::~SpaceLock() {
+  if (fd_ >= 0) close(fd_);
 }
 
 }  // namespace controller

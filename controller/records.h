@@ -1,7 +1,13 @@
 // The host's record of a space (docs/reference-behaviour.md#host-records): network choice and grant
 // ids, so a restarted gatekeeper can be told again. Never a secret: a grant records only whether it
-// had one. Files are mode 0600 under a 0700 directory, written through a temporary name and a
-// rename.
+// had one.
+//
+// Files live in a state directory that must be the user's own: a directory (never a symlink)
+// owned by the effective uid and writable by nobody else; every file in it is opened without
+// following symlinks and refused when it is not the user's or is writable by others. Records are
+// written atomically (a fresh temporary file, fsync, rename, fsync of the directory) and read
+// strictly (unknown members or wrong types make a record unreadable, never a default).
+// Every read-change-write of a record together with its gatekeeper call runs under SpaceLock.
 #pragma once
 
 #include <string>
@@ -31,12 +37,39 @@ struct SpaceRecord {
   CodeRecord code;
 };
 
-// --state-dir, else $XDG_STATE_HOME/spacectl, else ~/.local/state/spacectl.
-std::string state_dir(const std::string& override_dir);
-// The installation id that scopes every label filter: made once (24 hex), file 0600.
+inline constexpr std::size_t kMaxRecordBytes = 1u << 20;
+inline constexpr std::size_t kMaxRecordDomains = 200;
+inline constexpr std::size_t kMaxRecordGrants = 100;
+
+// --state-dir, else $XDG_STATE_HOME/spacectl (absolute), else $HOME/.local/state/spacectl; no
+// fallback: without HOME there is no state directory (never a shared one such as /tmp).
+Result<std::string> state_dir(const std::string& override_dir);
+// Makes the directory (0700) when missing; refuses one that is a symlink, not a directory, not
+// owned by the effective uid, or writable by group or others.
+Result<void> ensure_private_dir(const std::string& path);
+// The installation id that scopes every label filter: made once (24 hex), file 0600. Any read
+// error other than "missing" is an error (a new id would hide every running space).
 Result<std::string> load_or_make_owner(const std::string& dir);
 Result<SpaceRecord> read_record(const std::string& dir, const std::string& id);  // missing: defaults
 Result<void> write_record(const std::string& dir, const std::string& id, const SpaceRecord& record);
-void remove_record(const std::string& dir, const std::string& id);
+Result<void> remove_record(const std::string& dir, const std::string& id);
+// Strict parse of a record's text (tests feed it directly).
+Result<SpaceRecord> parse_record(const std::string& text, const std::string& what);
+
+// An exclusive flock on <state>/locks/<id>.lock for the life of the object, shared by every
+// spacectl process (the descriptor is close-on-exec, so no child keeps it).
+class SpaceLock {
+ public:
+  static Result<SpaceLock> acquire(const std::string& dir, const std::string& id);
+  SpaceLock(SpaceLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  SpaceLock& operator=(SpaceLock&&) = delete;
+  SpaceLock(const SpaceLock&) = delete;
+  SpaceLock& operator=(const SpaceLock&) = delete;
+  ~SpaceLock();
+
+ private:
+  explicit SpaceLock(int fd) : fd_(fd) {}
+  int fd_ = -1;
+};
 
 }  // namespace controller

@@ -116,7 +116,7 @@ std::vector<std::string> inner_network_argv(const SpaceSpec& spec) {
                                 "--ipv6=false", "--opt",
                                 std::string(spec.engine_major >= 28 ? kOptIsolated : kOptInhibit)};
   add_labels(a, spec, Role::kInnerNetwork);
-  a.push_back(names_for(spec.id).inner);
+  a.insert(a.end(), {"--", names_for(spec.id).inner});
   return a;
 }
 
@@ -125,7 +125,7 @@ std::vector<std::string> outer_network_argv(const SpaceSpec& spec) {
   // space's traffic (docs/reference-behaviour.md#networks).
   std::vector<std::string> a = {"network", "create", "--driver", "bridge", "--ipv6=false"};
   add_labels(a, spec, Role::kOuterNetwork);
-  a.push_back(names_for(spec.id).outer);
+  a.insert(a.end(), {"--", names_for(spec.id).outer});
   return a;
 }
 
@@ -133,7 +133,7 @@ std::vector<std::string> volume_argv(const SpaceSpec& spec, Role role) {
   std::vector<std::string> a = {"volume", "create"};
   add_labels(a, spec, role);
   const Names n = names_for(spec.id);
-  a.push_back(role == Role::kHomeVolume ? n.home : n.work);
+  a.insert(a.end(), {"--", role == Role::kHomeVolume ? n.home : n.work});
   return a;
 }
 
@@ -146,10 +146,15 @@ std::vector<std::string> gatekeeper_create_argv(const SpaceSpec& spec, std::stri
   // Docker refuses --network-alias with two --network; the outer one is connected afterwards.
   a.insert(a.end(), {"--network", n.inner, "--network-alias", std::string(kGatekeeperAlias)});
   add_labels(a, spec, Role::kGatekeeper);
-  a.push_back(spec.gatekeeper_image);
-  a.insert(a.end(), {"serve", "--inner-subnet", std::string(inner_subnet)});
+  a.insert(a.end(), {"--", spec.gatekeeper_image});
+  const std::vector<std::string> command = gatekeeper_command(inner_subnet);
+  a.insert(a.end(), command.begin(), command.end());
   for (const std::string& range : spec.blocked_ranges) a.insert(a.end(), {"--block", range});
   return a;
+}
+
+std::vector<std::string> gatekeeper_command(std::string_view inner_subnet) {
+  return {"serve", "--inner-subnet", std::string(inner_subnet)};
 }
 
 std::string work_path(std::string_view id) { return std::string(kWorkParent) + "/" + std::string(id); }
@@ -163,7 +168,7 @@ std::vector<std::string> work_volume_owner_argv(const SpaceSpec& spec) {
   a.insert(a.end(), {"--network", "none", "--mount", "type=volume,src=" + n.work + ",dst=" + std::string(kWorkParent)});
   add_labels(a, spec, Role::kProbe);
   // A command only so images without CMD can be created; the container is never started.
-  a.insert(a.end(), {spec.space_image, "true"});
+  a.insert(a.end(), {"--", spec.space_image, "true"});
   return a;
 }
 
@@ -174,11 +179,15 @@ std::vector<std::string> space_create_argv(const SpaceSpec& spec) {
   a.insert(a.end(), {"--tmpfs", "/tmp:" + std::string(kSpaceTmpfs), "--network", n.inner,
                      "--mount", "type=volume,src=" + n.home + ",dst=" + std::string(kHomePath),
                      "--mount", "type=volume,src=" + n.work + ",dst=" + work_path(spec.id)});
+  const std::string window_var = std::string(kWindowEnv) + "=";
   for (const std::string& e : space_environment(spec)) {
+    if (!spec.env_file.empty() && e.rfind(window_var, 0) == 0) continue;  // in the env file
     a.push_back("--env");
     a.push_back(e);
   }
+  if (!spec.env_file.empty()) a.insert(a.end(), {"--env-file", spec.env_file});
   add_labels(a, spec, Role::kSpace);
+  a.push_back("--");  // the image is never read as a flag
   a.push_back(spec.space_image);
   a.insert(a.end(), spec.command.begin(), spec.command.end());
   return a;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -36,6 +37,11 @@ struct ContainerExpectation {
   std::vector<std::string> env_exact;   // "K=V" that must be present
   std::set<std::string> env_allowed;    // names allowed besides env_exact (the image's own)
   std::string owner, id;
+  // When path is set (the gatekeeper): the program and its arguments, compared exactly with
+  // Entrypoint + Cmd and with Path + Args.
+  std::string path;
+  std::vector<std::string> command;
+  std::map<std::string, std::string> network_ids;  // network name -> verified ID
 };
 
 struct NetworkExpectation {
@@ -58,5 +64,14 @@ ContainerExpectation expect_space(const SpaceSpec& spec, std::string seccomp_pro
 std::vector<Difference> verify_container(const nlohmann::json& inspect, const ContainerExpectation& want);
 std::vector<Difference> verify_network(const nlohmann::json& inspect, const NetworkExpectation& want,
                                        const HostAddressProbe& probe);
+
+// verify_more.cc: fields that weaken a container beyond the hardening flags (verify_container
+// includes these), containers on a network that are not the space's own (by container ID), and a
+// volume's driver and options.
+std::vector<Difference> verify_container_weakening(const nlohmann::json& inspect, const ContainerExpectation& want);
+std::vector<Difference> verify_network_members(const nlohmann::json& inspect, const std::string& name, bool inner,
+                                               const std::set<std::string>& allowed_container_ids);
+std::vector<Difference> verify_volume(const nlohmann::json& inspect, const std::string& name, const std::string& owner,
+                                      const std::string& id);
 
 }  // namespace controller

@@ -86,6 +86,20 @@ TEST(VerifyTest, EachMissingFlagIsNamed) {
       {"labels", [](json& c) { c["Config"]["Labels"]["spacectl.space.owner"] = "someone-else"; }},
       {"masked_paths", [](json& c) { c["HostConfig"]["MaskedPaths"] = json::array(); }},
       {"restart_policy", [](json& c) { c["HostConfig"]["RestartPolicy"]["Name"] = "always"; }},
+      // What an outside review found verify did not see.
+      {"extra_hosts", [](json& c) { c["HostConfig"]["ExtraHosts"] = json::array({"gatekeeper:203.0.113.7"}); }},
+      {"dns", [](json& c) { c["HostConfig"]["Dns"] = json::array({"203.0.113.53"}); }},
+      {"dns", [](json& c) { c["HostConfig"]["DnsOptions"] = json::array({"ndots:0"}); }},
+      {"dns", [](json& c) { c["HostConfig"]["DnsSearch"] = json::array({"example.com"}); }},
+      {"links", [](json& c) { c["HostConfig"]["Links"] = json::array({"/other:/t-c/other"}); }},
+      {"cgroup_parent", [](json& c) { c["HostConfig"]["CgroupParent"] = "/elsewhere"; }},
+      {"oom_kill_disable", [](json& c) { c["HostConfig"]["OomKillDisable"] = true; }},
+      {"log_limit", [](json& c) { c["HostConfig"]["LogConfig"]["Config"]["compress"] = "true"; }},
+      {"apparmor", [](json& c) { c["AppArmorProfile"] = "unconfined"; }},
+      {"namespace", [](json& c) { c["HostConfig"]["IpcMode"] = ""; }},
+      {"namespace", [](json& c) { c["HostConfig"]["CgroupnsMode"] = "host"; }},
+      {"namespace", [](json& c) { c["HostConfig"]["PidMode"] = "container:abc"; }},
+      {"namespace", [](json& c) { c["HostConfig"]["UsernsMode"] = "host"; }},
   };
   for (const Mutation& m : mutations) {
     json doc = load("container-inspect.json");
@@ -110,6 +124,63 @@ TEST(VerifyTest, GatekeeperChecksArePrefixedAndMemoryIsExact) {
   got.clear();
   for (const Difference& d : verify_container(doc, e)) got.push_back(d.check);
   EXPECT_NE(std::find(got.begin(), got.end(), "gatekeeper_alias"), got.end());
+}
+
+TEST(VerifyTest, TheGatekeepersCommandIsComparedExactly) {
+  json doc = load("container-inspect.json");
+  ContainerExpectation e = canned_expectation();
+  e.path = "sleep";
+  e.command = {"1000"};
+  std::vector<std::string> got;
+  for (const Difference& d : verify_container(doc, e)) got.push_back(d.check);
+  EXPECT_TRUE(got.empty());
+  // Re-created by hand with another DNS server and a longer deadline: not the spec's command.
+  doc["Config"]["Cmd"] = json::array({"sleep", "1000", "--dns-server", "203.0.113.53", "--connect-seconds", "3600"});
+  doc["Args"] = json::array({"1000", "--dns-server", "203.0.113.53", "--connect-seconds", "3600"});
+  got.clear();
+  for (const Difference& d : verify_container(doc, e)) got.push_back(d.check);
+  EXPECT_NE(std::find(got.begin(), got.end(), "command"), got.end());
+}
+
+TEST(VerifyTest, AContainerOnANetworkNamedLikeOursButWithAnotherIdIsNamed) {
+  json doc = load("container-inspect.json");
+  doc["NetworkSettings"]["Networks"]["t-in"]["NetworkID"] = "ffff";
+  ContainerExpectation e = canned_expectation();
+  e.network_ids = {{"t-in", "aaaa"}};
+  std::vector<std::string> got;
+  for (const Difference& d : verify_container(doc, e)) got.push_back(d.check);
+  EXPECT_NE(std::find(got.begin(), got.end(), "networks"), got.end());
+  e.network_ids = {{"t-in", "ffff"}};
+  got.clear();
+  for (const Difference& d : verify_container(doc, e)) got.push_back(d.check);
+  EXPECT_TRUE(got.empty());
+}
+
+TEST(VerifyTest, AForeignContainerOnTheInnerNetworkIsNamed) {
+  json net = {{"Containers", {{"aaa", {{"Name", "gk-x-space"}}}, {"bbb", {{"Name", "gk-x-gatekeeper"}}}}}};
+  EXPECT_TRUE(verify_network_members(net, "n", true, {"aaa", "bbb"}).empty());
+  net["Containers"]["ccc"] = {{"Name", "someone-else"}};
+  const std::vector<Difference> d = verify_network_members(net, "n", true, {"aaa", "bbb"});
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].check, "network_foreign_container");
+  // The outer network holds the gatekeeper only.
+  EXPECT_EQ(verify_network_members(net, "o", false, {"bbb"}).size(), 2u);
+}
+
+TEST(VerifyTest, AVolumeThatBindsAHostPathIsNamed) {
+  std::ifstream in(std::string(CONTROLLER_TESTDATA) + "/volume-inspect.json");
+  json v = json::parse(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()))[0];
+  EXPECT_TRUE(verify_volume(v, "h", "testowner", "0123456789ab").empty());
+  json bind = v;
+  bind["Options"] = {{"type", "none"}, {"o", "bind"}, {"device", "/"}};
+  std::vector<Difference> d = verify_volume(bind, "h", "testowner", "0123456789ab");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].check, "volume_options");
+  json driver = v;
+  driver["Driver"] = "sshfs";
+  EXPECT_EQ(verify_volume(driver, "h", "testowner", "0123456789ab")[0].check, "volume_driver");
+  EXPECT_EQ(verify_volume(json(), "h", "testowner", "0123456789ab")[0].check, "volume_missing");
+  EXPECT_EQ(verify_volume(v, "h", "someone", "0123456789ab")[0].check, "volume_labels");
 }
 
 json inner_network(bool with_option, bool with_gateway) {

@@ -2,6 +2,8 @@
 // call appends argv and stdin to $FAKE_DOCKER_LOG as: args joined by 0x1f, 0x1e, stdin, 0x1d '\n'.
 // Answers: `container inspect` prints $FAKE_DOCKER_ANSWERS/container-inspect[-gatekeeper].json,
 // `network inspect` prints network-inspect.json, `exec` prints {"ok":true}; other calls print an id.
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -9,6 +11,7 @@
 #include <iostream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -23,22 +26,38 @@ bool print_file(const char* dir, const char* name) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // spacectl puts `--` before positional arguments; the answers below look past it.
+  std::vector<char*> kept;
+  for (int i = 0; i < argc; ++i)
+    if (std::strcmp(argv[i], "--") != 0 || i < 2) kept.push_back(argv[i]);
+  const int logged_argc = argc;
+  char** const logged_argv = argv;
+  argc = static_cast<int>(kept.size());
+  kept.push_back(nullptr);
+  argv = kept.data();
   std::string stdin_bytes;
   const std::string first = argc > 1 ? argv[1] : "";
   const std::string second = argc > 2 ? argv[2] : "";
   if (first == "exec") stdin_bytes.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
   if (const char* log = std::getenv("FAKE_DOCKER_LOG")) {
     std::ofstream out(log, std::ios::app | std::ios::binary);
-    for (int i = 1; i < argc; ++i) out << (i > 1 ? "\x1f" : "") << argv[i];
+    for (int i = 1; i < logged_argc; ++i) out << (i > 1 ? "\x1f" : "") << logged_argv[i];
     out << '\x1e' << stdin_bytes << '\x1d' << '\n';
   }
   const char* answers = std::getenv("FAKE_DOCKER_ANSWERS");
+  // FAKE_DOCKER_FAIL="<first> <second>": that call fails as a list or inspect would.
+  if (const char* f = std::getenv("FAKE_DOCKER_FAIL"); f != nullptr && first + " " + second == f) {
+    std::cerr << "Error response from daemon: fake failure of " << f << "\n";
+    return 1;
+  }
+  // FAKE_DOCKER_SLEEP_ON=<first>: that call hangs (a step a stop signal must interrupt).
+  if (const char* f = std::getenv("FAKE_DOCKER_SLEEP_ON"); f != nullptr && first == f) ::sleep(30);
   if (first == "version") {
     std::cout << "20.10.24\n";
     return 0;
   }
   if (first == "image" && second == "inspect") {
-    std::cout << (argc > 4 && std::strstr(argv[4], "Env") != nullptr ? "[\"PATH=/bin\"]\n" : "sha256:00\n");
+    std::cout << (argc > 4 && std::strstr(argv[4], "Env") != nullptr ? "[\"PATH=/bin\"]\n" : "sha256:" + std::string(64, '0') + "\n");
     return 0;
   }
   if ((first == "container" && second == "inspect")) {
@@ -54,8 +73,25 @@ int main(int argc, char** argv) {
     std::cerr << "Error: No such network\n";
     return 1;
   }
+  if (first == "volume" && second == "inspect") {
+    if (print_file(answers, "volume-inspect.json")) return 0;
+    std::cerr << "Error: No such volume\n";
+    return 1;
+  }
+  if (first == "exec" && std::getenv("FAKE_DOCKER_STATE") != nullptr && std::string(argv[argc - 1]) == "/network") {
+    // A gatekeeper that takes time: it holds the body after DELAY_BEFORE, answers after DELAY_AFTER.
+    auto pause = [](const char* name) {
+      if (const char* ms = std::getenv(name)) ::usleep(static_cast<useconds_t>(std::atoi(ms)) * 1000);
+    };
+    pause("FAKE_DOCKER_EXEC_DELAY_BEFORE_MS");
+    std::ofstream(std::string(std::getenv("FAKE_DOCKER_STATE")) + "/network", std::ios::app) << stdin_bytes << "\n";
+    pause("FAKE_DOCKER_EXEC_DELAY_AFTER_MS");
+  }
   if (first == "exec") {
     std::cout << "{\"ok\":true,\"ready\":true,\"grants\":[]}\n";
+    // FAKE_DOCKER_EXEC_EXIT=N: the command inside exits N; FAKE_DOCKER_EXEC_STDERR: what it printed.
+    if (const char* text = std::getenv("FAKE_DOCKER_EXEC_STDERR")) std::cerr << text << "\n";
+    if (const char* code = std::getenv("FAKE_DOCKER_EXEC_EXIT")) return std::atoi(code);
     return 0;
   }
   if (first == "ps" || (first == "network" && second == "ls") || (first == "volume" && second == "ls")) return 0;

@@ -92,7 +92,7 @@ Result<void> MemoryPlace::start(const std::string& id) {
 
 Result<void> MemoryPlace::remove(const std::string& id) {
   if (!is_space_id(id)) return fail(Code::kInvalidArgument, "space " + id + ": an id is 12 lowercase hex digits");
-  spaces_.erase(id);
+  if (spaces_.erase(id) == 0) return fail(Code::kSpaceNotFound, "space " + id + ": no space of this owner has that id");
   return {};
 }
 

@@ -1,0 +1,289 @@
+// spacectl end to end against the recording fake `docker` (testing/fake_docker.cc): records under
+// a lock, state directory and secret rules, input checks before anything is created, error codes
+// from the right source, stop signals that roll back. Each test pins one finding of a review.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "controller/testing/fake_docker_fixture.h"
+
+namespace controller {
+namespace {
+
+using nlohmann::json;
+
+bool any_call(const std::vector<Call>& calls, const std::vector<std::string>& prefix) {
+  for (const Call& c : calls)
+    if (c.argv.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), c.argv.begin())) return true;
+  return false;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::string error_code(const ProcessOutcome& o) {
+  const json doc = json::parse(o.out, nullptr, false);
+  return doc.is_object() && doc.contains("error") ? doc["error"].value("code", "") : "";
+}
+
+// Two `network set` at once: the first holds its gatekeeper answer back, the second is quick.
+// Without one lock over read, gatekeeper call and write, the record ended "open" while the
+// gatekeeper held "allowlist" (and `space start` re-sent "open").
+TEST_F(FakeDockerTest, ConcurrentNetworkSetsLeaveTheRecordSayingWhatTheGatekeeperHolds) {
+  const std::string state = dir_ + "/gk-state";
+  ASSERT_EQ(mkdir(state.c_str(), 0700), 0);
+  ProcessOutcome first, second;
+  std::thread a([&] {
+    first = spacectl({"network", "set", "0123456789ab", "--mode", "open"}, {},
+                     {"env", "FAKE_DOCKER_STATE=" + state, "FAKE_DOCKER_EXEC_DELAY_BEFORE_MS=0", "FAKE_DOCKER_EXEC_DELAY_AFTER_MS=1200"});
+  });
+  usleep(300000);  // the first one is inside its gatekeeper call
+  std::thread b([&] {
+    second = spacectl({"network", "set", "0123456789ab", "--mode", "allowlist", "--domain", "example.com"}, {},
+                      {"env", "FAKE_DOCKER_STATE=" + state, "FAKE_DOCKER_EXEC_DELAY_BEFORE_MS=300", "FAKE_DOCKER_EXEC_DELAY_AFTER_MS=0"});
+  });
+  a.join();
+  b.join();
+  ASSERT_TRUE(first.succeeded()) << first.out << first.err;
+  ASSERT_TRUE(second.succeeded()) << second.out << second.err;
+  const std::string held = read_file(state + "/network");
+  const std::string last = held.substr(held.rfind('{', held.size() - 2));
+  const json gatekeeper = json::parse(last);
+  const json record = json::parse(read_file(dir_ + "/state/spaces/0123456789ab.json"));
+  EXPECT_EQ(record["mode"], gatekeeper["mode"]) << "gatekeeper holds " << last << ", record says " << record.dump();
+}
+
+TEST_F(FakeDockerTest, ARecordWithAWrongTypeIsUnreadableNotDefaultsOrInternal) {
+  ASSERT_TRUE(spacectl({"network", "set", "0123456789ab", "--mode", "open"}).succeeded());
+  const std::string path = dir_ + "/state/spaces/0123456789ab.json";
+  std::ofstream(path, std::ios::trunc) << R"({"version":1,"mode":7,"domains":[],"grants":[]})";
+  ProcessOutcome o = spacectl({"network", "set", "0123456789ab", "--mode", "open"});
+  EXPECT_EQ(error_code(o), "record_unreadable") << o.out << o.err;
+  std::ofstream(path, std::ios::trunc) << R"({"version":1,"mode":"open","domains":[],"grants":[],"secret":"x"})";
+  o = spacectl({"grant", "add", "0123456789ab", "g", "--upstream", "https://api.example.com/v1"});
+  EXPECT_EQ(error_code(o), "record_unreadable") << o.out << o.err;
+  EXPECT_FALSE(any_call(calls(), {"exec", "--interactive", "--user", "65532:65532"}) && read_file(path).find("\"g\"") != std::string::npos);
+}
+
+TEST_F(FakeDockerTest, RecordsAreWrittenThroughAFreshFileAndNoTemporaryIsLeft) {
+  ASSERT_TRUE(spacectl({"network", "set", "0123456789ab", "--mode", "open"}).succeeded());
+  std::size_t entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir_ + "/state/spaces")) {
+    ++entries;
+    EXPECT_EQ(e.path().filename(), "0123456789ab.json");
+  }
+  EXPECT_EQ(entries, 1u);
+}
+
+// ---- state directory and secrets on the host ----
+
+TEST_F(FakeDockerTest, WithoutHomeThereIsNoStateDirectoryAndNothingInTmp) {
+  ProcessRequest r;
+  r.argv = {"env", "-u", "HOME", "-u", "XDG_STATE_HOME", spacectl_path(), "--json", "space", "list"};
+  const ProcessOutcome o = run_process(r);
+  EXPECT_EQ(o.exit_code, 1) << o.out << o.err;
+  EXPECT_EQ(error_code(o), "record_unreadable") << o.out;
+  struct stat st{};
+  EXPECT_NE(lstat("/tmp/.local/state/spacectl", &st), 0) << "spacectl fell back to /tmp";
+}
+
+TEST_F(FakeDockerTest, AStateDirectoryOthersCanWriteOrASymlinkIsRefused) {
+  const std::string state = dir_ + "/state";
+  ASSERT_EQ(mkdir(state.c_str(), 0777), 0);
+  ASSERT_EQ(chmod(state.c_str(), 0777), 0);
+  ProcessRequest r;
+  r.argv = {spacectl_path(), "--json", "--state-dir", state, "space", "list"};
+  ProcessOutcome o = run_process(r);
+  EXPECT_EQ(error_code(o), "record_unreadable") << o.out;
+  EXPECT_NE(o.out.find("writable by group or others"), std::string::npos) << o.out;
+  const std::string link = dir_ + "/link";
+  ASSERT_EQ(chmod(state.c_str(), 0700), 0);
+  ASSERT_EQ(symlink(state.c_str(), link.c_str()), 0);
+  r.argv = {spacectl_path(), "--json", "--state-dir", link, "space", "list"};
+  o = run_process(r);
+  EXPECT_EQ(error_code(o), "record_unreadable") << o.out;
+  // A record that is a symlink is not followed.
+  ASSERT_EQ(mkdir((state + "/spaces").c_str(), 0700), 0);
+  std::ofstream(dir_ + "/elsewhere.json") << R"({"version":1,"mode":"open","domains":[],"grants":[]})";
+  ASSERT_EQ(symlink((dir_ + "/elsewhere.json").c_str(), (state + "/spaces/0123456789ab.json").c_str()), 0);
+  o = spacectl({"network", "set", "0123456789ab", "--mode", "open"});
+  EXPECT_EQ(error_code(o), "record_unreadable") << o.out;
+}
+
+TEST_F(FakeDockerTest, AnOwnerFileThatCannotBeReadIsAnErrorNotANewOwner) {
+  const std::string state = dir_ + "/owned";
+  ASSERT_EQ(mkdir(state.c_str(), 0700), 0);
+  ASSERT_EQ(mkdir((state + "/owner").c_str(), 0700), 0);  // read() gives EISDIR
+  ProcessRequest r;
+  r.argv = {spacectl_path(), "--json", "--state-dir", state, "space", "list"};
+  const ProcessOutcome o = run_process(r);
+  EXPECT_EQ(error_code(o), "record_unreadable") << o.out;
+  EXPECT_TRUE(std::filesystem::is_directory(state + "/owner"));
+}
+
+TEST_F(FakeDockerTest, APipedSecretWithoutHeaderIsRefusedAndNothingIsSent) {
+  ProcessOutcome o = spacectl({"grant", "add", "0123456789ab", "g", "--upstream", "https://api.example.com/v1"}, "sk-live-secret\n");
+  EXPECT_EQ(o.exit_code, 2) << o.out << o.err;
+  EXPECT_EQ(error_code(o), "usage");
+  for (const Call& c : calls()) EXPECT_EQ(c.stdin_bytes.find("sk-live-secret"), std::string::npos);
+  EXPECT_FALSE(any_call(calls(), {"exec"}));
+}
+
+TEST_F(FakeDockerTest, ASecretAtTheCapPassesAndOneByteMoreIsRefused) {
+  const std::vector<std::string> args = {"grant", "add", "0123456789ab", "g", "--upstream", "https://api.example.com/v1", "--header", "x-api-key"};
+  EXPECT_TRUE(spacectl(args, std::string(8192, 'k')).succeeded());
+  const ProcessOutcome o = spacectl(args, std::string(8193, 'k'));
+  EXPECT_EQ(error_code(o), "invalid_argument") << o.out;
+}
+
+TEST_F(FakeDockerTest, TheWindowKeyReachesCreateThroughAPrivateEnvFileNeverArgv) {
+  (void)spacectl({"space", "create", "--name", "t", "--memory", "512m"});
+  bool created = false;
+  for (const Call& c : calls()) {
+    for (const std::string& a : c.argv) EXPECT_EQ(a.find("GATEKEEPER_WINDOW="), std::string::npos) << "window key in argv";
+    if (c.argv.empty() || c.argv[0] != "create" || std::find(c.argv.begin(), c.argv.end(), "--init") == c.argv.end()) continue;
+    created = true;
+    auto it = std::find(c.argv.begin(), c.argv.end(), "--env-file");
+    ASSERT_NE(it, c.argv.end());
+    struct stat st{};
+    EXPECT_NE(stat((it + 1)->c_str(), &st), 0) << "the env file outlived create";
+  }
+  EXPECT_TRUE(created);
+}
+
+// ---- inputs ----
+
+TEST_F(FakeDockerTest, AnImageThatLooksLikeAFlagIsRefusedBeforeAnythingIsCreated) {
+  const ProcessOutcome o = spacectl({"space", "create", "--image=--help", "--memory", "512m"});
+  EXPECT_EQ(error_code(o), "invalid_argument") << o.out << o.err;
+  EXPECT_FALSE(any_call(calls(), {"network", "create"}));
+  EXPECT_FALSE(any_call(calls(), {"volume", "create"}));
+}
+
+TEST_F(FakeDockerTest, TheSpaceRunsTheResolvedImageId) {
+  (void)spacectl({"space", "create", "--image", "busybox:latest", "--memory", "512m"});
+  bool seen = false;
+  for (const Call& c : calls())
+    if (!c.argv.empty() && c.argv[0] == "create" && std::find(c.argv.begin(), c.argv.end(), "--init") != c.argv.end()) {
+      seen = true;
+      EXPECT_EQ(std::find(c.argv.begin(), c.argv.end(), "busybox:latest"), c.argv.end());
+      EXPECT_NE(std::find(c.argv.begin(), c.argv.end(), "sha256:" + std::string(64, '0')), c.argv.end());
+    }
+  EXPECT_TRUE(seen);
+}
+
+TEST_F(FakeDockerTest, ANameThatIsNotUtf8IsRefusedBeforeAnythingIsCreated) {
+  for (const std::string& name : {std::string("\xff"), std::string("a\x1b[2Jb"), std::string("x\xc2\x9b" "31m")}) {
+    const ProcessOutcome o = spacectl({"space", "create", "--name", name, "--memory", "512m"});
+    EXPECT_EQ(error_code(o), "invalid_argument") << o.out << o.err;
+    EXPECT_TRUE(json::parse(o.out, nullptr, false).is_object()) << o.out;
+  }
+  EXPECT_FALSE(any_call(calls(), {"network", "create"}));
+}
+
+TEST_F(FakeDockerTest, EveryPositionalArgumentToDockerFollowsDoubleDash) {
+  (void)spacectl({"space", "create", "--name", "t", "--memory", "512m"});
+  for (const Call& c : calls()) {
+    if (c.argv.empty()) continue;
+    const std::string& verb = c.argv[0];
+    if (verb == "create" || verb == "start" || verb == "rm" || verb == "exec" ||
+        (c.argv.size() > 1 && (c.argv[1] == "create" || c.argv[1] == "inspect" || c.argv[1] == "connect" || c.argv[1] == "rm"))) {
+      EXPECT_NE(std::find(c.argv.begin(), c.argv.end(), "--"), c.argv.end()) << verb << " " << (c.argv.size() > 1 ? c.argv[1] : "");
+    }
+  }
+}
+
+TEST_F(FakeDockerTest, RemovingAnIdNothingCarriesIsSpaceNotFound) {
+  const ProcessOutcome o = spacectl({"space", "remove", "0123456789ab"});
+  EXPECT_EQ(o.exit_code, 4) << o.out << o.err;
+  EXPECT_EQ(error_code(o), "space_not_found");
+}
+
+TEST_F(FakeDockerTest, AFailedVolumeListDuringRemoveIsReported) {
+  const ProcessOutcome o = spacectl({"space", "remove", "0123456789ab"}, {}, {"env", "FAKE_DOCKER_FAIL=volume ls"});
+  EXPECT_NE(o.exit_code, 0) << o.out;
+  EXPECT_EQ(o.out.find("\"removed\":true"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("volume ls"), std::string::npos) << o.out;
+}
+
+TEST_F(FakeDockerTest, AMalformedIdNeverBecomesAPath) {
+  const ProcessOutcome o = spacectl({"network", "set", "../../../etc", "--mode", "open"});
+  EXPECT_EQ(error_code(o), "invalid_argument") << o.out;
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/etc.json"));
+}
+
+// ---- error codes from the right source ----
+
+TEST_F(FakeDockerTest, WordsPrintedInsideASpaceNeverMakeThePlaceUnreachable) {
+  const ProcessOutcome o = spacectl({"journal", "0123456789ab"}, {},
+                                    {"env", "FAKE_DOCKER_EXEC_EXIT=1", "FAKE_DOCKER_EXEC_STDERR=dial unix /var/run/docker.sock: connection refused"});
+  EXPECT_NE(error_code(o), "place_unreachable") << o.out;
+  EXPECT_EQ(error_code(o), "gatekeeper_unreachable") << o.out;
+}
+
+// ---- process handling ----
+
+TEST_F(FakeDockerTest, AnIgnoredSigchldDoesNotTurnAnExitStatusIntoZero) {
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    signal(SIGCHLD, SIG_IGN);  // inherited across exec, as from a careless parent
+    const std::string state = dir_ + "/state", gk = dir_ + "/gk.id", sp = dir_ + "/space.id";
+    setenv("FAKE_DOCKER_EXEC_EXIT", "7", 1);
+    const int null_fd = open("/dev/null", O_RDONLY);
+    dup2(null_fd, STDIN_FILENO);
+    const std::string self = spacectl_path();
+    execl(self.c_str(), self.c_str(), "--owner", "testowner", "--state-dir", state.c_str(), "--gatekeeper-image-file", gk.c_str(),
+          "--space-image-file", sp.c_str(), "space", "exec", "0123456789ab", "--", "sh", "-c", "exit 7", static_cast<char*>(nullptr));
+    _exit(99);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 7);
+}
+
+TEST_F(FakeDockerTest, ASigtermDuringCreateRollsBackWhatWasMade) {
+  ProcessRequest r;
+  r.argv = {"env", "FAKE_DOCKER_SLEEP_ON=create", spacectl_path(), "--json", "--owner", "testowner", "--state-dir", dir_ + "/state",
+            "--gatekeeper-image-file", dir_ + "/gk.id", "--space-image-file", dir_ + "/space.id",
+            "--seccomp-space", std::string(CONTROLLER_TESTDATA) + "/seccomp-stand-in.json",
+            "--seccomp-gatekeeper", std::string(CONTROLLER_TESTDATA) + "/seccomp-stand-in.json",
+            "space", "create", "--memory", "512m"};
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    execvp("env", [&] {
+      static std::vector<char*> v;
+      for (std::string& a : r.argv) v.push_back(a.data());
+      v.push_back(nullptr);
+      return v.data();
+    }());
+    _exit(99);
+  }
+  // Wait until the first `docker create` hangs, then stop spacectl as a user or a supervisor would.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!any_call(calls(), {"create"}) && std::chrono::steady_clock::now() < deadline) usleep(20000);
+  ASSERT_TRUE(any_call(calls(), {"create"}));
+  const auto sent = std::chrono::steady_clock::now();
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_LT(std::chrono::steady_clock::now() - sent, std::chrono::seconds(8)) << "the hanging step was not ended";
+  ASSERT_TRUE(WIFEXITED(status)) << "spacectl died of the signal without rolling back";
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  EXPECT_TRUE(any_call(calls(), {"network", "rm", "--"})) << "the networks made before the signal were not removed";
+  EXPECT_TRUE(any_call(calls(), {"volume", "rm", "--force", "--"}));
+}
+
+}  // namespace
+}  // namespace controller
