@@ -6,11 +6,16 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -34,6 +39,12 @@ namespace {
 using nlohmann::json;
 
 const std::string kBin = std::string(GK_BINARY_DIR) + "/bin";
+
+// SPACECTL_UNDER_TEST: the same tests against another build (the binary from before a fix).
+std::string spacectl_binary() {
+  const char* other = std::getenv("SPACECTL_UNDER_TEST");
+  return other != nullptr && other[0] != '\0' ? std::string(other) : std::string(SPACECTL);
+}
 
 bool exists(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
 
@@ -87,7 +98,7 @@ class LiveTest : public ::testing::Test {
   }
   ProcessOutcome spacectl(const std::vector<std::string>& args, const std::string& stdin_bytes = {}) {
     ProcessRequest r;
-    r.argv = {SPACECTL, "--json", "--owner", owner_, "--state-dir", state_,
+    r.argv = {spacectl_binary(), "--json", "--owner", owner_, "--state-dir", state_,
               "--gatekeeper-image-file", kBin + "/" + gatekeeper_id_file_, "--space-image-file", kBin + "/space-image.id",
               "--seccomp-space", profile("space.json"), "--seccomp-gatekeeper", profile("gatekeeper.json")};
     r.argv.insert(r.argv.end(), args.begin(), args.end());
@@ -115,7 +126,7 @@ class LiveTest : public ::testing::Test {
 
 TEST_F(LiveTest, ListWhileTheDaemonIsUnreachableSaysPlaceUnreachable) {
   ProcessRequest r;
-  r.argv = {"env", "DOCKER_HOST=unix:///nonexistent.sock", SPACECTL, "--json", "--owner", owner_, "--state-dir", state_, "space", "list"};
+  r.argv = {"env", "DOCKER_HOST=unix:///nonexistent.sock", spacectl_binary(), "--json", "--owner", owner_, "--state-dir", state_, "space", "list"};
   const ProcessOutcome o = run_process(r);
   EXPECT_EQ(o.exit_code, 3);
   const json d = json::parse(o.out, nullptr, false);
@@ -295,6 +306,59 @@ TEST_F(LiveTest, AnExecPastItsDeadlineLeavesNothingRunningInside) {
   EXPECT_EQ(spacectl({"space", "remove", id}).exit_code, 0);
 }
 
+// `space exec ID -- sh` at a terminal used to hang: docker exec --tty ran in a process group of
+// its own, was stopped by the terminal, and waitpid waited forever. Under a pseudo-terminal: a
+// shell in the space answers a typed command and exits with a status.
+TEST_F(LiveTest, InteractiveExecAtATerminalAnswersAndExitsWithItsStatus) {
+  GK_REQUIRE(ready(), "no Docker engine, images or seccomp profiles");
+  const std::string id = create();
+  ASSERT_TRUE(is_space_id(id));
+  const std::vector<std::string> args = {spacectl_binary(), "--owner", owner_, "--state-dir", state_, "space", "exec", id, "--", "sh"};
+  int master = -1;
+  const pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::vector<char*> argv;
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(99);
+  }
+  std::string seen;
+  auto read_until = [&](const std::string& want, std::chrono::seconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (seen.find(want) == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+      pollfd p{master, POLLIN, 0};
+      if (poll(&p, 1, 100) > 0) {
+        char buffer[512];
+        const ssize_t n = read(master, buffer, sizeof buffer);
+        if (n > 0) seen.append(buffer, static_cast<std::size_t>(n));
+      }
+    }
+    return seen.find(want) != std::string::npos;
+  };
+  const std::string typed = "echo answer-$((6*7))\n";
+  ASSERT_EQ(write(master, typed.data(), typed.size()), static_cast<ssize_t>(typed.size()));
+  EXPECT_TRUE(read_until("answer-42", std::chrono::seconds(30))) << seen;
+  ASSERT_EQ(write(master, "exit 7\n", 7), 7);
+  int status = 0;
+  pid_t done = 0;
+  for (int i = 0; i < 300 && done != pid; ++i) {
+    (void)read_until("\x01never", std::chrono::seconds(0));
+    done = waitpid(pid, &status, WNOHANG);
+    if (done != pid) usleep(100000);
+  }
+  if (done != pid) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  close(master);
+  ASSERT_EQ(done, pid) << "spacectl space exec hung at a terminal; saw: " << seen;
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 7);
+  EXPECT_EQ(spacectl({"space", "remove", id}).exit_code, 0);
+}
+
 TEST_F(LiveTest, AfterAGatekeeperRestartTheSpaceNeedsAccessForEachGrantThatIsGone) {
   GK_REQUIRE(ready(), "no Docker engine, images or seccomp profiles");
   const std::string id = create();
@@ -385,7 +449,7 @@ TEST_F(LiveTest, GrantsReachTheWindowAndTheUpstreamSeesTheInjectedKey) {
   // nc reads the request from a file, so its FIN follows the request within microseconds. Measured
   // with a window that dropped such an exchange: it lost 10 runs of 10 this way, 0 of 10 when nc read
   // docker exec's stdin (the FIN lagged enough for the upstream connect to win).
-  ask.argv = {SPACECTL, "--owner", owner_, "--state-dir", state_, "space", "exec", id, "--", "sh", "-c",
+  ask.argv = {spacectl_binary(), "--owner", owner_, "--state-dir", state_, "space", "exec", id, "--", "sh", "-c",
               "cat > /tmp/request && exec nc -w 5 gatekeeper 8080 < /tmp/request"};
   ask.stdin_bytes = "GET /k/" + key + "/model/model/ping HTTP/1.0\r\nHost: gatekeeper\r\n"
                     "Authorization: Bearer fake\r\nx-api-key: fake\r\n\r\n";
