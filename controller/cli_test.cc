@@ -122,10 +122,19 @@ TEST_F(FakeDockerTest, AStateDirectoryOthersCanWriteOrASymlinkIsRefused) {
 TEST_F(FakeDockerTest, AnOwnerFileThatCannotBeReadIsAnErrorNotANewOwner) {
   const std::string state = dir_ + "/owned";
   ASSERT_EQ(mkdir(state.c_str(), 0700), 0);
-  ASSERT_EQ(mkdir((state + "/owner").c_str(), 0700), 0);  // read() gives EISDIR
+  // A dangling symlink: opening it fails with something other than "missing" (ELOOP), and a new
+  // owner id written over it would hide every space the real one made.
+  ASSERT_EQ(symlink((dir_ + "/gone").c_str(), (state + "/owner").c_str()), 0);
   ProcessRequest r;
   r.argv = {spacectl_path(), "--json", "--state-dir", state, "space", "list"};
-  const ProcessOutcome o = run_process(r);
+  ProcessOutcome o = run_process(r);
+  EXPECT_EQ(error_code(o), "record_unreadable") << o.out;
+  struct stat st{};
+  ASSERT_EQ(lstat((state + "/owner").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode)) << "the owner file was replaced";
+  ASSERT_EQ(unlink((state + "/owner").c_str()), 0);
+  ASSERT_EQ(mkdir((state + "/owner").c_str(), 0700), 0);  // read() gives EISDIR
+  o = run_process(r);
   EXPECT_EQ(error_code(o), "record_unreadable") << o.out;
   EXPECT_TRUE(std::filesystem::is_directory(state + "/owner"));
 }
