@@ -87,13 +87,20 @@ TEST_F(FakeDockerTest, RecordsAreWrittenThroughAFreshFileAndNoTemporaryIsLeft) {
 // ---- state directory and secrets on the host ----
 
 TEST_F(FakeDockerTest, WithoutHomeThereIsNoStateDirectoryAndNothingInTmp) {
+  // The old fallback was /tmp/.local/state/spacectl; whatever is there must stay as it was.
+  const std::string fallback = "/tmp/.local/state/spacectl/owner";
+  struct stat before{}, after{};
+  const bool existed = lstat(fallback.c_str(), &before) == 0;
   ProcessRequest r;
   r.argv = {"env", "-u", "HOME", "-u", "XDG_STATE_HOME", spacectl_path(), "--json", "space", "list"};
   const ProcessOutcome o = run_process(r);
   EXPECT_EQ(o.exit_code, 1) << o.out << o.err;
   EXPECT_EQ(error_code(o), "record_unreadable") << o.out;
-  struct stat st{};
-  EXPECT_NE(lstat("/tmp/.local/state/spacectl", &st), 0) << "spacectl fell back to /tmp";
+  const bool exists = lstat(fallback.c_str(), &after) == 0;
+  EXPECT_EQ(existed, exists) << "spacectl fell back to /tmp";
+  if (existed && exists) {
+    EXPECT_EQ(before.st_ino, after.st_ino) << "spacectl rewrote the owner in /tmp";
+  }
 }
 
 TEST_F(FakeDockerTest, AStateDirectoryOthersCanWriteOrASymlinkIsRefused) {
