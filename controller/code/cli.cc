@@ -37,6 +37,9 @@ Result<json> code_in(const CodeCli& cli, Manager& manager, const std::string& id
                      const std::string& image) {
   std::optional<Mode> mode = parse_mode(mode_text);
   if (!mode) return fail(Code::kUsage, "code in: --mode must be uncommitted or clean");
+  // The space's lock over read, transfer and write, like every other change of its record.
+  Result<SpaceLock> lock = SpaceLock::acquire(manager.state, id);
+  if (!lock) return lock.error();
   Result<SpaceRecord> record = read_record(manager.state, id);
   if (!record) return record.error();
   Result<std::vector<std::string>> prefix = manager.place.exec_argv(id);
@@ -64,6 +67,8 @@ Result<json> code_in(const CodeCli& cli, Manager& manager, const std::string& id
 }
 
 Result<json> history(const CodeCli& cli, Manager& manager, const std::string& id) {
+  Result<SpaceLock> lock = SpaceLock::acquire(manager.state, id);
+  if (!lock) return lock.error();
   Result<SpaceRecord> record = read_record(manager.state, id);
   if (!record) return record.error();
   if (record->code.repository.empty())
