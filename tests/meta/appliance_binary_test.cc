@@ -184,4 +184,14 @@ TEST_F(ApplianceBinaryTest, TestOnlyTriggerIsInTheTestBuildOnly) {
   EXPECT_NE(test_bytes.find(limit), std::string::npos) << "the test build must carry the descriptor-limit switch";
 }
 
+// The switch that serves without confinement exists only in the sanitizer test build (for the
+// leak check): never in the release binary, never in the test build that goes into an image.
+TEST_F(ApplianceBinaryTest, NoConfinementSwitchIsInTheSanitizerTestBuildOnly) {
+  const std::string flag = std::string("--unsafe-test-") + "no-confinement";
+  EXPECT_EQ(release_bytes.find(flag), std::string::npos) << kRelease << " can serve unconfined";
+  const std::string test_bytes = read_file(kTestBuild);
+  ASSERT_FALSE(test_bytes.empty()) << kTestBuild << " is not built";
+  EXPECT_EQ(test_bytes.find(flag) != std::string::npos, static_cast<bool>(GK_SANITIZED)) << kTestBuild;
+}
+
 }  // namespace
