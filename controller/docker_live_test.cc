@@ -395,7 +395,7 @@ TEST_F(LiveTest, CreateThatFailsVerifyRollsBackEveryObject) {
             "space", "create", "--name", "tampered", "--memory", "512m"};
   r.timeout = std::chrono::minutes(5);
   const ProcessOutcome o = run_process(r);
-  EXPECT_EQ(o.exit_code, 4) << o.out << o.err;
+  EXPECT_EQ(o.exit_code, 5) << o.out << o.err;
   const json d = doc(o);
   ASSERT_TRUE(d.is_object()) << o.out << o.err;
   EXPECT_EQ(d["error"]["code"], "verify_failed") << o.out;
