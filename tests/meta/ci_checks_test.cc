@@ -285,7 +285,7 @@ TEST(CiExpectationsTest, ExpectedFileListsEveryFuzzTargetAndLabel) {
     const std::string file = entry.path().filename().string();
     if (file.starts_with("fuzz_") && file.ends_with(".cc")) sources.insert(file.substr(5, file.size() - 8));
   }
-  EXPECT_EQ(listed, sources) << "tests/expected.txt fuzz-target lines differ from tests/fuzz/fuzz_*.cc";
+  EXPECT_EQ(listed, sources) << "tests/expected.txt fuzz-target lines differ from the fuzz_*.cc sources in tests/fuzz";
   EXPECT_EQ(labels, (std::set<std::string>{"unit", "integration", "docker", "meta"}));
 }
 
