@@ -20,6 +20,8 @@ endif()
 add_compile_options(${GK_HARDENING})
 add_link_options(LINKER:-z,relro LINKER:-z,now LINKER:-z,noexecstack)
 
+# -fno-sanitize-recover=all: every UBSan report is fatal (ASan's are by default), so a test that
+# triggers one fails instead of printing and passing (tests/support/sanitizer_test.cc proves it).
 if(GK_SANITIZE)
   set(GK_SANITIZER_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=all
                          -fno-omit-frame-pointer)
@@ -33,8 +35,11 @@ if(GK_FUZZ)
   if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
     message(FATAL_ERROR "GK_FUZZ needs clang (libFuzzer); use the 'fuzz' preset")
   endif()
-  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer)
-  add_link_options(-fsanitize=address,undefined)
+  # -fno-sanitize-recover=all: an undefined-behaviour report ends the run like a crash, so a
+  # fuzzer cannot print one and still say "Done N runs" (tests/fuzz/sanitizer_canary.cc proves it).
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+                      -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined -fno-sanitize-recover=all)
 endif()
 
 # gk_target_defaults(<target>): our warnings and C++ options on one of our targets.

@@ -24,6 +24,9 @@ function(gk_add_gtest)
   if(ARG_FIXTURES_REQUIRED)
     set(_fixture_properties FIXTURES_REQUIRED ${ARG_FIXTURES_REQUIRED})
   endif()
+  # gtest_discover_tests gives every test SKIP_REGULAR_EXPRESSION "\[  SKIPPED \]", so ctest says
+  # "Skipped" for a GTEST_SKIP (its JUnit report: status="notrun"), but still exits 0: .ci/test
+  # fails the run on it with .ci/check-tests junit (tests/meta/ci_checks_test.cc checks both).
   gtest_discover_tests(${ARG_NAME}
     DISCOVERY_MODE PRE_TEST
     PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT} ${_fixture_properties})

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -178,25 +179,48 @@ TEST_F(FakeDockerTest, UnsafePrivateUpstreamIsSentAndRecordedAndASecretOverHttpN
   EXPECT_NE(text.find("\"unsafe_private_upstream\": true"), std::string::npos) << text;
 }
 
+// The object a create call makes: `create --name N ...`, `network create ... N`, `volume create ... N`.
+std::string created_object(const Call& c) {
+  const std::vector<std::string>& a = c.argv;
+  if (a.size() >= 2 && a[0] == "create") {
+    for (std::size_t i = 1; i + 1 < a.size(); ++i)
+      if (a[i] == "--name") return "container " + a[i + 1];
+  }
+  if (a.size() >= 3 && (a[0] == "network" || a[0] == "volume") && a[1] == "create") return a[0] + " " + a.back();
+  return {};
+}
+
+// The object a remove call removes: `rm [flags] N`, `network rm N`, `volume rm [flags] N`.
+std::string removed_object(const Call& c) {
+  const std::vector<std::string>& a = c.argv;
+  if (a.size() >= 2 && a[0] == "rm") return "container " + a.back();
+  if (a.size() >= 3 && (a[0] == "network" || a[0] == "volume") && a[1] == "rm") return a[0] + " " + a.back();
+  return {};
+}
+
 TEST_F(FakeDockerTest, CreateThatFailsVerifyRemovesEverythingItMade) {
   // The canned container belongs to another space id, so verify fails after every create step.
   ProcessOutcome o = spacectl({"space", "create", "--name", "t", "--memory", "512m"});
   EXPECT_EQ(o.exit_code, 4) << o.out << o.err;  // the container inspected is not this space's
   const std::vector<Call> all = calls();
-  bool created_space = false, created_gatekeeper = false, removed = false;
+  bool created_space = false, created_gatekeeper = false;
+  std::set<std::string> created, removed;
   for (const Call& c : all) {
     if (!c.argv.empty() && c.argv[0] == "create") {
-      if (has(c.argv, "serve")) created_gatekeeper = true; else created_space = true;
+      if (has(c.argv, "serve")) created_gatekeeper = true; else if (has(c.argv, "--init")) created_space = true;
       expect_common(c.argv, has(c.argv, "serve") ? "65532:65532" : "1000:1000",
                     std::string(CONTROLLER_TESTDATA) + "/seccomp-stand-in.json",
                     has(c.argv, "serve") ? "268435456b" : "536870912b");
     }
-    if (!c.argv.empty() && c.argv[0] == "rm") removed = true;
+    if (const std::string made = created_object(c); !made.empty()) created.insert(made);
+    if (const std::string gone = removed_object(c); !gone.empty()) removed.insert(gone);
     EXPECT_FALSE(!c.argv.empty() && c.argv[0] == "start") << "started before verify passed";
   }
   EXPECT_TRUE(created_gatekeeper);
   EXPECT_TRUE(created_space);
-  EXPECT_TRUE(removed);
+  // Two networks, two volumes, the space, the gatekeeper and the volume-owner container.
+  EXPECT_EQ(created.size(), 7u);
+  for (const std::string& object : created) EXPECT_TRUE(removed.count(object)) << object << " was made and left behind";
 }
 
 }  // namespace

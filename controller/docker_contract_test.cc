@@ -38,15 +38,19 @@ std::unique_ptr<Place> make(const std::string& owner) {
   return std::make_unique<DockerPlace>(o);
 }
 
+// What is left labelled with the owner; a listing that fails is itself reported (as left), so an
+// engine that stopped answering cannot pass as "nothing left".
 std::string leftovers(const std::string& owner) {
-  if (!gk_test::docker_engine_answers()) return {};
+  if (!gk_test::docker_engine_answers()) return "the engine does not answer: cannot prove nothing is left";
   std::string out;
   for (const std::vector<std::string>& kind : {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
     ProcessRequest r;
     r.argv = {"docker"};
     r.argv.insert(r.argv.end(), kind.begin(), kind.end());
     r.argv.insert(r.argv.end(), {"-q", "--filter", "label=spacectl.space.owner=" + owner});
-    out += run_process(r).out;
+    const ProcessOutcome o = run_process(r);
+    if (!o.succeeded()) out += "docker " + kind[0] + " failed: " + o.describe() + "\n";
+    out += o.out;
   }
   return out;
 }

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -180,9 +181,14 @@ TEST_F(LiveTest, FullLifecycleCreateExecNetworkGrantStopStartRemove) {
     if (!entry.is_regular_file()) continue;
     ProcessRequest cat;
     cat.argv = {"cat", entry.path().string()};
-    EXPECT_EQ(run_process(cat).out.find(secret), std::string::npos) << "secret in " << entry.path();
+    const ProcessOutcome read = run_process(cat);
+    ASSERT_TRUE(read.succeeded()) << "cat " << entry.path() << ": " << read.err;  // an absence in nothing proves nothing
+    EXPECT_EQ(read.out.find(secret), std::string::npos) << "secret in " << entry.path();
   }
-  EXPECT_EQ(docker({"inspect", "gk-" + id + "-space", "gk-" + id + "-gatekeeper"}).out.find(secret), std::string::npos);
+  const ProcessOutcome inspected = docker({"inspect", "gk-" + id + "-space", "gk-" + id + "-gatekeeper"});
+  ASSERT_TRUE(inspected.succeeded()) << inspected.err;
+  EXPECT_NE(inspected.out.find("gk-" + id + "-gatekeeper"), std::string::npos);
+  EXPECT_EQ(inspected.out.find(secret), std::string::npos);
 
   o = spacectl({"space", "stop", id});
   EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
@@ -358,6 +364,60 @@ TEST_F(LiveTest, InteractiveExecAtATerminalAnswersAndExitsWithItsStatus) {
   ASSERT_EQ(done, pid) << "spacectl space exec hung at a terminal; saw: " << seen;
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 7);
+}
+
+// The real engine, with a `docker` first in PATH that adds --cap-add NET_RAW to every container
+// create (a tampered CLI or a changed default): the containers exist as the engine made them,
+// verify reads them, finds exactly that, refuses, and the rollback removes every object by name.
+TEST_F(LiveTest, CreateThatFailsVerifyRollsBackEveryObject) {
+  GK_REQUIRE(ready(), "no Docker engine, images or seccomp profiles");
+  std::string real_docker;
+  const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  for (std::size_t start = 0; start <= path.size();) {
+    const std::size_t end = std::min(path.find(':', start), path.size());
+    const std::string candidate = path.substr(start, end - start) + "/docker";
+    if (real_docker.empty() && access(candidate.c_str(), X_OK) == 0) real_docker = candidate;
+    start = end + 1;
+  }
+  ASSERT_FALSE(real_docker.empty()) << "no docker in PATH";
+  const std::string wrapper_dir = state_ + "/bin";
+  std::filesystem::create_directories(wrapper_dir);
+  {
+    std::ofstream wrapper(wrapper_dir + "/docker");
+    wrapper << "#!/bin/sh\nif [ \"$1\" = create ]; then shift; exec " << real_docker
+            << " create --cap-add NET_RAW \"$@\"; fi\nexec " << real_docker << " \"$@\"\n";
+  }
+  std::filesystem::permissions(wrapper_dir + "/docker", std::filesystem::perms::owner_all);
+  ProcessRequest r;
+  r.argv = {"env", "PATH=" + wrapper_dir + ":" + path, SPACECTL, "--json", "--owner", owner_, "--state-dir", state_,
+            "--gatekeeper-image-file", kBin + "/gatekeeper-image.id", "--space-image-file", kBin + "/space-image.id",
+            "--seccomp-space", profile("space.json"), "--seccomp-gatekeeper", profile("gatekeeper.json"),
+            "space", "create", "--name", "tampered", "--memory", "512m"};
+  r.timeout = std::chrono::minutes(5);
+  const ProcessOutcome o = run_process(r);
+  EXPECT_EQ(o.exit_code, 5) << o.out << o.err;
+  const json d = doc(o);
+  ASSERT_TRUE(d.is_object()) << o.out << o.err;
+  EXPECT_EQ(d["error"]["code"], "verify_failed") << o.out;
+  const std::string message = d["error"]["message"].is_string() ? d["error"]["message"].get<std::string>() : "";
+  // Both containers carry the added capability, and that is all verify found.
+  EXPECT_NE(message.find("verify found 2 difference(s):"), std::string::npos) << message;
+  EXPECT_NE(message.find("[cap_add]"), std::string::npos) << message;
+  EXPECT_NE(message.find("[gatekeeper_cap_add]"), std::string::npos) << message;
+  const std::size_t at = message.find("space create ");
+  ASSERT_NE(at, std::string::npos) << message;
+  const std::string id = message.substr(at + 13, 12);
+  ASSERT_TRUE(is_space_id(id)) << message;
+  // Nothing of it is left, by name (an unlabelled leftover counts too) and by label (TearDown).
+  const std::string by_name = "name=gk-" + id + "-";
+  for (const std::vector<std::string>& kind : {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
+    std::vector<std::string> args = kind;
+    args.insert(args.end(), {"-q", "--filter", by_name});
+    const ProcessOutcome left = docker(args);
+    EXPECT_TRUE(left.succeeded()) << left.err;
+    EXPECT_EQ(left.out, "") << kind[0] << " left behind for space " << id;
+  }
+  EXPECT_EQ(listed(), json()) << "a space that failed verify is listed";
 }
 
 TEST_F(LiveTest, AfterAGatekeeperRestartTheSpaceNeedsAccessForEachGrantThatIsGone) {

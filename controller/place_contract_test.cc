@@ -46,6 +46,11 @@ TEST_P(PlaceContractTest, CheckAnswersWithTheEngineItFound) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_FALSE(r->engine_version.empty());
   EXPECT_FALSE(r->findings.empty());
+  // A usable place proved both sides: the isolated probe did not reach the host, and the control
+  // probe on a normal network did (without it, "isolated" could mean "the probe never ran").
+  EXPECT_TRUE(r->seccomp) << GetParam().name;
+  EXPECT_TRUE(r->isolation_proved) << GetParam().name;
+  EXPECT_TRUE(r->positive_control) << GetParam().name;
 }
 
 TEST_P(PlaceContractTest, ListOfAFreshOwnerIsEmptyNotAnError) {

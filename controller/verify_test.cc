@@ -104,11 +104,14 @@ TEST(VerifyTest, EachMissingFlagIsNamed) {
   for (const Mutation& m : mutations) {
     json doc = load("container-inspect.json");
     m.apply(doc);
-    const std::vector<std::string> got = checks(doc);
-    EXPECT_NE(std::find(got.begin(), got.end(), m.check), got.end()) << "mutation for " << m.check << " not reported";
+    // Exactly the one check the mutation breaks: a verify that reports everything for any change
+    // (or names the wrong setting next to the right one) fails here.
+    EXPECT_EQ(checks(doc), std::vector<std::string>{m.check}) << "mutation for " << m.check;
   }
 }
 
+// The canned space container made into a clean gatekeeper (no init: it forks nothing; its exact
+// memory limit), then one setting broken at a time: exactly that prefixed check, nothing else.
 TEST(VerifyTest, GatekeeperChecksArePrefixedAndMemoryIsExact) {
   json doc = load("container-inspect.json");
   ContainerExpectation e = canned_expectation();
@@ -117,13 +120,25 @@ TEST(VerifyTest, GatekeeperChecksArePrefixedAndMemoryIsExact) {
   e.memory_exact = true;
   e.alias = true;
   doc["Config"]["Labels"]["spacectl.space.role"] = "gatekeeper";
-  std::vector<std::string> got;
-  for (const Difference& d : verify_container(doc, e)) got.push_back(d.check);
-  EXPECT_NE(std::find(got.begin(), got.end(), "gatekeeper_memory_limit"), got.end());
-  doc["NetworkSettings"]["Networks"]["t-in"]["Aliases"] = json::array();
-  got.clear();
-  for (const Difference& d : verify_container(doc, e)) got.push_back(d.check);
-  EXPECT_NE(std::find(got.begin(), got.end(), "gatekeeper_alias"), got.end());
+  doc["HostConfig"]["Init"] = false;
+  doc["HostConfig"]["Memory"] = kGatekeeperMemory;
+  doc["HostConfig"]["MemorySwap"] = kGatekeeperMemory;
+  auto gatekeeper_checks = [&](const json& d) {
+    std::vector<std::string> got;
+    for (const Difference& x : verify_container(d, e)) got.push_back(x.check);
+    return got;
+  };
+  ASSERT_EQ(gatekeeper_checks(doc), std::vector<std::string>{}) << "the clean gatekeeper document";
+  json more_memory = doc;
+  more_memory["HostConfig"]["Memory"] = kGatekeeperMemory * 2;
+  more_memory["HostConfig"]["MemorySwap"] = kGatekeeperMemory * 2;
+  EXPECT_EQ(gatekeeper_checks(more_memory), std::vector<std::string>{"gatekeeper_memory_limit"});
+  json with_init = doc;
+  with_init["HostConfig"]["Init"] = true;
+  EXPECT_EQ(gatekeeper_checks(with_init), std::vector<std::string>{"gatekeeper_init"});
+  json no_alias = doc;
+  no_alias["NetworkSettings"]["Networks"]["t-in"]["Aliases"] = json::array();
+  EXPECT_EQ(gatekeeper_checks(no_alias), std::vector<std::string>{"gatekeeper_alias"});
 }
 
 TEST(VerifyTest, TheGatekeepersCommandIsComparedExactly) {

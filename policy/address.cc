@@ -1,7 +1,8 @@
 #include "policy/address.h"
 
 #include <cstddef>
-#include <cstdlib>
+
+#include "policy/crash.h"
 
 namespace policy {
 namespace {
@@ -140,7 +141,7 @@ Address Address::v6(const std::array<std::uint8_t, 16>& bytes) {
 
 std::uint32_t Address::v4_host_order() const noexcept {
   // Asking an IPv6 address for its IPv4 value is a programming error, not hostile input.
-  if (family_ != Family::kV4) std::abort();
+  if (family_ != Family::kV4) contract_broken();
   return (std::uint32_t{bytes_[0]} << 24) | (std::uint32_t{bytes_[1]} << 16) |
          (std::uint32_t{bytes_[2]} << 8) | std::uint32_t{bytes_[3]};
 }

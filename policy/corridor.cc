@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdlib>
 #include <utility>
 
+#include "policy/crash.h"
 #include "policy/name.h"
 #include "policy/ranges.h"
 #include "policy/special_names.h"
@@ -59,7 +59,7 @@ std::string_view mode_text(Mode mode) {
     case Mode::kOpen:
       return "open";
   }
-  std::abort();  // a Mode outside its enumerators: memory corruption, not input
+  contract_broken();  // a Mode outside its enumerators: memory corruption, not input
 }
 
 std::optional<Mode> mode_from_text(std::string_view text) {

@@ -1,9 +1,10 @@
 #include "policy/json.h"
 
 #include <charconv>
-#include <cstdlib>
 #include <string>
 #include <utility>
+
+#include "policy/crash.h"
 
 namespace policy::json {
 namespace {
@@ -391,7 +392,7 @@ Value Value::boolean(bool b) {
 
 Value Value::number_text(std::string text) {
   // A caller that breaks the contract would make dump() write invalid JSON: crash instead.
-  if (text.empty() || number_length(text) != text.size()) std::abort();
+  if (text.empty() || number_length(text) != text.size()) contract_broken();
   Value v;
   v.kind_ = Kind::kNumber;
   v.text_ = std::move(text);

@@ -35,8 +35,9 @@
 #include "policy/ranges.h"
 
 #include <array>
-#include <cstdlib>
 #include <optional>
+
+#include "policy/crash.h"
 
 namespace policy {
 namespace {
@@ -52,12 +53,12 @@ constexpr std::string_view kOutsideReason =
 Range row(std::string_view prefix, std::uint8_t length, std::string_view name, std::string_view rfc,
           std::string_view reason, bool public_in_test_build = false) {
   std::optional<Address> address = parse_answer(prefix);
-  if (!address) std::abort();
+  if (!address) contract_broken();
   Range range{*address, length, name, rfc, reason, public_in_test_build};
   std::size_t bits = address->is_v4() ? 32 : 128;
-  if (length > bits) std::abort();
+  if (length > bits) contract_broken();
   for (std::size_t bit = length; bit < bits; ++bit) {
-    if ((address->bytes()[bit / 8] >> (7 - bit % 8)) & 1u) std::abort();
+    if ((address->bytes()[bit / 8] >> (7 - bit % 8)) & 1u) contract_broken();
   }
   return range;
 }

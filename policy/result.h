@@ -4,10 +4,11 @@
 // stable code too (controller/errors.h).
 #pragma once
 
-#include <cstdlib>
 #include <string>
 #include <utility>
 #include <variant>
+
+#include "policy/crash.h"
 
 namespace policy {
 
@@ -28,19 +29,19 @@ class [[nodiscard]] Result {
 
   // Reading the value of an error (or the error of a value) is a programming error: crash.
   T& value() & {
-    if (!ok()) std::abort();
+    if (!ok()) contract_broken();
     return std::get<0>(state_);
   }
   const T& value() const& {
-    if (!ok()) std::abort();
+    if (!ok()) contract_broken();
     return std::get<0>(state_);
   }
   T&& value() && {
-    if (!ok()) std::abort();
+    if (!ok()) contract_broken();
     return std::get<0>(std::move(state_));
   }
   const E& error() const& {
-    if (ok()) std::abort();
+    if (ok()) contract_broken();
     return std::get<1>(state_);
   }
   T* operator->() { return &value(); }
@@ -61,7 +62,7 @@ class [[nodiscard]] Result<void, E> {
   [[nodiscard]] bool ok() const noexcept { return !failed_; }
   explicit operator bool() const noexcept { return ok(); }
   const E& error() const& {
-    if (!failed_) std::abort();
+    if (!failed_) contract_broken();
     return error_;
   }
 

@@ -451,4 +451,13 @@ void arm_test_forbidden_syscall(uv_loop_t* loop) {
 }
 #endif
 
+#if defined(GATEKEEPER_TEST_BUILD) && defined(GK_SANITIZER_BUILD)
+bool take_unsafe_test_no_confinement_flag(std::vector<std::string>& args) {
+  auto it = std::find(args.begin(), args.end(), kUnsafeTestNoConfinementFlag);
+  if (it == args.end()) return false;
+  args.erase(it);
+  return true;
+}
+#endif
+
 }  // namespace appliance::serve

@@ -83,4 +83,13 @@ bool take_test_descriptor_limit(std::vector<std::string>& args);
 void arm_test_forbidden_syscall(uv_loop_t* loop);
 #endif
 
+#if defined(GATEKEEPER_TEST_BUILD) && defined(GK_SANITIZER_BUILD)
+// Sanitizer test build only (never the release binary, never an image): serve without confine(),
+// so LeakSanitizer can stop the world at exit (the filter kills ptrace, and a non-dumpable process
+// cannot be traced). Warns at start-up. The leak test runs the gatekeeper with it; every other test
+// runs it confined.
+inline constexpr std::string_view kUnsafeTestNoConfinementFlag = "--unsafe-test-no-confinement";
+bool take_unsafe_test_no_confinement_flag(std::vector<std::string>& args);
+#endif
+
 }  // namespace appliance::serve

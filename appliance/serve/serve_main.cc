@@ -100,6 +100,14 @@ int run_serve(const std::vector<std::string>& args) {
   const bool test_forbidden_syscall = take_test_forbidden_syscall_flag(serve_args);
   if (!take_test_descriptor_limit(serve_args)) return startup_problem("--test-descriptor-limit needs 0..999999");
 #endif
+  bool unsafe_no_confinement = false;
+#if defined(GATEKEEPER_TEST_BUILD) && defined(GK_SANITIZER_BUILD)
+  unsafe_no_confinement = take_unsafe_test_no_confinement_flag(serve_args);
+  if (unsafe_no_confinement) {
+    std::fputs("gatekeeper: UNSAFE: --unsafe-test-no-confinement: no seccomp filter, capabilities "
+               "or limits are applied (sanitizer test build, leak checks only)\n", stderr);
+  }
+#endif
   auto parsed = parse_serve_options(serve_args);
   if (!parsed) return startup_problem(parsed.error().message + " (see gatekeeper serve --help)");
   ServeOptions options = std::move(parsed.value());
@@ -165,7 +173,7 @@ int run_serve(const std::vector<std::string>& args) {
       }
       // Self-confinement: after every bind and file read above, before the ready line
       // and the first accept (uv_run).
-      if (exit_code == 0) {
+      if (exit_code == 0 && !unsafe_no_confinement) {
         if (auto confined = confine(options); !confined) {
           exit_code = startup_problem(confined.error().message);
           shut_down(rt);

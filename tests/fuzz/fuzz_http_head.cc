@@ -1,6 +1,8 @@
 // The corridor's and the control channel's request parser (RequestParser, strict llhttp) fed in
 // pieces whose sizes the input chooses: never crashes, never claims more bytes than it was given,
-// a head is never longer than kMaxHeadBytes, and a full-mode body is never longer than its cap.
+// a head it accepts is never longer than kMaxHeadBytes (request line, fields and the empty line:
+// counted from the bytes the parser says the head used), and a full-mode body is never longer
+// than its cap. Seeds head-at-limit and head-one-past-limit sit on both sides of the bound.
 #include <cstdint>
 #include <cstdlib>
 
@@ -21,9 +23,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (feed.consumed > n) std::abort();
     using Status = appliance::serve::RequestParser::Status;
     if (feed.status == Status::kError) return 0;
+    // Where the parser stops at the head's end (head-only mode; CONNECT, whose message is its
+    // head, in either mode) the head is every byte before this piece and what it used of this one.
+    const bool at_head_end = feed.status == Status::kHeadDone ||
+                             (feed.status == Status::kMessageDone && parser.is_connect());
+    if (at_head_end && at + feed.consumed > appliance::serve::kMaxHeadBytes) std::abort();
     if (feed.status == Status::kHeadDone || feed.status == Status::kMessageDone) {
       if (parser.url().size() > appliance::serve::kMaxHeadBytes) std::abort();
-      if (!head_only && parser.body().size() > kMaxBody) std::abort();
+      if (parser.body().size() > kMaxBody) std::abort();
       return 0;
     }
     at += n;

@@ -1,7 +1,9 @@
 // The window's request side, as the space drives it: the strict llhttp MessageParser fed in
 // pieces whose sizes the input chooses, then the framing check, the route split, the path rule
 // and the header block that would go upstream. Never crashes, and whatever the space wrote:
-//   - no credential header it sent reaches the upstream block (only the grant's own, once);
+//   - no credential header it sent reaches the upstream block (the kCredential rows of
+//     policy/header_rules.h, the table the window strips by; only the grant's own header, once,
+//     with the grant's secret);
 //   - the block is well-formed lines (no CR or LF inside a name or value: no header injection);
 //   - a body is only delivered after the head, and never more bytes than were fed.
 #include <cstdint>
@@ -10,12 +12,14 @@
 #include <string_view>
 
 #include "appliance/serve/message_parser.h"
+#include "policy/header_rules.h"
 #include "policy/window.h"
 #include "policy/window_path.h"
 
 namespace {
 
 constexpr std::string_view kSecret = "sk-grant-FUZZ-SECRET";
+constexpr std::string_view kGrantHeader = "authorization";  // the grant's own header
 
 class Sink final : public appliance::serve::BodySink {
  public:
@@ -43,11 +47,15 @@ void check_upstream_block(const std::string& block) {
     const std::size_t colon = line.find(':');
     if (colon == std::string_view::npos || colon == 0) std::abort();
     const std::string name = lower(line.substr(0, colon));
-    if (name == "cookie" || name == "proxy-authorization" || name == "x-api-key") std::abort();
-    if (name == "authorization") {
+    if (name == kGrantHeader) {
       if (line.substr(colon) != ": Bearer " + std::string(kSecret)) std::abort();
       ++injected;
+      start = end + 2;
+      continue;
     }
+    // The window's own written-down table (policy/header_rules.h), not a copy that could drift.
+    const policy::HeaderRow* row = policy::stripped_request_header(name);
+    if (row != nullptr && row->kind == policy::HeaderClass::kCredential) std::abort();
     start = end + 2;
   }
   if (injected != 1) std::abort();
@@ -86,7 +94,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   auto url = policy::parse_upstream_url("https://api.example.test/v1/");
   if (!url) std::abort();
-  policy::Grant grant{"fuzz", std::move(url.value()), std::string("authorization"), policy::Secret(std::string(kSecret))};
+  policy::Grant grant{"fuzz", std::move(url.value()), std::string(kGrantHeader), policy::Secret(std::string(kSecret))};
   (void)policy::upstream_target(grant.upstream, route.rest);
   check_upstream_block(policy::upstream_request_headers(request.headers(), grant, framing.framing, framing.length));
 

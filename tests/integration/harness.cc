@@ -150,8 +150,13 @@ Gatekeeper::Gatekeeper(std::vector<std::string> extra) {
                                    "--corridor-port", "0", "--window-port", "0", "--control-port", "0"};
   for (auto& e : extra) args.push_back(std::move(e));
   // Sanitizer builds: LeakSanitizer's exit check uses ptrace and clone, which the gatekeeper's
-  // own seccomp filter kills. Leaks are still checked in the unit tests; release builds ignore this.
-  setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
+  // own seccomp filter kills (and a non-dumpable process cannot be traced), so a confined
+  // gatekeeper runs without it. A gatekeeper started with --unsafe-test-no-confinement (sanitizer
+  // test build only; shutdown_test.cc) runs with it, and any leak fails its exit. Release builds
+  // ignore this variable.
+  const bool unconfined =
+      std::find(args.begin(), args.end(), "--unsafe-test-no-confinement") != args.end();
+  setenv("ASAN_OPTIONS", unconfined ? "detect_leaks=1:halt_on_error=1" : "detect_leaks=0", 1);
   int out[2];
   if (pipe2(out, O_CLOEXEC) != 0) return;
   err_path_ = "/tmp/gk-it-" + std::to_string(getpid()) + "-" + std::to_string(reinterpret_cast<std::uintptr_t>(this)) + ".err";

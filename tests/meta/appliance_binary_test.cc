@@ -30,6 +30,7 @@ struct Elf {
   std::uint16_t type = 0;
   bool has_interpreter = false;
   std::set<std::string> symbols;  // every .symtab name, defined or not
+  std::string code;               // the bytes of every executable segment, concatenated
 };
 
 template <class T>
@@ -52,6 +53,9 @@ Elf parse_elf(const std::string& bytes) {
     Elf64_Phdr program{};
     if (!read_at(bytes, header.e_phoff + std::uint64_t{i} * header.e_phentsize, &program)) break;
     elf.has_interpreter = elf.has_interpreter || program.p_type == PT_INTERP;
+    if (program.p_type == PT_LOAD && (program.p_flags & PF_X) != 0 && program.p_offset <= bytes.size()) {
+      elf.code += bytes.substr(program.p_offset, std::min<std::uint64_t>(program.p_filesz, bytes.size() - program.p_offset));
+    }
   }
   std::vector<Elf64_Shdr> sections(header.e_shnum);
   for (unsigned i = 0; i < header.e_shnum; ++i) {
@@ -74,6 +78,52 @@ Elf parse_elf(const std::string& bytes) {
   }
   elf.ok = true;
   return elf;
+}
+
+// x86-64 syscall numbers that start a program or a process without clone(2)'s thread flags.
+// clone (56) and clone3 (435) stay: glibc's pthread_create makes them.
+struct RawSyscall {
+  std::uint32_t number;
+  const char* name;
+};
+constexpr RawSyscall kExecOrFork[] = {{57, "fork"}, {58, "vfork"}, {59, "execve"}, {322, "execveat"}};
+
+// Raw syscall instructions (0f 05) that load one of kExecOrFork into eax/rax at most 16 bytes
+// before: `mov $N,%eax` (b8 imm32) or `mov $N,%rax` (48 c7 c0 imm32). libc's wrappers are found
+// by their symbols; this finds an inline `syscall` that has no symbol.
+std::vector<std::string> raw_exec_or_fork_syscalls(const std::string& code) {
+  std::vector<std::string> found;
+  for (const RawSyscall& call : kExecOrFork) {
+    char imm[4];
+    std::memcpy(imm, &call.number, 4);  // little-endian
+    for (const std::string& load : {std::string("\xb8", 1) + std::string(imm, 4),
+                                    std::string("\x48\xc7\xc0", 3) + std::string(imm, 4)}) {
+      for (std::size_t at = code.find(load); at != std::string::npos; at = code.find(load, at + 1)) {
+        const std::size_t after = at + load.size();
+        const std::size_t stop = std::min(code.size(), after + 16);
+        for (std::size_t i = after; i + 1 < stop; ++i) {
+          if (code[i] == '\x0f' && code[i + 1] == '\x05') {
+            found.push_back(std::string(call.name) + " at code offset " + std::to_string(at));
+            break;
+          }
+        }
+      }
+    }
+  }
+  return found;
+}
+
+// The scanner itself, on machine code that does what the appliance must never do.
+TEST(RawSyscallScanTest, FindsInlineExecveAndForkAndIgnoresOtherSyscalls) {
+  const std::string execve_eax("\x90\xb8\x3b\x00\x00\x00\x48\x89\xfe\x0f\x05\xc3", 12);
+  const std::string fork_rax("\x48\xc7\xc0\x39\x00\x00\x00\x0f\x05", 9);
+  const std::string write_eax("\xb8\x01\x00\x00\x00\x0f\x05", 7);
+  const std::string execve_far = std::string("\xb8\x3b\x00\x00\x00", 5) + std::string(40, '\x90') + "\x0f\x05";
+  EXPECT_EQ(raw_exec_or_fork_syscalls(execve_eax).size(), 1u);
+  ASSERT_EQ(raw_exec_or_fork_syscalls(fork_rax).size(), 1u);
+  EXPECT_TRUE(raw_exec_or_fork_syscalls(fork_rax)[0].starts_with("fork"));
+  EXPECT_TRUE(raw_exec_or_fork_syscalls(write_eax).empty());
+  EXPECT_TRUE(raw_exec_or_fork_syscalls(execve_far).empty());
 }
 
 class ApplianceBinaryTest : public ::testing::Test {
@@ -115,6 +165,12 @@ TEST_F(ApplianceBinaryTest, ContainsNoExecOrForkSymbol) {
   }
 }
 
+TEST_F(ApplianceBinaryTest, MachineCodeHasNoInlineExecOrForkSyscall) {
+  ASSERT_GT(release.code.size(), 100'000u) << "no executable segment found in " << kRelease;
+  const std::vector<std::string> found = raw_exec_or_fork_syscalls(release.code);
+  EXPECT_TRUE(found.empty()) << kRelease << " makes a raw " << (found.empty() ? "" : found.front());
+}
+
 // The test-only switches (forbidden syscall, descriptor limit) exist only in the test build
 // (serve/confine.h).
 TEST_F(ApplianceBinaryTest, TestOnlyTriggerIsInTheTestBuildOnly) {
@@ -126,6 +182,16 @@ TEST_F(ApplianceBinaryTest, TestOnlyTriggerIsInTheTestBuildOnly) {
   const std::string limit = std::string("--test-descriptor-") + "limit";
   EXPECT_EQ(release_bytes.find(limit), std::string::npos) << kRelease << " contains the descriptor-limit switch";
   EXPECT_NE(test_bytes.find(limit), std::string::npos) << "the test build must carry the descriptor-limit switch";
+}
+
+// The switch that serves without confinement exists only in the sanitizer test build (for the
+// leak check): never in the release binary, never in the test build that goes into an image.
+TEST_F(ApplianceBinaryTest, NoConfinementSwitchIsInTheSanitizerTestBuildOnly) {
+  const std::string flag = std::string("--unsafe-test-") + "no-confinement";
+  EXPECT_EQ(release_bytes.find(flag), std::string::npos) << kRelease << " can serve unconfined";
+  const std::string test_bytes = read_file(kTestBuild);
+  ASSERT_FALSE(test_bytes.empty()) << kTestBuild << " is not built";
+  EXPECT_EQ(test_bytes.find(flag) != std::string::npos, static_cast<bool>(GK_SANITIZED)) << kTestBuild;
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tests/bench/common/process.h"
+#include "tests/bench/common/report.h"
 
 namespace bench {
 
@@ -77,7 +78,7 @@ double dns_median_ms(const std::string& server, const std::string& name) {
   }
   if (samples.empty()) return -1;
   std::sort(samples.begin(), samples.end());
-  return samples[samples.size() / 2];
+  return percentile(samples, 0.50);
 }
 
 }  // namespace bench

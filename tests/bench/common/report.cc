@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -33,8 +34,15 @@ std::string verdict(bool measured, bool pass, const std::string& value) {
 }
 
 double percentile(const std::vector<double>& sorted, double q) {
-  const std::size_t at = std::min(sorted.size() - 1, static_cast<std::size_t>(q * static_cast<double>(sorted.size())));
-  return sorted[at];
+  if (sorted.empty()) return 0;
+  return sorted[nearest_rank(sorted.size(), q) - 1];
+}
+
+std::size_t nearest_rank(std::size_t n, double q) {
+  // rank = ceil(q * n), in integer parts per million so 0.99 * 1000 is 990, not 990.0000000001.
+  const auto ppm = static_cast<unsigned long long>(std::llround(std::clamp(q, 0.0, 1.0) * 1e6));
+  const unsigned long long rank = (ppm * n + 999'999) / 1'000'000;
+  return static_cast<std::size_t>(std::clamp<unsigned long long>(rank, 1, n));
 }
 
 Machine describe_machine() {

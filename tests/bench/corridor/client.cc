@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <utility>
 
 #include "tests/bench/common/report.h"
 #include "tests/bench/common/socket.h"
@@ -110,12 +111,28 @@ Latency connect_latency(const Route& route, int count, bool ping_after) {
     samples.push_back(ms_since(start));
     close(fd);
   }
-  if (samples.empty()) return result;
   std::sort(samples.begin(), samples.end());
-  result.p50_ms = percentile(samples, 0.50);
-  result.p99_ms = percentile(samples, 0.99);
+  result.samples = std::move(samples);
+  if (result.samples.empty()) return result;
+  result.p50_ms = percentile(result.samples, 0.50);
+  result.p99_ms = percentile(result.samples, 0.99);
   result.ok = result.failures == 0;
   return result;
+}
+
+Latency combine(const std::vector<Latency>& rounds) {
+  Latency out;
+  for (const Latency& r : rounds) {
+    out.samples.insert(out.samples.end(), r.samples.begin(), r.samples.end());
+    out.failures += r.failures;
+    if (out.first_failure.empty()) out.first_failure = r.first_failure;
+  }
+  std::sort(out.samples.begin(), out.samples.end());
+  if (out.samples.empty()) return out;
+  out.p50_ms = percentile(out.samples, 0.50);
+  out.p99_ms = percentile(out.samples, 0.99);
+  out.ok = out.failures == 0;
+  return out;
 }
 
 Transfer transfer(const Route& route, int tunnels, std::uint64_t bytes_each, Flow flow) {

@@ -22,12 +22,15 @@ int open_route(const Route& route, std::string* error);
 bool ping_route(const Route& route, std::string* error);
 
 struct Latency {
-  double p50_ms = 0;
+  double p50_ms = 0;  // nearest rank (common/report.h)
   double p99_ms = 0;
   int failures = 0;
   std::string first_failure;
   bool ok = false;
+  std::vector<double> samples;  // every successful connection, ms, ascending
 };
+// One Latency from the rounds of one path (samples pooled, failures summed).
+Latency combine(const std::vector<Latency>& rounds);
 // `count` fresh connections, one at a time: from connect() to the end of the 200 head (direct:
 // until connect() returns). With ping_after, the time until PONG also counts: direct connect + one
 // round trip to the upstream, the floor any CONNECT proxy's answer sits on.

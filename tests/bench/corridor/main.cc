@@ -61,63 +61,85 @@ void progress(const std::string& what) {
   std::fprintf(stderr, "bench_corridor: %s\n", what.c_str());
 }
 
-Series measure(const Route& route, int tunnels, std::uint64_t bytes, Flow flow, int runs) {
-  Series s;
-  for (int i = 0; i < runs; ++i) {
-    const Transfer t = transfer(route, tunnels, bytes, flow);
-    if (!t.ok) {
-      s.error = t.error;
-      return s;
-    }
-    s.runs.push_back(t.mib_per_s);
-  }
-  return s;
-}
+// One path under measurement: direct TCP, or a proxy that started and carried its first tunnel.
+struct Path {
+  PathResult result;
+  Route route;
+  Proxy proxy;  // pid -1 for direct TCP
+};
 
-void measure_flows(const Route& route, const Options& o, PathResult* r) {
-  progress(r->name + ": one tunnel down/up, " + std::to_string(o.tunnels) + " tunnels down");
-  r->down1 = measure(route, 1, o.mib_one << 20, Flow::kDownload, o.runs);
-  r->up1 = measure(route, 1, o.mib_one << 20, Flow::kUpload, o.runs);
-  r->down_many = measure(route, o.tunnels, o.mib_each << 20, Flow::kDownload, o.runs);
-}
-
-PathResult measure_proxy(Proxy proxy, const Options& o) {
-  PathResult r;
-  r.name = proxy.name;
+// Starts a proxy and takes its RSS at start, warm, and with kHeldTunnels open. The timed
+// measurements come later, interleaved with every other path's.
+Path prepare_proxy(Proxy proxy) {
+  Path path;
+  path.result.name = proxy.name;
+  path.proxy = proxy;
   if (!proxy.up()) {
-    r.error = proxy.error;
-    stop_proxy(proxy);
-    return r;
+    path.result.error = proxy.error;
+    return path;
   }
   progress(proxy.name + ": listening on 127.0.0.1:" + std::to_string(proxy.port));
   usleep(200000);
-  r.rss_start = vm_rss_kib(proxy.pid);
-  const Route route{proxy.name, true, proxy.port, proxy.target, ""};
+  path.result.rss_start = vm_rss_kib(proxy.pid);
+  path.route = Route{proxy.name, true, proxy.port, proxy.target, ""};
   std::string error;
-  if (!ping_route(route, &error)) {
-    r.error = "first tunnel: " + error;
-    stop_proxy(proxy);
-    return r;
+  if (!ping_route(path.route, &error)) {
+    path.result.error = "first tunnel: " + error;
+    return path;
   }
   usleep(200000);
-  r.rss_warm = vm_rss_kib(proxy.pid);
-  std::vector<int> held = hold_tunnels(route, kHeldTunnels, &error);
+  path.result.rss_warm = vm_rss_kib(proxy.pid);
+  std::vector<int> held = hold_tunnels(path.route, kHeldTunnels, &error);
   if (held.empty()) {
     progress(proxy.name + ": " + std::to_string(kHeldTunnels) + " tunnels: " + error);
   } else {
     usleep(200000);
-    r.rss_held = vm_rss_kib(proxy.pid);
+    path.result.rss_held = vm_rss_kib(proxy.pid);
     for (int fd : held) close(fd);
-    usleep(300000);  // let the proxy see the 64 closes before the latency run
+    usleep(300000);  // let the proxy see the closes before the timed rounds
   }
-  progress(proxy.name + ": CONNECT→200 x" + std::to_string(o.connections));
-  (void)connect_latency(route, 50, false);  // warm-up, not counted
-  r.latency = connect_latency(route, o.connections, false);
-  measure_flows(route, o, &r);
-  usleep(200000);
-  r.rss_end = vm_rss_kib(proxy.pid);
-  stop_proxy(proxy);
-  return r;
+  return path;
+}
+
+// One throughput transfer per live path, path after path: drift of a shared machine spreads over
+// every row instead of landing on the one measured while it happened.
+void transfer_round(std::vector<Path*>& live, Series PathResult::*series, int tunnels, std::uint64_t bytes, Flow flow) {
+  for (Path* p : live) {
+    Series& s = p->result.*series;
+    if (!s.error.empty()) continue;
+    const Transfer t = transfer(p->route, tunnels, bytes, flow);
+    if (t.ok) {
+      s.runs.push_back(t.mib_per_s);
+    } else {
+      s.error = t.error;
+    }
+  }
+}
+
+// Every timed measurement, interleaved round by round over the live paths: CONNECT→200 in rounds
+// of kLatencyRound connections per path (direct connect + PING as one more "path"), then each
+// throughput run once per path per round.
+constexpr int kLatencyRound = 50;
+void measure_interleaved(std::vector<Path*>& live, const Route& direct, const Options& o, RunInfo* info) {
+  std::vector<std::vector<Latency>> rounds(live.size());
+  std::vector<Latency> rtt_rounds;
+  for (Path* p : live) (void)connect_latency(p->route, 50, false);  // warm-up, not counted
+  progress("CONNECT→200: " + std::to_string(o.connections) + " per path, interleaved in rounds of " +
+           std::to_string(kLatencyRound));
+  for (int done = 0; done < o.connections; done += kLatencyRound) {
+    const int count = std::min(kLatencyRound, o.connections - done);
+    for (std::size_t i = 0; i < live.size(); ++i) rounds[i].push_back(connect_latency(live[i]->route, count, false));
+    rtt_rounds.push_back(connect_latency(direct, count, true));
+  }
+  for (std::size_t i = 0; i < live.size(); ++i) live[i]->result.latency = combine(rounds[i]);
+  info->direct_rtt = combine(rtt_rounds);
+  for (int run = 0; run < o.runs; ++run) {
+    progress("throughput round " + std::to_string(run + 1) + " of " + std::to_string(o.runs) +
+             ": one tunnel down/up, " + std::to_string(o.tunnels) + " tunnels down, every path");
+    transfer_round(live, &PathResult::down1, 1, o.mib_one << 20, Flow::kDownload);
+    transfer_round(live, &PathResult::up1, 1, o.mib_one << 20, Flow::kUpload);
+    transfer_round(live, &PathResult::down_many, o.tunnels, o.mib_each << 20, Flow::kDownload);
+  }
 }
 
 int run_benchmark(const Options& o) {
@@ -164,23 +186,32 @@ int run_benchmark(const Options& o) {
     return 2;
   }
 
-  std::vector<PathResult> results;
-  {
-    PathResult direct;
-    direct.name = "direct TCP";
-    const Route route{direct.name, false, 0, "", ip};
-    progress("direct: connect x" + std::to_string(o.connections));
-    (void)connect_latency(route, 50, false);
-    direct.latency = connect_latency(route, o.connections, false);
-    info.direct_rtt = connect_latency(route, o.connections, true);
-    measure_flows(route, o, &direct);
-    results.push_back(direct);
-  }
+  std::vector<Path> paths;
+  Path direct;
+  direct.result.name = "direct TCP";
+  direct.route = Route{direct.result.name, false, 0, "", ip};
+  paths.push_back(direct);
   const ProxySetup setup{workdir.path(), ip, ip, kUpstreamName, o.gatekeeper_binary()};
-  if (o.wants("gatekeeper")) results.push_back(measure_proxy(start_gatekeeper(setup), o));
-  if (o.wants("squid")) results.push_back(measure_proxy(start_squid(setup), o));
-  if (o.wants("tinyproxy")) results.push_back(measure_proxy(start_tinyproxy(setup), o));
-
+  // Every proxy runs for the whole measurement (each idle while another is measured).
+  if (o.wants("gatekeeper")) paths.push_back(prepare_proxy(start_gatekeeper(setup)));
+  if (o.wants("squid")) paths.push_back(prepare_proxy(start_squid(setup)));
+  if (o.wants("tinyproxy")) paths.push_back(prepare_proxy(start_tinyproxy(setup)));
+  std::vector<Path*> live;
+  for (Path& p : paths) {
+    if (p.result.error.empty()) live.push_back(&p);
+  }
+  measure_interleaved(live, paths.front().route, o, &info);
+  std::vector<PathResult> results;
+  for (Path& p : paths) {
+    if (p.proxy.pid > 0) {
+      if (p.result.error.empty()) {
+        usleep(200000);
+        p.result.rss_end = vm_rss_kib(p.proxy.pid);
+      }
+      stop_proxy(p.proxy);
+    }
+    results.push_back(p.result);
+  }
   stop(upstream, 2000);
   stop(dnsmasq, 2000);
   print_report(info, results);

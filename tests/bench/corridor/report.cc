@@ -18,7 +18,7 @@ std::string ratio(const Series& s, const Series& direct) {
 double Series::median() const {
   std::vector<double> sorted = runs;
   std::sort(sorted.begin(), sorted.end());
-  return sorted[sorted.size() / 2];
+  return percentile(sorted, 0.50);
 }
 
 std::string Series::text() const {
@@ -35,7 +35,8 @@ void print_report(const RunInfo& info, const std::vector<PathResult>& results) {
   const PathResult& direct = results.front();
   std::printf("\n## bench_corridor — %s\n\n", info.machine.date.c_str());
   print_machine(info.machine, info.note);
-  std::printf("Throughput in MiB/s, median of %d runs (min–max). One tunnel: %llu MiB. "
+  std::printf("Throughput in MiB/s, median (nearest rank) of %d runs (min–max); the paths are interleaved, "
+              "each round measures every path once. One tunnel: %llu MiB. "
               "Many: %d tunnels × %llu MiB at once.\n\n",
               info.runs, static_cast<unsigned long long>(info.bytes_one >> 20), info.tunnels,
               static_cast<unsigned long long>(info.bytes_each >> 20));
@@ -52,7 +53,8 @@ void print_report(const RunInfo& info, const std::vector<PathResult>& results) {
                 r.down_many.text().c_str(), ratio(r.down_many, direct.down_many).c_str());
   }
 
-  std::printf("\nCONNECT→200 over %d fresh connections, one at a time (direct: TCP connect only), ms.\n\n",
+  std::printf("\nCONNECT→200 over %d fresh connections per path, one at a time, in rounds of 50 per path "
+              "(direct: TCP connect only), ms; nearest-rank percentiles.\n\n",
               info.connections);
   std::printf("| path | p50 | p99 | p50 above direct connect | failures |\n|---|---|---|---|---|\n");
   for (const auto& r : results) {

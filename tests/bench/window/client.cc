@@ -145,6 +145,7 @@ class Runner {
       std::sort(samples_.begin(), samples_.end());
       result_.p50_ms = percentile(samples_, 0.50);
       result_.p99_ms = percentile(samples_, 0.99);
+      result_.samples = samples_;
     }
   }
 
@@ -451,6 +452,32 @@ Held hold_connections(const Target& target, int count) {
     held.fds.clear();
   }
   return held;
+}
+
+LoadResult combine_loads(const std::vector<LoadResult>& rounds) {
+  LoadResult out;
+  bool counted_upstream = false;
+  for (const LoadResult& r : rounds) {
+    out.completed += r.completed;
+    out.failures += r.failures;
+    out.opened += r.opened;
+    out.retried += r.retried;
+    if (r.upstream_opened >= 0) {
+      out.upstream_opened = (counted_upstream ? out.upstream_opened : 0) + r.upstream_opened;
+      counted_upstream = true;
+    }
+    out.seconds += r.seconds;
+    out.capped = out.capped || r.capped;
+    out.rss_peak_kib = std::max(out.rss_peak_kib, r.rss_peak_kib);
+    if (out.error.empty()) out.error = r.error;
+    if (out.first_failure.empty()) out.first_failure = r.first_failure;
+    out.samples.insert(out.samples.end(), r.samples.begin(), r.samples.end());
+  }
+  std::sort(out.samples.begin(), out.samples.end());
+  if (out.completed > 0 && out.seconds > 0) out.per_second = out.completed / out.seconds;
+  out.p50_ms = percentile(out.samples, 0.50);
+  out.p99_ms = percentile(out.samples, 0.99);
+  return out;
 }
 
 }  // namespace bench

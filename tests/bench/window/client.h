@@ -49,8 +49,12 @@ struct LoadResult {
   long rss_peak_kib = -1;
   std::string error;          // the row could not be measured: stalled or too many failures
   std::string first_failure;  // what the first failed request met
+  std::vector<double> samples;  // ms of every completed timed request, ascending
   [[nodiscard]] bool ok() const { return error.empty() && completed > 0; }
 };
+// One result from the rounds of one row: counts summed, samples pooled (nearest-rank percentiles),
+// req/s = all completed / all timed seconds, the highest RSS peak; an error in any round stays.
+LoadResult combine_loads(const std::vector<LoadResult>& rounds);
 
 inline constexpr int kRssSampleMs = 100;
 inline constexpr int kStallMs = 10000;  // no answer at all for this long ends a row

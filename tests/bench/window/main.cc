@@ -88,6 +88,9 @@ struct Paths {
 
 int warmup_for(int clients, int requests) { return std::min(requests, std::max(100, 4 * clients)); }
 
+// Rounds each row's requests are split into (measure_rows).
+constexpr int kRounds = 3;
+
 // What every row is measured with.
 struct Bench {
   const Options& o;
@@ -95,44 +98,67 @@ struct Bench {
   UpstreamCounters* counters;
 };
 
-Row measure(const Bench& b, bool via_window, const std::string& scheme, const Target& target, int clients) {
-  Row row;
-  row.scheme = scheme;
-  row.via_window = via_window;
-  row.new_tcp_each = target.close_each;
-  row.clients = clients;
-  progress(row_name(row) + ", " + std::to_string(clients) + " client(s): " + std::to_string(b.o.requests) +
-           " requests");
+// One row of the table: a path at a number of clients.
+struct RowSpec {
+  bool via_window;
+  std::string scheme;
+  Target target;
+  int clients;
+};
+
+// One round of one row: requests timed requests (after an untimed warm-up on the same connections).
+LoadResult measure_round(const Bench& b, const RowSpec& spec, int requests) {
   Load load;
-  load.clients = clients;
-  load.requests = b.o.requests;
-  load.warmup = warmup_for(clients, b.o.requests);
-  load.max_seconds = b.o.seconds;
-  load.rss_pid = via_window ? b.gatekeeper : -1;
-  load.upstream_accepts = scheme == "TLS" ? &b.counters->tls : &b.counters->plain;
-  row.load = run_load(target, load);
-  if (!row.load.error.empty()) progress("  " + row.load.error);
+  load.clients = spec.clients;
+  load.requests = requests;
+  load.warmup = warmup_for(spec.clients, requests);
+  load.max_seconds = b.o.seconds / kRounds;
+  load.rss_pid = spec.via_window ? b.gatekeeper : -1;
+  load.upstream_accepts = spec.scheme == "TLS" ? &b.counters->tls : &b.counters->plain;
+  LoadResult result = run_load(spec.target, load);
+  if (!result.error.empty()) progress("  " + result.error);
   usleep(200000);  // the window sees the last closes before the next row
-  return row;
+  return result;
 }
 
+// Every row's requests are split into kRounds rounds, and each round measures every row once:
+// drift of a shared machine (another build starting, a CPU throttled) spreads over every row
+// instead of landing on the one measured while it happened.
 std::vector<Row> measure_rows(const Bench& b, const Paths& p) {
   const int many = b.o.clients;
-  std::vector<Row> rows;
+  std::vector<RowSpec> specs;
   if (b.o.wants("plain")) {
-    rows.push_back(measure(b, false, "plain", p.direct_plain, 1));
-    rows.push_back(measure(b, true, "plain", p.window_plain, 1));
     Target fresh = p.window_plain;
     fresh.close_each = true;  // the reference's "new TCP each" measure
-    rows.push_back(measure(b, true, "plain", fresh, 1));
-    rows.push_back(measure(b, false, "plain", p.direct_plain, many));
-    rows.push_back(measure(b, true, "plain", p.window_plain, many));
+    specs.push_back({false, "plain", p.direct_plain, 1});
+    specs.push_back({true, "plain", p.window_plain, 1});
+    specs.push_back({true, "plain", fresh, 1});
+    specs.push_back({false, "plain", p.direct_plain, many});
+    specs.push_back({true, "plain", p.window_plain, many});
   }
   if (b.o.wants("tls")) {
-    rows.push_back(measure(b, false, "TLS", p.direct_tls, 1));
-    rows.push_back(measure(b, true, "TLS", p.window_tls, 1));
-    rows.push_back(measure(b, false, "TLS", p.direct_tls, many));
-    rows.push_back(measure(b, true, "TLS", p.window_tls, many));
+    specs.push_back({false, "TLS", p.direct_tls, 1});
+    specs.push_back({true, "TLS", p.window_tls, 1});
+    specs.push_back({false, "TLS", p.direct_tls, many});
+    specs.push_back({true, "TLS", p.window_tls, many});
+  }
+  std::vector<std::vector<LoadResult>> rounds(specs.size());
+  for (int round = 0; round < kRounds; ++round) {
+    // The last round takes what the division leaves.
+    const int share = b.o.requests / kRounds + (round == kRounds - 1 ? b.o.requests % kRounds : 0);
+    progress("round " + std::to_string(round + 1) + " of " + std::to_string(kRounds) + ": " +
+             std::to_string(share) + " requests per row, every row");
+    for (std::size_t i = 0; i < specs.size(); ++i) rounds[i].push_back(measure_round(b, specs[i], share));
+  }
+  std::vector<Row> rows;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    Row row;
+    row.scheme = specs[i].scheme;
+    row.via_window = specs[i].via_window;
+    row.new_tcp_each = specs[i].target.close_each;
+    row.clients = specs[i].clients;
+    row.load = combine_loads(rounds[i]);
+    rows.push_back(row);
   }
   return rows;
 }
@@ -156,8 +182,9 @@ int run_benchmark(const Options& o) {
   WindowRunInfo info;
   info.machine = describe_machine();
   info.many_clients = o.clients;
-  info.warmup_one = warmup_for(1, o.requests);
-  info.warmup_many = warmup_for(o.clients, o.requests);
+  info.warmup_one = warmup_for(1, o.requests / kRounds);
+  info.warmup_many = warmup_for(o.clients, o.requests / kRounds);
+  info.rounds = kRounds;
   info.max_seconds = o.seconds;
 
   TestNetwork net;

@@ -37,7 +37,8 @@ std::string row_name(const Row& row);
 struct WindowRunInfo {
   Machine machine;
   int many_clients = 0;
-  int warmup_one = 0, warmup_many = 0;
+  int warmup_one = 0, warmup_many = 0;  // per round of a row
+  int rounds = 0;
   double max_seconds = 0;
   double dns_p50_ms = -1;
 };

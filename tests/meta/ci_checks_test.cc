@@ -1,0 +1,321 @@
+// The checks that make a green CI run mean what it says (.ci/check-tests, tests/expected.txt, the
+// images fixture). Each is fed a deliberately broken input here and must turn red; each also has
+// a positive control, so a check that refuses everything cannot pass either.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "policy/json.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kRoot = GK_SOURCE_DIR;
+const fs::path kBuild = GK_BINARY_DIR;
+const std::string kCheck = (kRoot / ".ci" / "check-tests").string();
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void write_file(const fs::path& path, const std::string& text, bool executable = false) {
+  std::ofstream(path, std::ios::binary) << text;
+  if (executable) fs::permissions(path, fs::perms::owner_all, fs::perm_options::add);
+}
+
+struct Outcome {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs argv with `env` added to (or, for an empty value, removed from) the environment.
+Outcome run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {}) {
+  Outcome outcome;
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return outcome;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(pipe_fds[1], 1);
+    dup2(pipe_fds[1], 2);
+    for (const auto& [name, value] : env) {
+      if (value.empty()) {
+        unsetenv(name.c_str());
+      } else {
+        setenv(name.c_str(), value.c_str(), 1);
+      }
+    }
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  close(pipe_fds[1]);
+  char buffer[4096];
+  for (ssize_t n; (n = read(pipe_fds[0], buffer, sizeof buffer)) > 0;) outcome.output.append(buffer, n);
+  close(pipe_fds[0]);
+  int status = 0;
+  if (waitpid(pid, &status, 0) == pid && WIFEXITED(status)) outcome.exit_code = WEXITSTATUS(status);
+  return outcome;
+}
+
+class CiChecksTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/gk-ci-checks-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+// What ctest 3.25 writes with --output-junit for one passed and one GTEST_SKIPped test (the skip
+// is "notrun" because gtest_discover_tests sets SKIP_REGULAR_EXPRESSION).
+const char kJunitHead[] =
+    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+    "<testsuite name=\"Linux-c++\" tests=\"2\" failures=\"0\" disabled=\"0\" skipped=\"1\" "
+    "hostname=\"\" time=\"0\" timestamp=\"2026-01-01T00:00:00\" >\n"
+    "\t<testcase name=\"EnvironmentTest.CiMeansExactlyTrue\" classname=\"EnvironmentTest.CiMeansExactlyTrue\" "
+    "time=\"0.01\" status=\"run\">\n\t\t<system-out/>\n\t</testcase>\n";
+const char kJunitSkipped[] =
+    "\t<testcase name=\"NetnsTest.NeedsRoot\" classname=\"NetnsTest.NeedsRoot\" time=\"0.01\" "
+    "status=\"notrun\">\n\t\t<skipped message=\"SKIP_REGULAR_EXPRESSION_MATCHED\"/>\n"
+    "\t\t<system-out>[  SKIPPED ] NetnsTest.NeedsRoot (0 ms)\n</system-out>\n\t</testcase>\n";
+const char kJunitTail[] = "</testsuite>\n";
+
+TEST_F(CiChecksTest, JunitReportWithASkippedTestFails) {
+  write_file(dir_ / "skip.xml", std::string(kJunitHead) + kJunitSkipped + kJunitTail);
+  const Outcome o = run({kCheck, "junit", (dir_ / "skip.xml").string()});
+  EXPECT_EQ(o.exit_code, 1) << o.output;
+  EXPECT_NE(o.output.find("NetnsTest.NeedsRoot"), std::string::npos) << o.output;
+}
+
+TEST_F(CiChecksTest, JunitReportWithEveryTestRunPasses) {
+  write_file(dir_ / "ok.xml", std::string(kJunitHead) + kJunitTail);
+  const Outcome o = run({kCheck, "junit", (dir_ / "ok.xml").string()});
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+}
+
+TEST_F(CiChecksTest, JunitReportWithoutTestsFails) {
+  write_file(dir_ / "empty.xml", "<?xml version=\"1.0\"?>\n<testsuite tests=\"0\">\n</testsuite>\n");
+  EXPECT_EQ(run({kCheck, "junit", (dir_ / "empty.xml").string()}).exit_code, 1);
+  EXPECT_EQ(run({kCheck, "junit", (dir_ / "absent.xml").string()}).exit_code, 1);
+}
+
+// Every test gk_add_gtest registers carries the skip pattern, so a GTEST_SKIP reaches the JUnit
+// report as "notrun" instead of "passed" (read from ctest's own description of the tests).
+TEST_F(CiChecksTest, EveryGoogleTestCaseReportsASkipAsSkipped) {
+  const Outcome o = run({"ctest", "--test-dir", kBuild.string(), "--show-only=json-v1"});
+  ASSERT_EQ(o.exit_code, 0) << o.output.substr(0, 2000);
+  const std::size_t start = o.output.find('{');
+  ASSERT_NE(start, std::string::npos);
+  policy::json::Limits limits;
+  limits.max_bytes = 256u << 20;
+  limits.max_elements = 50'000'000;
+  auto parsed = policy::json::parse(std::string_view(o.output).substr(start), limits);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  const policy::json::Value* tests = parsed->find("tests");
+  ASSERT_NE(tests, nullptr);
+  std::size_t gtest_cases = 0;
+  for (const policy::json::Value& test : tests->items()) {
+    const policy::json::Value* name = test.find("name");
+    const policy::json::Value* properties = test.find("properties");
+    ASSERT_TRUE(name != nullptr && properties != nullptr);
+    bool is_gtest = false;
+    std::vector<std::string> skip_patterns;  // ctest ORs them
+    for (const policy::json::Value& property : properties->items()) {
+      const policy::json::Value* key = property.find("name");
+      const policy::json::Value* value = property.find("value");
+      if (key == nullptr || value == nullptr) continue;
+      if (key->as_string() == "SKIP_REGULAR_EXPRESSION") {
+        if (value->is_array()) {
+          for (const policy::json::Value& v : value->items()) skip_patterns.push_back(v.as_string());
+        } else {
+          skip_patterns.push_back(value->as_string());
+        }
+      }
+      if (key->as_string() == "LABELS") is_gtest = true;
+    }
+    // Plain add_test() fixtures (image_build_images) print no GoogleTest lines.
+    if (name->as_string().find('.') == std::string::npos) continue;
+    if (!is_gtest) continue;
+    ++gtest_cases;
+    bool matches_skip = false;
+    bool matches_ok = false;
+    for (const std::string& p : skip_patterns) {
+      const std::regex pattern(p);
+      matches_skip = matches_skip || std::regex_search("[  SKIPPED ] Suite.Name (0 ms)", pattern);
+      matches_ok = matches_ok || std::regex_search("[       OK ] Suite.Name (0 ms)", pattern);
+    }
+    EXPECT_TRUE(matches_skip) << name->as_string() << ": a GTEST_SKIP would count as passed";
+    EXPECT_FALSE(matches_ok) << name->as_string();
+  }
+  EXPECT_GT(gtest_cases, 100u);
+}
+
+TEST_F(CiChecksTest, LabelBelowItsMinimumFails) {
+  write_file(dir_ / "expected.txt", "min-tests meta 1000000\nfuzz-target name\n");
+  const Outcome o = run({kCheck, "counts", kBuild.string(), (dir_ / "expected.txt").string()});
+  EXPECT_EQ(o.exit_code, 1) << o.output;
+  EXPECT_NE(o.output.find("label meta has"), std::string::npos) << o.output;
+}
+
+TEST_F(CiChecksTest, LabelAtItsMinimumPasses) {
+  write_file(dir_ / "expected.txt", "min-tests meta 1\n");
+  const Outcome o = run({kCheck, "counts", kBuild.string(), (dir_ / "expected.txt").string()});
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+}
+
+// A fake libFuzzer binary: prints what it is given and exits with the given code.
+void fake_fuzzer(const fs::path& path, const std::string& prints, int exit_code) {
+  write_file(path, "#!/bin/sh\necho '" + prints + "'\nexit " + std::to_string(exit_code) + "\n", true);
+}
+
+// The fuzz build's positive control: prints UBSan's report and dies (fatal) or goes on (recovers).
+void fake_canary(const fs::path& bin, bool fatal) {
+  fake_fuzzer(bin / "sanitizer_canary", "c.cc:12:29: runtime error: signed integer overflow", fatal ? 1 : 0);
+}
+
+TEST_F(CiChecksTest, FuzzBuildThatRecoversFromSanitizerReportsFails) {
+  fs::create_directories(dir_ / "bin");
+  fake_canary(dir_ / "bin", /*fatal=*/false);
+  fake_fuzzer(dir_ / "bin" / "fuzz_name", "Done 10 runs in 1 second(s)", 0);
+  write_file(dir_ / "expected.txt", "fuzz-target name\n");
+  const Outcome o =
+      run({kCheck, "fuzz", (dir_ / "bin").string(), "1", (dir_ / "logs").string(), (dir_ / "expected.txt").string()});
+  EXPECT_EQ(o.exit_code, 1) << o.output;
+  EXPECT_NE(o.output.find("sanitizer reports are not fatal"), std::string::npos) << o.output;
+}
+
+TEST_F(CiChecksTest, MissingKnownFuzzTargetFails) {
+  fs::create_directories(dir_ / "bin");
+  fake_canary(dir_ / "bin", /*fatal=*/true);
+  fake_fuzzer(dir_ / "bin" / "fuzz_name", "Done 10 runs in 1 second(s)", 0);
+  write_file(dir_ / "expected.txt", "fuzz-target name\nfuzz-target answer\n");
+  const Outcome o =
+      run({kCheck, "fuzz", (dir_ / "bin").string(), "1", (dir_ / "logs").string(), (dir_ / "expected.txt").string()});
+  EXPECT_EQ(o.exit_code, 1) << o.output;
+  EXPECT_NE(o.output.find("fuzz_answer is not built"), std::string::npos) << o.output;
+}
+
+TEST_F(CiChecksTest, FuzzLogWithoutDoneLineFails) {
+  fs::create_directories(dir_ / "bin");
+  fake_canary(dir_ / "bin", /*fatal=*/true);
+  fake_fuzzer(dir_ / "bin" / "fuzz_name", "INFO: Seed: 1", 0);
+  write_file(dir_ / "expected.txt", "fuzz-target name\n");
+  const Outcome o =
+      run({kCheck, "fuzz", (dir_ / "bin").string(), "1", (dir_ / "logs").string(), (dir_ / "expected.txt").string()});
+  EXPECT_EQ(o.exit_code, 1) << o.output;
+  EXPECT_NE(o.output.find("no 'Done N runs' line"), std::string::npos) << o.output;
+}
+
+TEST_F(CiChecksTest, FuzzLogWithASanitizerReportFails) {
+  fs::create_directories(dir_ / "bin");
+  fake_canary(dir_ / "bin", /*fatal=*/true);
+  fake_fuzzer(dir_ / "bin" / "fuzz_name",
+              "x.cc:1:2: runtime error: signed integer overflow\nDone 10 runs in 1 second(s)", 0);
+  write_file(dir_ / "expected.txt", "fuzz-target name\n");
+  const Outcome o =
+      run({kCheck, "fuzz", (dir_ / "bin").string(), "1", (dir_ / "logs").string(), (dir_ / "expected.txt").string()});
+  EXPECT_EQ(o.exit_code, 1) << o.output;
+  EXPECT_NE(o.output.find("sanitizer report"), std::string::npos) << o.output;
+}
+
+TEST_F(CiChecksTest, FuzzerThatFailsFails) {
+  fs::create_directories(dir_ / "bin");
+  fake_canary(dir_ / "bin", /*fatal=*/true);
+  fake_fuzzer(dir_ / "bin" / "fuzz_name", "==1==ERROR: libFuzzer: deadly signal", 1);
+  write_file(dir_ / "expected.txt", "fuzz-target name\n");
+  const Outcome o =
+      run({kCheck, "fuzz", (dir_ / "bin").string(), "1", (dir_ / "logs").string(), (dir_ / "expected.txt").string()});
+  EXPECT_EQ(o.exit_code, 1) << o.output;
+  EXPECT_NE(o.output.find("fuzz_name found a failure"), std::string::npos) << o.output;
+}
+
+TEST_F(CiChecksTest, EveryKnownFuzzTargetWithItsDoneLinePasses) {
+  fs::create_directories(dir_ / "bin");
+  fake_canary(dir_ / "bin", /*fatal=*/true);
+  fake_fuzzer(dir_ / "bin" / "fuzz_name", "Done 10 runs in 1 second(s)", 0);
+  fake_fuzzer(dir_ / "bin" / "fuzz_answer", "Done 7 runs in 1 second(s)", 0);
+  write_file(dir_ / "expected.txt", "fuzz-target name\nfuzz-target answer\n");
+  const Outcome o =
+      run({kCheck, "fuzz", (dir_ / "bin").string(), "1", (dir_ / "logs").string(), (dir_ / "expected.txt").string()});
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+}
+
+// tests/expected.txt names exactly the fuzz targets tests/fuzz has sources for, and a minimum for
+// every label gk_add_gtest accepts.
+TEST(CiExpectationsTest, ExpectedFileListsEveryFuzzTargetAndLabel) {
+  const std::string expected = read_file(kRoot / "tests" / "expected.txt");
+  std::set<std::string> listed;
+  std::set<std::string> labels;
+  std::istringstream lines(expected);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line.substr(0, line.find('#')));
+    std::string kind, name;
+    words >> kind >> name;
+    if (kind == "fuzz-target") listed.insert(name);
+    if (kind == "min-tests") {
+      long minimum = 0;
+      words >> minimum;
+      EXPECT_GT(minimum, 0) << "label " << name << " needs a minimum above 0";
+      labels.insert(name);
+    }
+  }
+  std::set<std::string> sources;
+  for (const auto& entry : fs::directory_iterator(kRoot / "tests" / "fuzz")) {
+    const std::string file = entry.path().filename().string();
+    if (file.starts_with("fuzz_") && file.ends_with(".cc")) sources.insert(file.substr(5, file.size() - 8));
+  }
+  EXPECT_EQ(listed, sources) << "tests/expected.txt fuzz-target lines differ from the fuzz_*.cc sources in tests/fuzz";
+  EXPECT_EQ(labels, (std::set<std::string>{"unit", "integration", "docker", "meta"}));
+}
+
+// The README's test command is CI by itself: it exports CI=true before it runs any test.
+TEST(CiExpectationsTest, CiTestExportsCiTrueBeforeAnyTest) {
+  const std::string test = read_file(kRoot / ".ci" / "test");
+  const std::size_t exported = test.find("\nexport CI=true\n");
+  ASSERT_NE(exported, std::string::npos) << ".ci/test does not export CI=true";
+  EXPECT_LT(exported, test.find("ctest ")) << ".ci/test runs ctest before it exports CI=true";
+  for (const char* check : {".ci/check-tests fuzz", ".ci/check-tests counts", ".ci/check-tests junit"}) {
+    EXPECT_NE(test.find(check), std::string::npos) << ".ci/test does not run " << check;
+  }
+}
+
+// Without a Docker engine, the images fixture fails under CI=true (and says why), and only says
+// so locally. A fake `docker` first in PATH stands in for an engine that does not answer.
+TEST_F(CiChecksTest, ImagesFixtureFailsWithoutAnEngineUnderCi) {
+  fs::create_directories(dir_ / "bin");
+  write_file(dir_ / "bin" / "docker", "#!/bin/sh\nexit 1\n", true);
+  const std::string path = (dir_ / "bin").string() + ":" + std::getenv("PATH");
+  const std::string script = (kRoot / "image" / "testing" / "build-images.sh").string();
+  const Outcome ci = run({"bash", script, "/bin/false", kBuild.string()}, {{"PATH", path}, {"CI", "true"}});
+  EXPECT_EQ(ci.exit_code, 1) << ci.output;
+  EXPECT_NE(ci.output.find("CI=true needs them"), std::string::npos) << ci.output;
+  const Outcome local = run({"bash", script, "/bin/false", kBuild.string()}, {{"PATH", path}, {"CI", ""}});
+  EXPECT_EQ(local.exit_code, 0) << local.output;
+  // With an engine that answers, the fixture runs the build command it was given.
+  write_file(dir_ / "bin" / "docker", "#!/bin/sh\nexit 0\n", true);
+  const Outcome engine = run({"bash", script, "/bin/false", kBuild.string()}, {{"PATH", path}, {"CI", "true"}});
+  EXPECT_EQ(engine.exit_code, 1) << "the build command (/bin/false) did not run: " << engine.output;
+}
+
+}  // namespace
