@@ -208,7 +208,9 @@ const std::vector<std::string> kSpaceWork = {"work_file",
                                              "work_random_and_time",
                                              "personality_query",
                                              "socket_inet6_dgram",
-                                             "socket_netlink_route"};
+                                             "socket_netlink_route",
+                                             "socket_inet_tcp_proto",
+                                             "socket_inet6_udp_proto"};
 
 const std::vector<std::string> kSpaceRefused = {"ptrace",
                                                 "process_vm_readv",
@@ -258,7 +260,10 @@ const std::vector<std::string> kSpaceRefused = {"ptrace",
 
 const std::vector<std::string> kSpaceRefusedSockets = {
     "socket_packet", "socket_inet_raw",          "socket_alg",
-    "socket_vsock",  "socket_netlink_netfilter", "socket_inet_high_bits"};
+    "socket_vsock",  "socket_netlink_netfilter", "socket_inet_high_bits",
+    "socket_sctp",   "socket_mptcp",             "socket_l2tp",
+    "socket_udplite6", "socket_icmp_dgram",      "socket_icmpv6_dgram",
+    "socket_tcp_proto_high_bits", "ioctl_tiocsti", "ioctl_tiocsti_high_bits", "ioctl_tioclinux"};
 
 std::vector<std::string> isolated(std::vector<std::string> names) {
   names.insert(names.begin(), "--isolate");
@@ -284,6 +289,15 @@ TEST_F(ProfileDockerTest, SpaceProfileRefusesSocketsOutsideTheAllowlistWithEopno
   ASSERT_EQ(o.exit_code, 0) << tail(o.output);
   auto r = results(o.output);
   for (const std::string& name : kSpaceRefusedSockets) EXPECT_EQ(r[name], "errno=95") << name;
+}
+
+// The control for the ioctl refusals: an allowed request on a bad descriptor reaches the kernel.
+TEST_F(ProfileDockerTest, SpaceProfileLetsOtherIoctlsReachTheKernel) {
+  Outcome o = probe("space.json", isolated({"ioctl_tcgets_badfd", "ioctl_tiocsti"}));
+  ASSERT_EQ(o.exit_code, 0) << tail(o.output);
+  auto r = results(o.output);
+  EXPECT_EQ(r["ioctl_tcgets_badfd"], "errno=9");
+  EXPECT_EQ(r["ioctl_tiocsti"], "errno=95");
 }
 
 // glibc falls back to clone() only on ENOSYS; work_thread proves the fallback path works.

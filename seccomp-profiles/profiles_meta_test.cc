@@ -379,6 +379,117 @@ TEST_F(ProfileMetaTest, SpaceAllowsOrdinaryDevelopmentCalls) {
   }
 }
 
+// What the profile answers for one call with concrete arguments, as the kernel's filter would:
+// the rules of a name are disjoint (NoSyscallIsBothAllowedAndDenied), so the first match decides;
+// nullopt when no rule matches (the default action, EPERM on Docker 20.10: not the profile's 95).
+struct Answer {
+  bool allowed = false;
+  int errno_ret = 0;
+};
+
+bool cond_matches(const Cond& c, std::uint64_t v) {
+  if (c.op == "SCMP_CMP_EQ") return v == c.value;
+  if (c.op == "SCMP_CMP_NE") return v != c.value;
+  if (c.op == "SCMP_CMP_LT") return v < c.value;
+  if (c.op == "SCMP_CMP_LE") return v <= c.value;
+  if (c.op == "SCMP_CMP_GT") return v > c.value;
+  if (c.op == "SCMP_CMP_GE") return v >= c.value;
+  if (c.op == "SCMP_CMP_MASKED_EQ") return (v & c.value) == c.value_two;
+  return false;
+}
+
+std::optional<Answer> evaluate(const std::vector<Rule>& rules, const std::string& name,
+                               const std::vector<std::uint64_t>& args) {
+  for (const Rule& r : rules) {
+    if (r.name != name) continue;
+    bool all = true;
+    for (const Cond& c : r.conds) all = all && cond_matches(c, c.index < args.size() ? args[c.index] : 0);
+    if (all) return Answer{r.allows, r.errno_ret.value_or(0)};
+  }
+  return std::nullopt;
+}
+
+constexpr std::uint64_t kAfInet = 2, kAfInet6 = 10, kStream = 1, kDgram = 2;
+constexpr std::uint64_t kNonblockCloexec = 0x80000 | 0x800;
+
+TEST_F(ProfileMetaTest, SpaceSocketAllowsOnlyTcpAndUdpProtocols) {
+  const std::vector<Rule> rules = rules_of(profile("space.json"));
+  for (std::uint64_t family : {kAfInet, kAfInet6}) {
+    for (std::uint64_t flags : {std::uint64_t{0}, kNonblockCloexec}) {
+      const auto allowed = [&](std::uint64_t type, std::uint64_t proto) {
+        const std::optional<Answer> a = evaluate(rules, "socket", {family, type | flags, proto});
+        return a && a->allowed;
+      };
+      EXPECT_TRUE(allowed(kStream, 0)) << family;
+      EXPECT_TRUE(allowed(kStream, 6)) << family;   // IPPROTO_TCP
+      EXPECT_TRUE(allowed(kDgram, 0)) << family;
+      EXPECT_TRUE(allowed(kDgram, 17)) << family;   // IPPROTO_UDP
+      // Every other protocol number, and 0/6/17 with high bits the kernel would drop, is the
+      // profile's refusal (never the default action, which Docker 20.10 turns into EPERM).
+      for (std::uint64_t type : {kStream, kDgram}) {
+        for (std::uint64_t proto = 0; proto <= 300; ++proto) {
+          const bool ok = proto == 0 || proto == (type == kStream ? 6u : 17u);
+          for (std::uint64_t high : {std::uint64_t{0}, std::uint64_t{1} << 32}) {
+            const std::optional<Answer> a = evaluate(rules, "socket", {family, type | flags, proto | high});
+            ASSERT_TRUE(a.has_value()) << family << "/" << type << "/" << (proto | high) << " falls to the default action";
+            if (ok && high == 0) {
+              EXPECT_TRUE(a->allowed) << family << "/" << type << "/" << proto;
+            } else {
+              EXPECT_FALSE(a->allowed) << family << "/" << type << "/" << (proto | high);
+              EXPECT_EQ(a->errno_ret, kEopnotsupp) << family << "/" << type << "/" << (proto | high);
+            }
+          }
+        }
+      }
+    }
+  }
+  // The ones the kernel would load a module for, named: SCTP, L2TP, UDP-Lite, MPTCP, ICMP, ICMPv6.
+  for (auto [type, proto] : {std::pair{kStream, 132u}, std::pair{kDgram, 115u}, std::pair{kDgram, 136u},
+                             std::pair{kStream, 262u}, std::pair{kDgram, 1u}, std::pair{kDgram, 58u}}) {
+    const std::optional<Answer> a = evaluate(rules, "socket", {kAfInet6, type, proto});
+    ASSERT_TRUE(a.has_value()) << proto;
+    EXPECT_FALSE(a->allowed) << proto;
+  }
+}
+
+TEST_F(ProfileMetaTest, SpaceRefusesTiocstiAndTioclinuxWhateverTheHighBits) {
+  const std::vector<Rule> rules = rules_of(profile("space.json"));
+  constexpr std::uint64_t kTiocsti = 0x5412, kTioclinux = 0x541C;
+  for (std::uint64_t request : {kTiocsti, kTioclinux}) {
+    for (std::uint64_t high : {std::uint64_t{0}, std::uint64_t{1} << 32, std::uint64_t{0xFFFFFFFF} << 32}) {
+      const std::optional<Answer> a = evaluate(rules, "ioctl", {0, request | high});
+      ASSERT_TRUE(a.has_value()) << std::hex << (request | high);
+      EXPECT_FALSE(a->allowed) << std::hex << (request | high);
+      EXPECT_EQ(a->errno_ret, kEopnotsupp);
+    }
+  }
+  // Every other request stays allowed: the neighbours of both, the usual ones, and a spread over
+  // the whole 32-bit range (with and without high bits).
+  std::vector<std::uint64_t> others = {0x5401 /*TCGETS*/, 0x5421 /*FIONBIO*/, 0x5451 /*FIOCLEX*/,
+                                       0x541B /*FIONREAD*/, 0x5413 /*TIOCGWINSZ*/, 0x5411, 0x541D,
+                                       0x5410, 0x541F, 0x80045430 /*TIOCGPTN*/, 0, 0xFFFFFFFF};
+  for (std::uint64_t v = 1; v < (std::uint64_t{1} << 32); v = v * 3 + 7) others.push_back(v);
+  for (std::uint64_t request : others) {
+    if (request == kTiocsti || request == kTioclinux) continue;
+    for (std::uint64_t high : {std::uint64_t{0}, std::uint64_t{1} << 32}) {
+      const std::optional<Answer> a = evaluate(rules, "ioctl", {0, request | high});
+      ASSERT_TRUE(a.has_value()) << std::hex << (request | high) << " falls to the default action";
+      EXPECT_TRUE(a->allowed) << std::hex << (request | high);
+    }
+  }
+}
+
+// The evaluator the two tests above lean on must be able to say "refused" and "no rule".
+TEST_F(ProfileMetaTest, EvaluatorTellsAllowRefusalAndNoRuleApart) {
+  const std::vector<Rule> rules = {
+      Rule{"socket", true, "SCMP_ACT_ALLOW", std::nullopt, {Cond{2, "SCMP_CMP_EQ", 6, 0}}},
+      Rule{"socket", false, "SCMP_ACT_ERRNO", 95, {Cond{2, "SCMP_CMP_GT", 6, 0}}}};
+  EXPECT_TRUE(evaluate(rules, "socket", {2, 1, 6})->allowed);
+  EXPECT_FALSE(evaluate(rules, "socket", {2, 1, 132})->allowed);
+  EXPECT_FALSE(evaluate(rules, "socket", {2, 1, 5}).has_value());
+  EXPECT_FALSE(evaluate(rules, "ioctl", {0, 0}).has_value());
+}
+
 // --- gatekeeper.json ---
 
 TEST_F(ProfileMetaTest, GatekeeperDefaultActionKillsTheProcess) {

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/personality.h>
 #include <sys/ptrace.h>
@@ -276,6 +277,10 @@ static int run(const char* name, const char* self) {
   PROBE("personality_query", syscall(SYS_personality, 0xffffffffUL));
   PROBE("socket_inet6_dgram", syscall(SYS_socket, AF_INET6, SOCK_DGRAM, 0));
   PROBE("socket_netlink_route", syscall(SYS_socket, AF_NETLINK, SOCK_RAW, 0));
+  PROBE("socket_inet_tcp_proto", syscall(SYS_socket, AF_INET, SOCK_STREAM, IPPROTO_TCP));
+  PROBE("socket_inet6_udp_proto", syscall(SYS_socket, AF_INET6, SOCK_DGRAM | SOCK_NONBLOCK, IPPROTO_UDP));
+  // An allowed ioctl on a bad descriptor reaches the kernel and answers EBADF (9).
+  PROBE("ioctl_tcgets_badfd", syscall(SYS_ioctl, -1, TCGETS, NULL));
   // Process inspection.
   PROBE("ptrace", syscall(SYS_ptrace, PTRACE_PEEKDATA, 0x7fffffff, 0, 0));
   PROBE("process_vm_readv", syscall(SYS_process_vm_readv, 0x7fffffff, NULL, 0, NULL, 0, 0));
@@ -328,6 +333,19 @@ static int run(const char* name, const char* self) {
   PROBE("socket_netlink_netfilter", syscall(SYS_socket, AF_NETLINK, SOCK_RAW, kNetlinkNetfilter));
   // The kernel reads the family as an int; the filter compares all 64 bits.
   PROBE("socket_inet_high_bits", syscall(SYS_socket, (1UL << 32) | AF_INET, SOCK_STREAM, 0));
+  // Protocols other than TCP and UDP: each number may autoload a kernel module.
+  PROBE("socket_sctp", syscall(SYS_socket, AF_INET, SOCK_STREAM, 132));
+  PROBE("socket_mptcp", syscall(SYS_socket, AF_INET, SOCK_STREAM, 262));
+  PROBE("socket_l2tp", syscall(SYS_socket, AF_INET, SOCK_DGRAM, 115));
+  PROBE("socket_udplite6", syscall(SYS_socket, AF_INET6, SOCK_DGRAM, 136));
+  PROBE("socket_icmp_dgram", syscall(SYS_socket, AF_INET, SOCK_DGRAM, IPPROTO_ICMP));
+  PROBE("socket_icmpv6_dgram", syscall(SYS_socket, AF_INET6, SOCK_DGRAM, IPPROTO_ICMPV6));
+  // The kernel reads the protocol as an int: 6 with a high bit would be TCP to it.
+  PROBE("socket_tcp_proto_high_bits", syscall(SYS_socket, AF_INET, SOCK_STREAM, (1UL << 32) | IPPROTO_TCP));
+  // Terminal input injection; the kernel reads the request as 32 bits (CVE-2019-10063).
+  PROBE("ioctl_tiocsti", syscall(SYS_ioctl, -1, TIOCSTI, NULL));
+  PROBE("ioctl_tiocsti_high_bits", syscall(SYS_ioctl, -1, (1UL << 32) | TIOCSTI, NULL));
+  PROBE("ioctl_tioclinux", syscall(SYS_ioctl, -1, TIOCLINUX, NULL));
   // Other ABIs share the x86_64 kernel but not the profile's syscall numbers.
   if (strcmp(name, "i386_getpid") == 0) return i386_getpid();
   PROBE("x32_getpid", syscall(kX32SyscallBit | SYS_getpid));
