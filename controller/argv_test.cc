@@ -56,6 +56,7 @@ void expect_common(const std::vector<std::string>& a, const std::string& user, c
   EXPECT_TRUE(has_pair(a, "--cgroupns", "private"));
   EXPECT_TRUE(has_pair(a, "--log-driver", "local"));
   EXPECT_TRUE(has_pair(a, "--log-opt", "max-size=10m"));
+  EXPECT_TRUE(has_pair(a, "--ulimit", "core=0:0"));  // soft and hard: the space cannot raise it
   for (const char* never : {"--privileged", "-p", "--publish", "--publish-all", "-v", "--volume", "--device", "--cap-add", "--pid", "--userns"})
     EXPECT_FALSE(has(a, never)) << never;
   for (const std::string& arg : a) EXPECT_EQ(arg.find("docker.sock"), std::string::npos);
@@ -69,6 +70,8 @@ TEST(ArgvTest, GatekeeperCarriesEveryHardeningFlag) {
   EXPECT_TRUE(has_pair(a, "--network-alias", "gatekeeper"));
   EXPECT_FALSE(has(a, "--mount"));
   EXPECT_FALSE(has(a, "--tmpfs"));
+  EXPECT_TRUE(has_pair(a, "--cpu-shares", "2048"));  // its reserved share against a spinning space
+  EXPECT_FALSE(has(a, "--cpus"));
   ASSERT_GE(a.size(), 3u);
   EXPECT_EQ(std::vector<std::string>(a.end() - 3, a.end()), (std::vector<std::string>{"serve", "--inner-subnet", "172.19.0.0/16"}));
   EXPECT_TRUE(has_pair(a, "--label", "spacectl.space.role=gatekeeper"));
@@ -102,6 +105,8 @@ TEST(ArgvTest, SpaceCarriesEveryHardeningFlagAndTheProxyEnvironment) {
   EXPECT_TRUE(has(a, "--init"));
   EXPECT_TRUE(has_pair(a, "--network", "gk-0123456789ab-network"));
   EXPECT_TRUE(has_pair(a, "--tmpfs", "/tmp:rw,exec,nosuid,size=256m"));
+  EXPECT_TRUE(has_pair(a, "--cpus", "1"));
+  EXPECT_TRUE(has_pair(a, "--cpu-shares", "512"));
   for (const char* e : {"https_proxy=http://gatekeeper:3128", "HTTPS_PROXY=http://gatekeeper:3128", "http_proxy=http://gatekeeper:3128",
                         "HTTP_PROXY=http://gatekeeper:3128", "NO_PROXY=gatekeeper,localhost,127.0.0.1", "no_proxy=gatekeeper,localhost,127.0.0.1"})
     EXPECT_TRUE(has_pair(a, "--env", e)) << e;
@@ -110,6 +115,26 @@ TEST(ArgvTest, SpaceCarriesEveryHardeningFlagAndTheProxyEnvironment) {
   // docs/reference-behaviour.md#container-hardening: the workspace is /spaces/<id>, never /spaces
   // itself.
   EXPECT_TRUE(has_pair(a, "--mount", "type=volume,src=gk-0123456789ab-volume-work,dst=/spaces/0123456789ab"));
+}
+
+TEST(ArgvTest, SpaceCpuQuotaIsHalfThePlaceAtLeastOne) {
+  EXPECT_EQ(default_space_nano_cpus(1), kNanoCpusPerCpu);
+  EXPECT_EQ(default_space_nano_cpus(2), kNanoCpusPerCpu);
+  EXPECT_EQ(default_space_nano_cpus(3), kNanoCpusPerCpu);
+  EXPECT_EQ(default_space_nano_cpus(8), 4 * kNanoCpusPerCpu);
+  SpaceSpec s = sample();
+  s.nano_cpus = 1500000000;
+  EXPECT_TRUE(has_pair(space_create_argv(s), "--cpus", "1.5"));
+  s.nano_cpus = 250000000;
+  EXPECT_TRUE(has_pair(space_create_argv(s), "--cpus", "0.25"));
+}
+
+TEST(ArgvTest, CpusTextIsParsedStrictly) {
+  EXPECT_EQ(parse_cpus("2"), 2 * kNanoCpusPerCpu);
+  EXPECT_EQ(parse_cpus("0.5"), kNanoCpusPerCpu / 2);
+  EXPECT_EQ(parse_cpus("1.125"), 1125000000);
+  for (const char* bad : {"", ".5", "1.", "1.2345", "-1", "1e3", "0x2", "1,5", " 1", "2000"})
+    EXPECT_FALSE(parse_cpus(bad).has_value()) << bad;
 }
 
 TEST(ArgvTest, WorkVolumeOwnerContainerIsNeverStartedAndHardened) {

@@ -150,6 +150,24 @@ Result<int> DockerPlace::engine_major() {
   return std::atoi(v->c_str());
 }
 
+Result<std::int64_t> DockerPlace::host_cpus() {
+  Result<std::string> v = cli_.run({"info", "--format", "{{.NCPU}}"}, "", kProbeTimeout);
+  if (!v) {
+    if (v.error().code == Code::kCommandFailed) return fail(Code::kPlaceUnreachable, v.error().message);
+    return v.error();
+  }
+  std::string text = *v;
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  std::int64_t n = 0;
+  bool ok = !text.empty() && text.size() <= 5;
+  for (char c : text) {
+    ok = ok && c >= '0' && c <= '9';
+    if (ok) n = n * 10 + (c - '0');
+  }
+  if (!ok || n < 1) return fail(Code::kCommandFailed, "docker info NCPU: '" + text.substr(0, 40) + "' is not a CPU count");
+  return n;
+}
+
 Result<std::string> DockerPlace::read_pin(const std::string& file) const {
   Result<std::string> text = read_small_file(file, 256);
   if (!text) return fail(Code::kImageMissing, "image ID file " + file + ": missing; build it with `cmake --build <build> --target images`");
@@ -230,6 +248,12 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   Result<int> major = engine_major();
   if (!major) return major.error();
   spec.engine_major = *major;
+  Result<std::int64_t> cpus = host_cpus();
+  if (!cpus) return cpus.error();
+  spec.nano_cpus = request.nano_cpus > 0 ? request.nano_cpus : default_space_nano_cpus(*cpus);
+  if (spec.nano_cpus < kMinSpaceNanoCpus || spec.nano_cpus > *cpus * kNanoCpusPerCpu)
+    return fail(Code::kInvalidArgument, "space create: --cpus " + cpus_text(spec.nano_cpus) + " is outside 0.1 to the place's " +
+                                            std::to_string(*cpus) + " CPUs");
   Result<std::string> gk_image = read_pin(options_.gatekeeper_image_file);
   if (!gk_image) return gk_image.error();
   spec.gatekeeper_image = *gk_image;

@@ -53,6 +53,7 @@ class DockerPlace final : public Place {
 
  private:
   Result<int> engine_major();
+  Result<std::int64_t> host_cpus();  // the place's cores (docker info NCPU)
   Result<std::string> read_pin(const std::string& file) const;
   Result<nlohmann::json> inspect(const std::vector<std::string>& args, const std::string& what);
   // The container of this owner and space, or kSpaceNotFound (a name proves nothing; labels do).

@@ -397,6 +397,7 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
   controls.only = eo.only;
   controls.pids_limit = static_cast<std::uint64_t>(inspect_number(cli, main_names.space, "{{.HostConfig.PidsLimit}}"));
   controls.memory_limit = static_cast<std::uint64_t>(inspect_number(cli, main_names.space, "{{.HostConfig.Memory}}"));
+  controls.cpu_limit = static_cast<std::uint64_t>(inspect_number(cli, main_names.space, "{{.HostConfig.NanoCpus}}"));
   controls.log_flood_mib = eo.log_flood_mib;
   controls.exhaustion = eo.exhaustion;
   controls.unsafe_privileged = eo.unsafe_privileged;

@@ -187,10 +187,12 @@ int run(int argc, char** argv) {
   auto* space_cmd = app.add_subcommand("space", "spaces")->require_subcommand(1);
   controller::CreateRequest create_request;
   std::string memory_text;
+  std::string cpus_text;
   auto* create_cmd = space_cmd->add_subcommand("create", "create, verify and start a space");
   create_cmd->add_option("--name", create_request.name, "display name");
   create_cmd->add_option("--image", create_request.space_image, "space image (default: the pinned local image)");
   create_cmd->add_option("--memory", memory_text, "memory limit, e.g. 512m or 4g (swap equals it)");
+  create_cmd->add_option("--cpus", cpus_text, "CPU quota, e.g. 1 or 1.5 (default: half the place's cores, at least 1)");
   create_cmd->add_option("command", create_request.command, "command of the space (after --)");
   std::string id;
   auto with_id = [&](CLI::App* parent, const char* name, const char* help) {
@@ -284,6 +286,12 @@ int run(int argc, char** argv) {
       std::optional<std::int64_t> m = parse_size(memory_text);
       if (!m) return report(controller::fail(Code::kUsage, "--memory " + memory_text + ": a size like 512m or 4g"), as_json);
       create_request.memory_bytes = *m;
+    }
+    if (!cpus_text.empty()) {
+      std::optional<std::int64_t> c = controller::parse_cpus(cpus_text);
+      if (!c || *c < controller::kMinSpaceNanoCpus)
+        return report(controller::fail(Code::kUsage, "--cpus " + cpus_text + ": a CPU count like 1 or 1.5 (at least 0.1)"), as_json);
+      create_request.nano_cpus = *c;
     }
     if (!code_cli.create_repo.empty())
       return report(controller::code::create_with_code(code_cli, manager, create_request, create_request.space_image), as_json);

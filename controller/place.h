@@ -35,6 +35,7 @@ struct CreateRequest {
   std::string name = "space";
   std::string space_image;            // empty: the pinned default image
   std::int64_t memory_bytes = 0;      // 0: default
+  std::int64_t nano_cpus = 0;         // 0: default_space_nano_cpus(the place's cores)
   std::vector<std::string> command;   // empty: a long sleep for the default image, else the image's own
 };
 

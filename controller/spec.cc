@@ -30,6 +30,43 @@ Names names_for(std::string_view id) {
                base + "outer-network", base + "volume-home", base + "volume-work"};
 }
 
+std::int64_t default_space_nano_cpus(std::int64_t host_cpus) {
+  return std::max<std::int64_t>(1, host_cpus / 2) * kNanoCpusPerCpu;
+}
+
+std::optional<std::int64_t> parse_cpus(std::string_view text) {
+  if (text.empty() || text.size() > 12) return std::nullopt;
+  std::int64_t whole = 0, frac = 0, scale = kNanoCpusPerCpu;
+  std::size_t i = 0;
+  for (; i < text.size() && text[i] != '.'; ++i) {
+    if (text[i] < '0' || text[i] > '9') return std::nullopt;
+    whole = whole * 10 + (text[i] - '0');
+  }
+  if (i == 0) return std::nullopt;
+  if (i < text.size()) {
+    const std::size_t digits = text.size() - i - 1;
+    if (digits == 0 || digits > 3) return std::nullopt;
+    for (std::size_t j = i + 1; j < text.size(); ++j) {
+      if (text[j] < '0' || text[j] > '9') return std::nullopt;
+      scale /= 10;
+      frac += (text[j] - '0') * scale;
+    }
+  }
+  if (whole > 1024) return std::nullopt;
+  return whole * kNanoCpusPerCpu + frac;
+}
+
+std::string cpus_text(std::int64_t nano_cpus) {
+  std::string out = std::to_string(nano_cpus / kNanoCpusPerCpu);
+  std::int64_t frac = (nano_cpus % kNanoCpusPerCpu) / 1000000;  // three decimals
+  if (frac != 0) {
+    std::string f = std::to_string(1000 + frac).substr(1);
+    while (!f.empty() && f.back() == '0') f.pop_back();
+    out += "." + f;
+  }
+  return out;
+}
+
 bool is_space_id(std::string_view id) {
   if (id.size() != 12) return false;
   for (char c : id) {
@@ -80,6 +117,7 @@ void add_common_hardening(std::vector<std::string>& a, std::string_view user,
       "--security-opt", "no-new-privileges",
       "--security-opt", "seccomp=" + std::string(seccomp_file),
       "--pids-limit", std::to_string(kPidsLimit),
+      "--ulimit", std::string(kCoreUlimit),
       "--memory", mebibytes(memory),
       "--memory-swap", mebibytes(memory),  // equal: no swap on top
       "--shm-size", mebibytes(kShmSize),
@@ -143,6 +181,7 @@ std::vector<std::string> gatekeeper_create_argv(const SpaceSpec& spec, std::stri
   // profile kills fork() (docker-init's fork of the child would be killed).
   std::vector<std::string> a = {"create", "--name", n.gatekeeper};
   add_common_hardening(a, kGatekeeperUser, spec.seccomp_gatekeeper, kGatekeeperMemory);
+  a.insert(a.end(), {"--cpu-shares", std::to_string(kGatekeeperCpuShares)});
   // Docker refuses --network-alias with two --network; the outer one is connected afterwards.
   a.insert(a.end(), {"--network", n.inner, "--network-alias", std::string(kGatekeeperAlias)});
   add_labels(a, spec, Role::kGatekeeper);
@@ -176,6 +215,7 @@ std::vector<std::string> space_create_argv(const SpaceSpec& spec) {
   const Names n = names_for(spec.id);
   std::vector<std::string> a = {"create", "--name", n.space, "--init"};
   add_common_hardening(a, kSpaceUser, spec.seccomp_space, spec.memory_bytes);
+  a.insert(a.end(), {"--cpus", cpus_text(spec.nano_cpus), "--cpu-shares", std::to_string(kSpaceCpuShares)});
   a.insert(a.end(), {"--tmpfs", "/tmp:" + std::string(kSpaceTmpfs), "--network", n.inner,
                      "--mount", "type=volume,src=" + n.home + ",dst=" + std::string(kHomePath),
                      "--mount", "type=volume,src=" + n.work + ",dst=" + work_path(spec.id)});

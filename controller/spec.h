@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -35,6 +36,16 @@ inline constexpr std::int64_t kShmSize = 64ll << 20;
 inline constexpr std::int64_t kGatekeeperMemory = 256ll << 20;  // idle ~24 MiB; ten times headroom
 inline constexpr std::int64_t kDefaultSpaceMemory = 4ll << 30;
 inline constexpr std::int64_t kMinSpaceMemory = 64ll << 20;
+// No core files (CIS Docker 5.19): soft and hard 0, so the space cannot raise it again, and a crash
+// never reaches the host's core_pattern helper, which runs as root in the host's namespaces.
+inline constexpr std::string_view kCoreUlimit = "core=0:0";
+// CPU: the space gets a quota (--cpus, default half the place's cores, at least one) and a weight
+// below Docker's default 1024; the gatekeeper gets no quota and four times the space's weight,
+// so a space spinning every core it has still leaves the corridor its share.
+inline constexpr std::int64_t kSpaceCpuShares = 512;
+inline constexpr std::int64_t kGatekeeperCpuShares = 2048;
+inline constexpr std::int64_t kNanoCpusPerCpu = 1000000000;
+inline constexpr std::int64_t kMinSpaceNanoCpus = kNanoCpusPerCpu / 10;  // 0.1 CPU
 inline constexpr std::string_view kSpaceTmpfs = "rw,exec,nosuid,size=256m";  // agents run built tools
 inline constexpr std::string_view kLogDriver = "local";
 inline constexpr std::string_view kLogMaxSize = "10m";
@@ -73,6 +84,7 @@ struct SpaceSpec {
   std::string seccomp_space;      // profile file paths
   std::string seccomp_gatekeeper;
   std::int64_t memory_bytes = kDefaultSpaceMemory;
+  std::int64_t nano_cpus = kNanoCpusPerCpu;  // the space's CPU quota (default_space_nano_cpus)
   std::string window_key;  // 64 hex; not a secret from the agent
   std::vector<std::string> command;  // empty: the image's own
   int engine_major = 0;
@@ -87,6 +99,12 @@ struct SpaceSpec {
 // The host's own interface addresses that policy::classify calls public, as "/32" or "/128"
 // ranges (at most policy::kMaxOperatorRanges): what a local place's gatekeeper blocks by default.
 std::vector<std::string> host_public_ranges();
+// Half the place's cores, at least one (a 1-core place gives the space that core; the gatekeeper's
+// weight still wins it back under contention).
+std::int64_t default_space_nano_cpus(std::int64_t host_cpus);
+// "1", "1.5", "0.25": at most three decimals; nullopt for anything else.
+std::optional<std::int64_t> parse_cpus(std::string_view text);
+std::string cpus_text(std::int64_t nano_cpus);
 
 bool is_space_id(std::string_view id);
 bool is_owner(std::string_view owner);

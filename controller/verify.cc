@@ -45,6 +45,30 @@ void check_labels(const json& labels, Role role, const std::string& owner, const
   if (!ok) r.add(check, "labels do not name this owner, space id and role " + std::string(role_word(role)));
 }
 
+// Core dumps off (soft and hard 0, the only ulimit we set) and the CPU weight and quota.
+void check_core_and_cpu(const json& host, const ContainerExpectation& want, Report& r) {
+  bool core_zero = false;
+  const json& ulimits = member(host, "Ulimits");
+  if (ulimits.is_array()) {
+    for (const json& u : ulimits) {
+      if (str(member(u, "Name")) != "core") continue;
+      core_zero = member(u, "Soft").is_number_integer() && member(u, "Hard").is_number_integer() &&
+                  num(member(u, "Soft")) == 0 && num(member(u, "Hard")) == 0;
+    }
+  }
+  if (!core_zero) r.add("core_limit", "core dumps are not off (--ulimit core=0:0: soft and hard 0)");
+  if (num(member(host, "CpuShares")) != want.cpu_shares)
+    r.add("cpu_shares", "CPU weight is " + std::to_string(num(member(host, "CpuShares"))) + ", not " +
+                            std::to_string(want.cpu_shares));
+  if (want.cpu_quota) {
+    const std::int64_t nano = num(member(host, "NanoCpus"));
+    if (nano < kMinSpaceNanoCpus)
+      r.add("cpu_quota", "no CPU quota (--cpus); NanoCpus is " + std::to_string(nano));
+  } else if (num(member(host, "NanoCpus")) != 0 || num(member(host, "CpuQuota")) > 0) {
+    r.add("cpu_quota", "has a CPU quota; the gatekeeper runs on its weight alone");
+  }
+}
+
 }  // namespace
 
 std::optional<bool> host_has_ipv4_on(const std::string& ifname) {
@@ -68,6 +92,7 @@ ContainerExpectation expect_gatekeeper(const SpaceSpec& spec, std::string seccom
   e.seccomp_profile = std::move(seccomp_profile);
   e.memory = kGatekeeperMemory;
   e.memory_exact = true;
+  e.cpu_shares = kGatekeeperCpuShares;
   e.inner_network = n.inner;
   e.networks = {n.inner, n.outer};
   e.alias = true;
@@ -86,6 +111,8 @@ ContainerExpectation expect_space(const SpaceSpec& spec, std::string seccomp_pro
   e.user = std::string(kSpaceUser);
   e.seccomp_profile = std::move(seccomp_profile);
   e.memory = kMinSpaceMemory;
+  e.cpu_shares = kSpaceCpuShares;
+  e.cpu_quota = true;
   e.inner_network = n.inner;
   e.networks = {n.inner};
   e.tmpfs_tmp = true;
@@ -157,6 +184,7 @@ std::vector<Difference> verify_container(const json& inspect, const ContainerExp
     r.add(gk ? "memory_limit" : "memory", "memory limit is " + std::to_string(memory) + " bytes");
   if (num(member(host, "MemorySwap")) != memory || memory == 0)
     r.add("memory_swap", "swap is allowed on top of memory (--memory-swap must equal --memory)");
+  check_core_and_cpu(host, want, r);
   if (num(member(host, "ShmSize")) != kShmSize) r.add("shm_size", "/dev/shm is not 64 MiB");
   {
     const json& log = member(host, "LogConfig");

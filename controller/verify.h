@@ -29,6 +29,8 @@ struct ContainerExpectation {
   std::string seccomp_profile;    // the profile file's text; compared as parsed JSON
   std::int64_t memory = 0;        // exact when memory_exact, else a minimum
   bool memory_exact = false;
+  std::int64_t cpu_shares = 0;     // exactly this CPU weight
+  bool cpu_quota = false;          // a CPU quota (NanoCpus) must be set
   std::string inner_network;
   std::set<std::string> networks;  // exactly these
   bool alias = false;              // `gatekeeper` on the inner network

@@ -29,6 +29,8 @@ ContainerExpectation canned_expectation() {
   e.user = "1000:1000";
   e.seccomp_profile = stand_in_profile();
   e.memory = kMinSpaceMemory;
+  e.cpu_shares = kSpaceCpuShares;
+  e.cpu_quota = true;
   e.inner_network = "t-in";
   e.networks = {"t-in"};
   e.tmpfs_tmp = true;
@@ -100,6 +102,11 @@ TEST(VerifyTest, EachMissingFlagIsNamed) {
       {"namespace", [](json& c) { c["HostConfig"]["CgroupnsMode"] = "host"; }},
       {"namespace", [](json& c) { c["HostConfig"]["PidMode"] = "container:abc"; }},
       {"namespace", [](json& c) { c["HostConfig"]["UsernsMode"] = "host"; }},
+      {"core_limit", [](json& c) { c["HostConfig"]["Ulimits"] = json::array(); }},
+      {"core_limit", [](json& c) { c["HostConfig"]["Ulimits"][0]["Hard"] = -1; }},
+      {"core_limit", [](json& c) { c["HostConfig"]["Ulimits"][0]["Soft"] = 1; }},
+      {"cpu_shares", [](json& c) { c["HostConfig"]["CpuShares"] = 0; }},
+      {"cpu_quota", [](json& c) { c["HostConfig"]["NanoCpus"] = 0; }},
   };
   for (const Mutation& m : mutations) {
     json doc = load("container-inspect.json");
@@ -108,6 +115,31 @@ TEST(VerifyTest, EachMissingFlagIsNamed) {
     // (or names the wrong setting next to the right one) fails here.
     EXPECT_EQ(checks(doc), std::vector<std::string>{m.check}) << "mutation for " << m.check;
   }
+}
+
+TEST(VerifyTest, GatekeeperHasItsOwnWeightNoQuotaAndNoCoreDumps) {
+  json doc = load("container-inspect-gatekeeper.json");
+  ContainerExpectation e = canned_expectation();
+  e.role = Role::kGatekeeper;
+  e.cpu_shares = kGatekeeperCpuShares;
+  e.cpu_quota = false;
+  auto named = [&](const json& d, const char* check) {
+    for (const Difference& x : verify_container(d, e))
+      if (x.check == check) return true;
+    return false;
+  };
+  EXPECT_FALSE(named(doc, "gatekeeper_cpu_shares"));
+  EXPECT_FALSE(named(doc, "gatekeeper_cpu_quota"));
+  EXPECT_FALSE(named(doc, "gatekeeper_core_limit"));
+  json weak = doc;
+  weak["HostConfig"]["CpuShares"] = kSpaceCpuShares;
+  EXPECT_TRUE(named(weak, "gatekeeper_cpu_shares"));
+  json quota = doc;
+  quota["HostConfig"]["NanoCpus"] = 500000000;
+  EXPECT_TRUE(named(quota, "gatekeeper_cpu_quota"));
+  json core = doc;
+  core["HostConfig"]["Ulimits"] = json::array();
+  EXPECT_TRUE(named(core, "gatekeeper_core_limit"));
 }
 
 // The canned space container made into a clean gatekeeper (no init: it forks nothing; its exact

@@ -56,6 +56,10 @@ int main(int argc, char** argv) {
     std::cout << "20.10.24\n";
     return 0;
   }
+  if (first == "info" && argc > 3 && std::strstr(argv[3], "NCPU") != nullptr) {
+    std::cout << "2\n";  // a two-core place: the space's default quota is one CPU
+    return 0;
+  }
   if (first == "image" && second == "inspect") {
     std::cout << (argc > 4 && std::strstr(argv[4], "Env") != nullptr ? "[\"PATH=/bin\"]\n" : "sha256:" + std::string(64, '0') + "\n");
     return 0;
