@@ -19,7 +19,9 @@
 
 namespace escape {
 
-enum class Verdict : std::uint8_t { kPass, kFail, kInconclusive, kNotApplicable };
+// The first enumerator is the zero value: a verdict nobody set proves nothing (smokescreen's
+// `Allow = iota` hazard, where the zero value of a decision was the permissive one).
+enum class Verdict : std::uint8_t { kInconclusive, kPass, kFail, kNotApplicable };
 
 std::string_view verdict_word(Verdict v);  // PASS, FAIL, INCONCLUSIVE, N/A
 
@@ -109,6 +111,7 @@ void add_corridor_tls_cases(std::vector<Case>& out);
 void add_window_cases(std::vector<Case>& out);
 void add_leak_cases(std::vector<Case>& out);
 void add_resource_cases(std::vector<Case>& out);
+void add_hardening_cases(std::vector<Case>& out);  // core dumps, CPU quota (cases_hardening.cc)
 
 // Shell-style glob (`*`, `?`) over a case id; --only takes several, comma separated.
 bool glob_match(std::string_view pattern, std::string_view text);

@@ -31,7 +31,7 @@ std::string_view usage() {
          "         [--window-base URL] [--window-grant ID] [--allowed-target HOST:443]\n"
          "         [--probe-address ADDR[:PORT]]... [--other-space ADDR[:PORT]]...\n"
          "         [--secret-sha256 HEX] [--control-sha256 HEX] [--resolver 127.0.0.11]\n"
-         "         [--pids-limit N] [--memory-limit BYTES] [--home-quota BYTES]\n"
+         "         [--pids-limit N] [--memory-limit BYTES] [--cpu-limit NANOCPUS] [--home-quota BYTES]\n"
          "         [--log-flood-mib 50] [--allow-exhaustion] [--seccomp-errno 95]\n"
          "         [--expect-uid 1000] [--timeout-ms 3000] [--unsafe-privileged]\n"
          "         [--gateway-unowned]\n"
@@ -120,6 +120,9 @@ policy::Result<Options> parse_options(const std::vector<std::string_view>& args)
       (name == "--secret-sha256" ? o.secret_sha256 : o.control_sha256) = std::string(value);
     } else if (name == "--resolver") {
       o.resolver = std::string(value);
+    } else if (name == "--cpu-limit") {
+      if (!parse_u64(value, n) || n < 10000000 || n > 1024000000000ull) return Error{bad + " (nano CPUs)"};
+      o.cpu_limit = n;
     } else if (name == "--pids-limit" || name == "--memory-limit" || name == "--home-quota" ||
                name == "--log-flood-mib") {
       if (!parse_u64(value, n) || n == 0) return Error{bad};

@@ -34,6 +34,7 @@ struct Options {
   std::string resolver = "127.0.0.11";     // --resolver ADDR: Docker's embedded DNS
   std::uint64_t pids_limit = 0;            // --pids-limit N (0: unknown)
   std::uint64_t memory_limit = 0;          // --memory-limit BYTES (0: unknown)
+  std::uint64_t cpu_limit = 0;             // --cpu-limit NANOCPUS: the space's CPU quota (0: unknown)
   std::uint64_t home_quota = 0;            // --home-quota BYTES: fill $HOME only up to this bound
   std::uint64_t log_flood_mib = 50;        // --log-flood-mib N
   bool unsafe_privileged = false;          // --unsafe-privileged: run even as root with capabilities

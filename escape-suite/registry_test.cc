@@ -64,6 +64,35 @@ TEST(RegistryTest, CoversTheIssueItems) {
   }
 }
 
+TEST(RegistryTest, AVerdictNobodySetIsInconclusive) {
+  EXPECT_EQ(Verdict{}, Verdict::kInconclusive);
+  EXPECT_EQ(Outcome{}.verdict, Verdict::kInconclusive);
+  EXPECT_EQ(CaseResult{}.verdict, Verdict::kInconclusive);
+  // A case whose code returns without setting anything is reported INCONCLUSIVE, never PASS.
+  std::vector<Case> cases;
+  add_case(cases, "res.sets-nothing", "t", "t", "t", [](Context&) { return Outcome{}; });
+  add_case(cases, "res.sets-evidence-only", "t", "t", "t", [](Context&) {
+    Outcome o;
+    o.evidence = "looked fine";
+    return o;
+  });
+  Context ctx;
+  const std::vector<CaseResult> r = run_cases(ctx, cases);
+  ASSERT_EQ(r.size(), 2u);
+  for (const CaseResult& x : r) EXPECT_EQ(verdict_word(x.verdict), "INCONCLUSIVE") << x.id;
+}
+
+TEST(RegistryTest, CoversCoreDumpsAndCpu) {
+  std::set<std::string> ids;
+  for (const Case& c : all_cases()) ids.insert(c.id);
+  for (const char* id : {"res.core-limit-zero", "res.core-raise-hard-refused", "res.core-raise-soft-refused",
+                         "res.crash-dumps-no-core", "res.cpu-quota-set", "res.cpu-spin-held",
+                         "res.cpu-spin-corridor-answers", "net.proto-sctp", "net.proto-l2tp", "net.proto-icmp-ping",
+                         "net.proto-tcp-high-bits", "syscall.ioctl-tiocsti", "syscall.ioctl-tiocsti-high-bits",
+                         "syscall.ioctl-tioclinux"})
+    EXPECT_EQ(ids.count(id), 1u) << "missing " << id;
+}
+
 TEST(RegistryTest, GlobSelectsSubsets) {
   EXPECT_TRUE(glob_match("net.*", "net.raw-socket-ipv4"));
   EXPECT_TRUE(glob_match("*", ""));
