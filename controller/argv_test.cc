@@ -101,7 +101,7 @@ TEST(ArgvTest, HostPublicRangesAreSingleAddressesTheTableCallsPublic) {
 
 TEST(ArgvTest, SpaceCarriesEveryHardeningFlagAndTheProxyEnvironment) {
   const std::vector<std::string> a = space_create_argv(sample());
-  expect_common(a, "1000:1000", "/p/space.json", "536870912b");
+  expect_common(a, "70000:70000", "/p/space.json", "536870912b");
   EXPECT_TRUE(has(a, "--init"));
   EXPECT_TRUE(has_pair(a, "--network", "gk-0123456789ab-network"));
   EXPECT_TRUE(has_pair(a, "--tmpfs", "/tmp:rw,exec,nosuid,size=256m"));
@@ -140,7 +140,7 @@ TEST(ArgvTest, CpusTextIsParsedStrictly) {
 TEST(ArgvTest, WorkVolumeOwnerContainerIsNeverStartedAndHardened) {
   const std::vector<std::string> a = work_volume_owner_argv(sample());
   EXPECT_EQ(a.front(), "create");  // created for the engine's copy-up, removed, never started
-  expect_common(a, "1000:1000", "/p/space.json", "536870912b");
+  expect_common(a, "70000:70000", "/p/space.json", "536870912b");
   EXPECT_TRUE(has_pair(a, "--network", "none"));
   EXPECT_TRUE(has_pair(a, "--mount", "type=volume,src=gk-0123456789ab-volume-work,dst=/spaces"));
 }
@@ -233,7 +233,7 @@ TEST_F(FakeDockerTest, CreateThatFailsVerifyRemovesEverythingItMade) {
   for (const Call& c : all) {
     if (!c.argv.empty() && c.argv[0] == "create") {
       if (has(c.argv, "serve")) created_gatekeeper = true; else if (has(c.argv, "--init")) created_space = true;
-      expect_common(c.argv, has(c.argv, "serve") ? "65532:65532" : "1000:1000",
+      expect_common(c.argv, has(c.argv, "serve") ? "65532:65532" : "70000:70000",
                     std::string(CONTROLLER_TESTDATA) + "/seccomp-stand-in.json",
                     has(c.argv, "serve") ? "268435456b" : "536870912b");
     }

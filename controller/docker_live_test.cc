@@ -158,7 +158,7 @@ TEST_F(LiveTest, FullLifecycleCreateExecNetworkGrantStopStartRemove) {
   EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
   o = spacectl({"space", "exec", id, "--", "id", "-u"});
   EXPECT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_EQ(o.out, "1000\n");
+  EXPECT_EQ(o.out, "70000\n");
   // The space reaches its gatekeeper's corridor by the alias; a plain GET is refused there.
   o = spacectl({"space", "exec", id, "--", "nc", "-w", "5", "gatekeeper", "3128"}, "GET / HTTP/1.0\r\n\r\n");
   EXPECT_EQ(o.out.rfind("HTTP/1.1 403", 0), 0u) << "corridor not reachable from the space: " << o.out << o.err;
@@ -219,7 +219,8 @@ TEST_F(LiveTest, VerifyCatchesAContainerCreatedByHandWithoutOneFlag) {
   ASSERT_TRUE(before.is_array() && before.size() == 1);
   ASSERT_TRUE(docker({"rm", name}).succeeded());
   std::vector<std::string> create = {
-      "create", "--name", name, "--init", "--user", "1000:1000", "--read-only",
+      "create", "--name", name, "--init", "--user", "70000:70000", "--read-only", "--ulimit", "core=0:0",
+      "--cpus", "1", "--cpu-shares", "512",
       "--security-opt", "no-new-privileges", "--security-opt", "seccomp=" + profile("space.json"),
       "--pids-limit", "512", "--memory", "536870912b", "--memory-swap", "536870912b", "--shm-size", "67108864b",
       "--ipc", "private", "--cgroupns", "private", "--log-driver", "local", "--log-opt", "max-size=10m",

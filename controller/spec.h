@@ -29,7 +29,12 @@ enum class Role : std::uint8_t { kSpace, kGatekeeper, kInnerNetwork, kOuterNetwo
 std::string_view role_word(Role role);
 
 // Hardening constants (docs/reference-behaviour.md#container-hardening).
-inline constexpr std::string_view kSpaceUser = "1000:1000";       // default space image's user
+// The space's uid: 70000, which no host account has. Regular accounts start at 1000, systemd's
+// dynamic users end at 65519, nobody is 65534, and subordinate uid ranges (rootless containers)
+// start at 100000; so the space shares no per-uid kernel limit (inotify instances, pipe pages,
+// message queues, RLIMIT_NPROC accounting) with a person on the host. Spaces share it with each
+// other. It stays below 2097151, the largest uid a ustar header holds (image/build-image.sh).
+inline constexpr std::string_view kSpaceUser = "70000:70000";
 inline constexpr std::string_view kGatekeeperUser = "65532:65532"; // the gatekeeper image's user
 inline constexpr std::int64_t kPidsLimit = 512;
 inline constexpr std::int64_t kShmSize = 64ll << 20;

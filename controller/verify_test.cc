@@ -26,7 +26,7 @@ std::string stand_in_profile() {
 ContainerExpectation canned_expectation() {
   ContainerExpectation e;
   e.role = Role::kSpace;
-  e.user = "1000:1000";
+  e.user = "70000:70000";
   e.seccomp_profile = stand_in_profile();
   e.memory = kMinSpaceMemory;
   e.cpu_shares = kSpaceCpuShares;

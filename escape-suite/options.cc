@@ -33,7 +33,7 @@ std::string_view usage() {
          "         [--secret-sha256 HEX] [--control-sha256 HEX] [--resolver 127.0.0.11]\n"
          "         [--pids-limit N] [--memory-limit BYTES] [--cpu-limit NANOCPUS] [--home-quota BYTES]\n"
          "         [--log-flood-mib 50] [--allow-exhaustion] [--seccomp-errno 95]\n"
-         "         [--expect-uid 1000] [--timeout-ms 3000] [--unsafe-privileged]\n"
+         "         [--expect-uid 70000] [--timeout-ms 3000] [--unsafe-privileged]\n"
          "         [--gateway-unowned]\n"
          "Runs attacks from inside a space; exit 0 only when every selected case is PASS or N/A.\n"
          "--allow-exhaustion enables the fork bomb, memory, disk and log cases: inside a space only.\n"

@@ -44,7 +44,7 @@ struct Options {
   // nowhere (Docker Engine 20.10 installs one even on --internal networks).
   bool gateway_unowned = false;
   int seccomp_errno = 95;                  // --seccomp-errno N (space.json: EOPNOTSUPP)
-  std::uint32_t expect_uid = 1000;         // --expect-uid N
+  std::uint32_t expect_uid = 70000;        // --expect-uid N (controller kSpaceUser)
   int timeout_ms = 3000;                   // --timeout-ms: per network operation
 };
 

@@ -211,7 +211,7 @@ TEST_F(ImageDockerTest, SpaceImageRunsItsShellAsTheSpaceUser) {
               "id -un; id -u; id -g; echo \"$HOME\"; touch /tmp/t /home/space/t /spaces/t && "
               "echo writable"});
   EXPECT_EQ(outcome.exit_code, 0) << last_command_;
-  EXPECT_EQ(outcome.out, "space\n1000\n1000\n/home/space\nwritable\n") << last_command_;
+  EXPECT_EQ(outcome.out, "space\n70000\n70000\n/home/space\nwritable\n") << last_command_;
 }
 
 // Code in needs git (at least 2.28) and an inner `timeout -s KILL` in the space; the space's user
@@ -240,7 +240,7 @@ TEST_F(ImageDockerTest, SpaceImageResolvesNamesAndCarriesTheCaBundle) {
 
 TEST_F(ImageDockerTest, SpaceImageDefaultsToAShellWithNoEntrypoint) {
   const std::string id = pinned_id("space-image.id");
-  EXPECT_EQ(inspect(id, "{{.Config.User}}"), "1000:1000");
+  EXPECT_EQ(inspect(id, "{{.Config.User}}"), "70000:70000");
   EXPECT_EQ(inspect(id, "{{json .Config.Cmd}}"), "[\"/bin/sh\"]");
   EXPECT_EQ(inspect(id, "{{json .Config.Entrypoint}}"), "null");
 }
