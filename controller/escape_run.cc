@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/docker_place.h"
+#include "controller/escape_facts.h"
 #include "controller/escape_host.h"
 #include "controller/escape_runner.h"
 #include "controller/gatekeeper_channel.h"
@@ -526,7 +527,7 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     if (escape::selected(selection, h.id)) results.push_back(std::move(h));
 
   EscapeReport report;
-  report.text = escape::format_report(eo.format, results);
+  report.text = escape::format_report(eo.format, results, collect_host_facts(cli, main_names.space, main_names.gatekeeper));
   report.exit_code = escape::exit_code(results);
   report.results = std::move(results);
   if (!eo.output.empty()) {

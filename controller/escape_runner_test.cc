@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
+#include "controller/escape_facts.h"
 #include "controller/escape_runner.h"
 #include "escape-suite/report.h"
 
@@ -210,6 +212,19 @@ TEST(EscapeArgvTest, CarriesDigestsAndControlsButNeverTheKey) {
   c.gateway_unowned = true;
   const std::vector<std::string> b = suite_argv(c);
   EXPECT_NE(std::find(b.begin(), b.end(), "--gateway-unowned"), b.end());
+}
+
+TEST(EscapeFactsTest, FieldsSplitBoundedAndPadded) {
+  EXPECT_EQ(split_fields("20.10|1.1.5|6.1\n", 3), (std::vector<std::string>{"20.10", "1.1.5", "6.1"}));
+  EXPECT_EQ(split_fields("a", 3), (std::vector<std::string>{"a", "", ""}));
+  EXPECT_EQ(split_fields("a|b|c|d", 2), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(split_fields(std::string(500, 'x'), 1)[0].size(), 200u);
+}
+
+TEST(EscapeFactsTest, ResidualsNameTheKnownGaps) {
+  std::set<std::string> keys;
+  for (const escape::Fact& f : residual_facts()) keys.insert(f.key);
+  for (const char* k : {"residual.allowed-names", "residual.tmp-exec", "residual.disk"}) EXPECT_EQ(keys.count(k), 1u) << k;
 }
 
 }  // namespace

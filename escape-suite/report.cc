@@ -165,6 +165,43 @@ std::string format_report(Format format, const std::vector<CaseResult>& results)
   return format_text(results);  // unreachable: the switch is exhaustive (-Wswitch-enum)
 }
 
+std::string format_report(Format format, const std::vector<CaseResult>& results,
+                          const std::vector<Fact>& facts) {
+  std::string out = format_report(format, results);
+  if (facts.empty()) return out;
+  switch (format) {
+    case Format::kText: {
+      std::string head = "Host facts\n";
+      for (const Fact& f : facts) head += "  " + printable(f.key) + ": " + printable(f.value) + "\n";
+      return head + "\n" + out;
+    }
+    case Format::kTap: {
+      std::string lines;
+      for (const Fact& f : facts) lines += "# host " + printable(f.key) + ": " + printable(f.value) + "\n";
+      const std::size_t plan = out.find('\n', out.find('\n') + 1);  // after "TAP version 13" and "1..N"
+      return out.insert(plan == std::string::npos ? out.size() : plan + 1, lines);
+    }
+    case Format::kJson: {
+      std::string section = "\"host_facts\":{";
+      for (std::size_t i = 0; i < facts.size(); ++i)
+        section += (i ? "," : "") + json_quoted(facts[i].key) + ":" + json_quoted(facts[i].value);
+      section += "},";
+      const std::size_t at = out.find("\"summary\":");
+      return at == std::string::npos ? out : out.insert(at, section);
+    }
+    case Format::kJunit: {
+      std::string props = "    <properties>\n";
+      for (const Fact& f : facts)
+        props += "      <property name=\"" + xml_escape(f.key) + "\" value=\"" + xml_escape(f.value) + "\"/>\n";
+      props += "    </properties>\n";
+      const std::size_t suite = out.find("  <testsuite ");
+      const std::size_t line_end = suite == std::string::npos ? suite : out.find('\n', suite);
+      return line_end == std::string::npos ? out : out.insert(line_end + 1, props);
+    }
+  }
+  return out;  // unreachable: the switch is exhaustive (-Wswitch-enum)
+}
+
 std::string format_list(const std::vector<Case>& cases, const Options& opts) {
   std::string out;
   std::size_t n = 0;

@@ -16,6 +16,17 @@ std::string format_tap(const std::vector<CaseResult>& results);
 std::string format_junit(const std::vector<CaseResult>& results);
 std::string format_report(Format format, const std::vector<CaseResult>& results);
 
+// One line of the report's host facts section: what the run stood on (engine, runc, kernel,
+// cgroup version, seccomp/AppArmor, ptrace scope, the space's limits as applied) and its residuals
+// (what the boundary still lets through). Keys are [a-z0-9_.-]; values are escaped per format.
+struct Fact {
+  std::string key, value;
+};
+// The same report with a host facts section: text and TAP lead with it, JSON carries
+// "host_facts":{key:value}, JUnit carries <properties>.
+std::string format_report(Format format, const std::vector<CaseResult>& results,
+                          const std::vector<Fact>& facts);
+
 // `--list`: one block per case with its threat, technique and proof.
 std::string format_list(const std::vector<Case>& cases, const Options& opts);
 

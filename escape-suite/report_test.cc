@@ -121,5 +121,23 @@ TEST(ReportTest, EvidenceIsBoundedAtTheLimit) {
   EXPECT_NE(cut.find("[truncated]"), std::string::npos);
 }
 
+TEST(ReportTest, HostFactsAppearInEveryFormat) {
+  const std::vector<CaseResult> results = {{"res.core-limit-zero", "res", Verdict::kPass, "0/0", 1}};
+  const std::vector<Fact> facts = {{"engine", "20.10.24"}, {"residual.tmp-exec", "/tmp <is> \"exec\""}};
+  const std::string text = format_report(Format::kText, results, facts);
+  EXPECT_EQ(text.rfind("Host facts\n  engine: 20.10.24\n", 0), 0u) << text;
+  EXPECT_NE(text.find("1 cases: 1 passed"), std::string::npos);
+  const std::string json = format_report(Format::kJson, results, facts);
+  EXPECT_NE(json.find("\"host_facts\":{\"engine\":\"20.10.24\",\"residual.tmp-exec\":\"/tmp <is> \\\"exec\\\"\"},\"summary\":"),
+            std::string::npos) << json;
+  const std::string junit = format_report(Format::kJunit, results, facts);
+  EXPECT_NE(junit.find("<properties>\n      <property name=\"engine\" value=\"20.10.24\"/>\n"), std::string::npos) << junit;
+  EXPECT_NE(junit.find("value=\"/tmp &lt;is&gt; &quot;exec&quot;\""), std::string::npos) << junit;
+  const std::string tap = format_report(Format::kTap, results, facts);
+  EXPECT_EQ(tap.rfind("TAP version 13\n1..1\n# host engine: 20.10.24\n", 0), 0u) << tap;
+  // Without facts the report is the plain one.
+  EXPECT_EQ(format_report(Format::kJson, results, {}), format_report(Format::kJson, results));
+}
+
 }  // namespace
 }  // namespace escape

@@ -1,0 +1,89 @@
+#include "controller/escape_facts.h"
+
+#include "controller/docker_place.h"
+
+namespace controller {
+
+std::vector<std::string> split_fields(const std::string& text, std::size_t n) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (out.size() < n) {
+    const std::size_t bar = text.find('|', start);
+    std::string field = text.substr(start, bar == std::string::npos ? std::string::npos : bar - start);
+    while (!field.empty() && (field.back() == '\n' || field.back() == ' ')) field.pop_back();
+    out.push_back(field.substr(0, 200));
+    if (bar == std::string::npos) break;
+    start = bar + 1;
+  }
+  out.resize(n);
+  return out;
+}
+
+namespace {
+
+std::string host_file(const char* path, const char* absent) {
+  Result<std::string> text = read_small_file(path, 256);
+  if (!text) return absent;
+  std::string v = *text;
+  while (!v.empty() && (v.back() == '\n' || v.back() == ' ')) v.pop_back();
+  return v;
+}
+
+}  // namespace
+
+std::vector<escape::Fact> collect_host_facts(const DockerCli& cli, const std::string& space,
+                                             const std::string& gatekeeper) {
+  std::vector<escape::Fact> facts;
+  const char* kInfo =
+      "{{.ServerVersion}}|{{.RuncCommit.ID}}|{{.KernelVersion}}|{{.CgroupVersion}}|{{.CgroupDriver}}|"
+      "{{json .SecurityOptions}}|{{.NCPU}}|{{.OperatingSystem}}";
+  Result<std::string> info = cli.run({"info", "--format", kInfo}, "(host facts)");
+  const std::vector<std::string> i = split_fields(info ? *info : std::string(), 8);
+  const std::string unknown = info ? "unknown" : "unreadable: " + info.error().message.substr(0, 120);
+  auto or_unknown = [&](const std::string& v) { return v.empty() ? unknown : v; };
+  facts.push_back({"engine", or_unknown(i[0])});
+  facts.push_back({"runc", or_unknown(i[1])});
+  facts.push_back({"kernel", or_unknown(i[2])});
+  facts.push_back({"cgroup", i[3].empty() ? unknown : "v" + i[3] + " (" + i[4] + " driver)"});
+  facts.push_back({"engine_security_options", or_unknown(i[5])});
+  facts.push_back({"cpus", or_unknown(i[6])});
+  facts.push_back({"os", or_unknown(i[7])});
+  // The host's own view; meaningful for a local engine (the only place today).
+  facts.push_back({"ptrace_scope", host_file("/proc/sys/kernel/yama/ptrace_scope", "no Yama (ptrace limited by the seccomp profile and missing CAP_SYS_PTRACE)")});
+  facts.push_back({"apparmor", host_file("/sys/module/apparmor/parameters/enabled", "not enabled on this kernel")});
+  facts.push_back({"core_pattern", host_file("/proc/sys/kernel/core_pattern", "unreadable")});
+  const char* kLimits =
+      "{{.Config.User}}|{{.HostConfig.NanoCpus}}|{{.HostConfig.CpuShares}}|{{.HostConfig.Memory}}|"
+      "{{.HostConfig.MemorySwap}}|{{.HostConfig.PidsLimit}}|{{json .HostConfig.Ulimits}}|{{json .HostConfig.SecurityOpt}}";
+  Result<std::string> s = cli.run({"container", "inspect", "--format", kLimits, space}, space);
+  const std::vector<std::string> l = split_fields(s ? *s : std::string(), 8);
+  if (s) {
+    facts.push_back({"space.uid", l[0]});
+    facts.push_back({"space.cpus", l[1] + " nano CPUs, weight " + l[2]});
+    facts.push_back({"space.memory", l[3] + " bytes, memory+swap " + l[4]});
+    facts.push_back({"space.pids", l[5]});
+    facts.push_back({"space.ulimits", l[6]});
+    // The profile JSON itself is long; whether it is ours is host.verify's job.
+    facts.push_back({"space.seccomp", l[7].find("seccomp=") != std::string::npos ? "a custom profile (seccomp-profiles/space.json, checked by verify)" : "engine default or none"});
+  } else {
+    facts.push_back({"space.limits", "unreadable: " + s.error().message.substr(0, 120)});
+  }
+  Result<std::string> g = cli.run({"container", "inspect", "--format", "{{.Config.User}}|{{.HostConfig.CpuShares}}|{{json .HostConfig.Ulimits}}", gatekeeper}, gatekeeper);
+  const std::vector<std::string> k = split_fields(g ? *g : std::string(), 3);
+  facts.push_back({"gatekeeper.limits", g ? "uid " + k[0] + ", CPU weight " + k[1] + ", ulimits " + k[2] : "unreadable"});
+  for (escape::Fact& f : residual_facts()) facts.push_back(std::move(f));
+  return facts;
+}
+
+std::vector<escape::Fact> residual_facts() {
+  return {
+      {"residual.allowed-names", "each allowlisted name reaches whatever answers on its address at 443: anything else on its CDN or host, and any relay the agent finds there"},
+      {"residual.tmp-exec", "/tmp is mounted exec (agents run the tools they build); memfd_create and execveat stay allowed for JITs"},
+      {"residual.disk", "the $HOME and /spaces/<id> volumes have no size limit (SECURITY.md, Known gaps); /tmp (256 MiB) and the log (10 MiB) do"},
+      {"residual.io", "no IO weight: the place's IO scheduler has no group weights"},
+      {"residual.shared-uid", "every space runs as uid 70000: per-uid kernel accounting is shared between spaces, not with host accounts"},
+      {"residual.core-pipe", "a core_pattern starting with | runs its helper even at RLIMIT_CORE 0 (the limit is passed as %c)"},
+  };
+}
+
+}  // namespace controller
