@@ -130,6 +130,11 @@ TEST_F(EscapeLiveTest, EveryCasePassesOrIsListedAsNotApplicableHere) {
   EXPECT_EQ(bad, "") << doc["summary"].dump();
   EXPECT_GE(doc["summary"].value("total", 0), 316);
   EXPECT_EQ(code, bad.empty() ? 0 : 1);
+  // The host facts the run stood on, with the limits as applied.
+  ASSERT_TRUE(doc.contains("host_facts") && doc["host_facts"].is_object()) << doc.dump().substr(0, 400);
+  for (const char* key : {"engine", "runc", "kernel", "cgroup", "ptrace_scope", "space.cpus", "space.ulimits", "residual.allowed-names"})
+    EXPECT_TRUE(doc["host_facts"].contains(key)) << key;
+  EXPECT_NE(doc["host_facts"].value("space.ulimits", "").find("\"core\""), std::string::npos) << doc["host_facts"].dump();
 }
 
 // "A deliberately weakened space (a flag removed in a test-only spec) turns the matching cases to
