@@ -158,6 +158,30 @@ ChildOutcome run_in_child(const std::function<std::string()>& fn, int timeout_ms
   return out;
 }
 
+Outcome syscall_in_child_expect(const Options& opts, std::string_view what, const std::function<long()>& call,
+                                int expected_errno, int timeout_ms) {
+  const ChildOutcome c = run_in_child(
+      [&] {
+        errno = 0;
+        const long rc = call();
+        const int err = errno;
+        return std::to_string(rc) + " " + std::to_string(err);
+      },
+      timeout_ms);
+  if (c.signal == SIGSYS) return pass(std::string(what) + ": killed by SIGSYS (seccomp)");
+  if (c.timed_out) return inconclusive(std::string(what) + ": child did not finish in time");
+  if (!c.exited || c.report.empty())
+    return inconclusive(std::string(what) + ": child died (signal " + std::to_string(c.signal) + ") " + c.report);
+  const std::size_t sp = c.report.find(' ');
+  const long rc = std::strtol(c.report.c_str(), nullptr, 10);
+  const int err = sp == std::string::npos ? 0 : std::atoi(c.report.c_str() + sp + 1);
+  if (rc >= 0) return fail(std::string(what) + " succeeded (" + std::to_string(rc) + ")");
+  if (err == expected_errno) return pass(std::string(what) + ": " + errno_name(err) + " (the profile's errno)");
+  (void)opts;
+  return fail(std::string(what) + ": " + errno_name(err) + ", not the profile's " + errno_name(expected_errno) +
+              ": the profile let the call reach the kernel");
+}
+
 Outcome syscall_in_child(const Options& opts, std::string_view what,
                          const std::function<long()>& call, int timeout_ms, bool segv_means_absent) {
   const ChildOutcome c = run_in_child(

@@ -66,6 +66,13 @@ ChildOutcome run_in_child(const std::function<std::string()>& fn, int timeout_ms
 Outcome syscall_in_child(const Options& opts, std::string_view what, const std::function<long()>& call,
                          int timeout_ms = 3000, bool segv_means_absent = false);
 
+// Like syscall_in_child, but only `expected_errno` passes: the errno the space's profile gives
+// this call (--seccomp-errno, or ENOSYS for clone3). EPERM or EACCES FAIL, because they come from
+// a missing capability or an LSM: the profile let the call reach the kernel. SIGSYS also passes
+// (a seccomp kill).
+Outcome syscall_in_child_expect(const Options& opts, std::string_view what, const std::function<long()>& call,
+                                int expected_errno, int timeout_ms = 3000);
+
 // A field of /proc/self/status ("CapEff"), trimmed; empty when missing.
 std::string status_field(std::string_view status_text, std::string_view field);
 
