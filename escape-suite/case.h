@@ -112,6 +112,7 @@ void add_window_cases(std::vector<Case>& out);
 void add_leak_cases(std::vector<Case>& out);
 void add_resource_cases(std::vector<Case>& out);
 void add_hardening_cases(std::vector<Case>& out);  // core dumps, CPU quota (cases_hardening.cc)
+void add_surface_cases(std::vector<Case>& out);    // socket families, netlink, IP types (cases_surface.cc)
 
 // Shell-style glob (`*`, `?`) over a case id; --only takes several, comma separated.
 bool glob_match(std::string_view pattern, std::string_view text);

@@ -55,6 +55,7 @@ std::vector<Case> all_cases() {
   add_corridor_cases(cases);
   add_corridor_tls_cases(cases);
   add_window_cases(cases);
+  add_surface_cases(cases);
   add_hardening_cases(cases);
   add_resource_cases(cases);  // last: exhaustion must not disturb the other cases
   return cases;
