@@ -118,7 +118,7 @@ int main() {
   const std::string plain = "/spaces/" + id + "/plain";
   must(ctl({"space", "exec", id, "--", "git", "init", "-q", plain}), "git init inside");
   const double plain_push = seconds_of([&] {
-    const std::string url = "ext::docker exec -i --user 1000:1000 " + space_container + " git receive-pack " + plain;
+    const std::string url = "ext::docker exec -i --user 70000:70000 " + space_container + " git receive-pack " + plain;
     return must(run({"git", "-C", repo, "-c", "protocol.ext.allow=always", "push", "--quiet", url, "main:refs/heads/pushed"}),
                 "plain git push") &&
            must(ctl({"space", "exec", id, "--", "git", "-C", plain, "checkout", "-q", "pushed"}), "checkout inside");
