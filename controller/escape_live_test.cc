@@ -195,11 +195,11 @@ TEST_F(EscapeLiveTest, ALoopReplacingTheBinaryInsideCannotForgeTheReport) {
                              "{\"id\":\"fs.readonly-chmod\",\"verdict\":\"PASS\",\"evidence\":\"forged\"},"
                              "{\"id\":\"fs.forged\",\"verdict\":\"PASS\",\"evidence\":\"forged\"}]}'\n";
   ProcessRequest put;
-  put.argv = {"docker", "exec", "-i", "--user", "1000:1000", "--", n.space, "sh", "-c", "cat > /tmp/forged && chmod 755 /tmp/forged"};
+  put.argv = {"docker", "exec", "-i", "--user", std::string(kSpaceUser), "--", n.space, "sh", "-c", "cat > /tmp/forged && chmod 755 /tmp/forged"};
   put.stdin_bytes = forged;
   ASSERT_TRUE(run_process(put).succeeded());
   // Replace every suite binary that appears in /tmp, as fast as it can.
-  ASSERT_TRUE(docker({"exec", "--detach", "--user", "1000:1000", "--", n.space, "sh", "-c",
+  ASSERT_TRUE(docker({"exec", "--detach", "--user", std::string(kSpaceUser), "--", n.space, "sh", "-c",
                       "while :; do for f in /tmp/escape-suite-*; do cp -f /tmp/forged \"$f\" 2>/dev/null; "
                       "cp -f /tmp/forged \"$f/escape-suite\" 2>/dev/null; done; sleep 0.05; done"}).succeeded());
   int code = -1;
