@@ -241,7 +241,8 @@ int run(int argc, char** argv) {
   escape_options.test_gatekeeper_image_file = dir + "/gatekeeper-test-image.id";
   std::string escape_format = "text";
   bool no_exhaustion = false;
-  escape_cmd->add_option("--format", escape_format, "text, json, tap or junit")->check(CLI::IsMember({"text", "json", "tap", "junit"}));
+  escape_cmd->add_option("--format", escape_format, "text, json, tap, junit, sarif or html")
+      ->check(CLI::IsMember({"text", "json", "tap", "junit", "sarif", "html"}));
   escape_cmd->add_option("--output", escape_options.output, "write the report here instead of stdout");
   escape_cmd->add_option("--only", escape_options.only, "case id globs, e.g. 'fs.*' (repeat)");
   escape_cmd->add_option("--binary", escape_options.binary, "the static escape-suite (default: next to spacectl)");
@@ -360,6 +361,8 @@ int run(int argc, char** argv) {
     escape_options.format = escape_format == "json" ? escape::Format::kJson
                             : escape_format == "tap" ? escape::Format::kTap
                             : escape_format == "junit" ? escape::Format::kJunit
+                            : escape_format == "sarif" ? escape::Format::kSarif
+                            : escape_format == "html"  ? escape::Format::kHtml
                                                        : escape::Format::kText;
     // The run changes the gatekeeper's network and grants and puts them back: one change of the
     // space under its lock, like network set and grant add.
