@@ -51,7 +51,7 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_PACKAGE_CONTACT "gatekeeper spaces maintainers <maintainers@gatekeeper-spaces.invalid>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "isolated spaces for AI coding agents behind a gatekeeper appliance")
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
-    "spacectl creates hardened containers (spaces) on a local Docker engine, each behind its own\n gatekeeper appliance that lets through only TLS to allowed names and requests to which it adds\n a credential the agent never sees. Includes the escape suite that proves from inside a live\n space that the agent cannot get out, and the pinned gatekeeper and space images.")
+    "spacectl creates hardened containers (spaces) on a local Docker engine, each behind its own\ngatekeeper appliance that lets through only TLS to allowed names and requests to which it adds\na credential the agent never sees. Includes the escape suite that proves from inside a live\nspace that the agent cannot get out, and the pinned gatekeeper and space images.")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 # Library dependencies from the binaries (dpkg-shlibdeps, in dpkg-dev); the Docker CLI spacectl
