@@ -169,4 +169,32 @@ TEST_F(InstallTest, ZshCompletionLoads) {
   EXPECT_EQ(first_line(loaded.out), "_spacectl") << loaded.out;
 }
 
+// The images the package ships carry, in their OCI labels, the version and revision the binaries
+// print: read from the archive's own config (no Docker needed).
+TEST(ImageLabelsTest, ArchivesCarryTheVersionAndRevisionTheBinariesPrint) {
+  char tmpl[] = "/tmp/gk-labels-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const Ran v = sh(GK_BINARY_DIR "/bin/gatekeeper --version", dir);
+  ASSERT_EQ(v.status, 0);
+  const std::string version = first_line(v.out).substr(std::string("gatekeeper ").size());
+  const std::size_t r = v.out.find("revision ");
+  std::string revision = v.out.substr(r + 9, v.out.find('\n', r) - r - 9);
+  if (revision.rfind("unknown", 0) == 0) revision = "unknown";
+  for (const char* image : {"gatekeeper", "space-default"}) {
+    const std::string archive = GK_BINARY_DIR "/package-images/" + std::string(image) + ".tar";
+    const Ran manifest = sh("tar -xOf " + archive + " manifest.json", dir);
+    ASSERT_EQ(manifest.status, 0) << archive;
+    const std::size_t c = manifest.out.find("\"Config\":\"");
+    ASSERT_NE(c, std::string::npos) << manifest.out;
+    const std::string config_name = manifest.out.substr(c + 10, manifest.out.find('"', c + 10) - c - 10);
+    const Ran config = sh("tar -xOf " + archive + " " + config_name, dir);
+    ASSERT_EQ(config.status, 0);
+    EXPECT_NE(config.out.find("\"org.opencontainers.image.version\":\"" + version + "\""), std::string::npos) << image;
+    EXPECT_NE(config.out.find("\"org.opencontainers.image.revision\":\"" + revision + "\""), std::string::npos)
+        << image << ": " << config.out.substr(0, 600);
+  }
+  std::error_code ignored;
+  fs::remove_all(dir, ignored);
+}
+
 }  // namespace
