@@ -130,11 +130,11 @@ std::string boundary_svg(const Boundary& b) {
   s += svg_text(240, 178, "window :" + std::to_string(b.window_port), "fill=\"#1b7f3b\"");
   // Outer network and what is allowed beyond it.
   s += svg_box(650, 40, 340, 250, "#f4faf5", "#1b7f3b", true);
-  s += svg_text(660, 60, "outer network " + (b.outer_network.empty() ? std::string("") : b.outer_network),
-                "font-weight=\"600\" fill=\"#1b5e2e\"", 40);
+  s += svg_text(660, 60, "outer network", "font-weight=\"600\" fill=\"#1b5e2e\"");
+  if (!b.outer_network.empty()) s += svg_text(660, 76, b.outer_network, "font-size=\"12\" fill=\"#1b5e2e\"", 48);
   s += svg_arrow(620, 140, 700, 140, "#1b7f3b", "ok");
   s += svg_arrow(620, 185, 700, 185, "#1b7f3b", "ok");
-  int y = 90;
+  int y = 100;
   s += svg_text(705, y, "corridor: TLS to port 443, names only", "fill=\"#1b5e2e\"");
   y += 20;
   const std::string mode = b.mode.empty() ? std::string("mode unknown") : "mode " + b.mode;

@@ -159,6 +159,19 @@ TEST(HtmlReportTest, DrawsTheBoundaryFromTheContext) {
   EXPECT_NE(html.find("<section id=\"residuals\">"), std::string::npos);
 }
 
+// Docker names are long (gk-<id>-outer-network): the picture shows them whole.
+TEST(HtmlReportTest, DrawsRealNetworkNamesWhole) {
+  ReportContext c = full_context();
+  c.boundary.inner_network = "gk-aaf6246cf3c8-inner-network";
+  c.boundary.outer_network = "gk-aaf6246cf3c8-outer-network";
+  c.boundary.gatekeeper = "gk-aaf6246cf3c8-gatekeeper";
+  const std::string html = format_html(fixed_results(), c);
+  const std::size_t svg = html.find("<svg");
+  const std::string picture = html.substr(svg, html.find("</svg>") - svg);
+  for (const std::string& name : {c.boundary.inner_network, c.boundary.outer_network, c.boundary.gatekeeper})
+    EXPECT_NE(picture.find(name), std::string::npos) << name;
+}
+
 TEST(HtmlReportTest, WithoutContextDrawsNoBoundaryAndShowsNoFacts) {
   const std::string html = format_html(fixed_results(), ReportContext{});
   EXPECT_EQ(html.find("<svg"), std::string::npos);
