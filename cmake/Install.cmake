@@ -31,10 +31,11 @@ install(FILES docs/man/spacectl.1 docs/man/gatekeeper.1 docs/man/escape-suite.1 
 install(FILES controller/completions/spacectl.bash DESTINATION share/bash-completion/completions RENAME spacectl)
 install(FILES controller/completions/_spacectl DESTINATION share/zsh/vendor-completions)
 # Licences of what the binaries and images carry: the Debian copyright files of the sources we
-# compile in (libuv, c-ares, libseccomp, llhttp) or ship (busybox in the space image, the CA bundle
-# in the gatekeeper image), and BoringSSL's own LICENSE.
+# compile in (libuv, c-ares, libseccomp, llhttp) or ship (busybox, git and the libraries git loads
+# in the space image, the CA bundle in both images), and BoringSSL's own LICENSE.
 install(FILES ${CMAKE_SOURCE_DIR}/docs/COPYRIGHT.md DESTINATION ${GK_DOC_DEST})
-foreach(_pkg libuv1-dev libc-ares-dev libseccomp-dev node-llhttp busybox-static ca-certificates)
+foreach(_pkg libuv1-dev libc-ares-dev libseccomp-dev node-llhttp busybox-static ca-certificates
+             git libc6 libpcre2-8-0 zlib1g)
   install(FILES /usr/share/doc/${_pkg}/copyright DESTINATION ${GK_DOC_DEST}/licenses RENAME ${_pkg}.copyright)
 endforeach()
 file(GLOB _bssl_license ${GK_DEPS_DIR}/src/android-platform-external-boringssl-*/src/LICENSE)
