@@ -10,7 +10,7 @@ struct Topic {
   std::string_view name, summary, text;
 };
 
-constexpr std::array<Topic, 8> kTopics = {{
+constexpr std::array<Topic, 9> kTopics = {{
     {"space", "what a space is and its life cycle",
      "A space is a hardened container holding an AI agent and a copy of your code. It runs as a\n"
      "non-root user with a read-only root filesystem, no capabilities, no-new-privileges, a seccomp\n"
@@ -22,6 +22,14 @@ constexpr std::array<Topic, 8> kTopics = {{
      "create makes the networks, the gatekeeper and the space, verifies every hardening setting\n"
      "against the spec, and only then starts them; any failure removes what it made. Labels on the\n"
      "containers and networks are the only record of what exists: list asks the engine.\n"},
+    {"code", "bringing the project into a space",
+     "Code in snapshots your project with libgit2 inside spacectl (committed, staged, unstaged and\n"
+     "untracked files that git does not ignore; no host git, hook or GIT_* variable runs) and sends\n"
+     "it into the space over the place's exec, where the space's own git unfolds it:\n\n"
+     "  spacectl space create --name N --repo ~/project     (create, code in, then history)\n"
+     "  spacectl code in ID --repo ~/project [--mode clean]\n"
+     "  spacectl code files --repo ~/project    (what would travel, what would not and why)\n"
+     "  spacectl code history ID      spacectl code forget ID\n"},
     {"gatekeeper", "the appliance in front of every space",
      "Each space has its own gatekeeper: one static program in an otherwise empty image, pinned by\n"
      "image ID (spacectl --version prints the pins). It offers the space two ports on the inner\n"

@@ -270,7 +270,7 @@ int run(int argc, char** argv) {
   }
   auto* help_cmd = app.add_subcommand("help", "the main concepts: spacectl help TOPIC (no topic: the list)");
   std::string help_topic;
-  help_cmd->add_option("topic", help_topic, "space, gatekeeper, corridor, window, place, escape-test, files or json");
+  help_cmd->add_option("topic", help_topic, "space, code, gatekeeper, corridor, window, place, escape-test, files or json");
 
   try {
     app.parse(argc, argv);

@@ -153,7 +153,8 @@ TEST_F(InstallTest, ManualPagesFormatWithoutWarningsAndNameEveryCommand) {
     EXPECT_EQ(r.out, "") << page;
   }
   const std::string man = slurp(prefix_ + "/share/man/man1/spacectl.1");
-  for (const char* command : {"place check", "space create", "space list", "space exec", "network set", "grant add",
+  for (const char* command : {"place check", "space create", "space list", "space exec", "code in", "code history",
+                              "code files", "code forget", "network set", "grant add",
                               "window-key", "journal", "policy", "escape-test", "help", "\\-\\-version"})
     EXPECT_NE(man.find(command), std::string::npos) << command;
 }
@@ -178,7 +179,9 @@ TEST_F(InstallTest, BashCompletesSubcommandsOptionsAndSpaceIds) {
   EXPECT_EQ(complete("spacectl space verify ''"), "0123456789ab ba9876543210 ");
   EXPECT_EQ(complete("spacectl escape-test 0123456789ab --format ''"), "html json junit sarif tap text ");
   EXPECT_EQ(complete("spacectl network set 0123456789ab --m"), "--mode ");
-  EXPECT_EQ(complete("spacectl help co"), "corridor ");
+  EXPECT_EQ(complete("spacectl help cor"), "corridor ");
+  EXPECT_EQ(complete("spacectl code ''"), "files forget history in ");
+  EXPECT_EQ(complete("spacectl code in ''"), "0123456789ab ba9876543210 ");
 }
 
 TEST_F(InstallTest, ZshCompletionLoads) {
