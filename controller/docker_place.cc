@@ -182,13 +182,13 @@ Result<std::string> DockerPlace::read_pin(const std::string& file) const {
 Result<std::string> DockerPlace::pinned_image(const std::string& file) {
   Result<std::string> pin = read_pin(file);
   if (!pin) return pin;
-  if (cli_.run({"image", "inspect", "--format", "{{.Id}}", *pin}, *pin)) return pin;
+  if (cli_.run({"image", "inspect", "--format", "{{.Id}}", "--", *pin}, *pin)) return pin;
   const std::string archive = file.substr(0, file.size() - (file.size() > 3 && file.ends_with(".id") ? 3 : 0)) + ".tar";
   if (::access(archive.c_str(), R_OK) != 0)
     return fail(Code::kImageMissing, "image " + *pin + " (pinned in " + file + "): not in the engine and no archive " + archive);
   if (Result<ProcessOutcome> o = cli_.run_raw({"load", "--input", archive}, archive, kChangeTimeout); !o || !o->succeeded())
     return fail(Code::kImageMissing, "docker load --input " + archive + ": " + (o ? o->describe() : o.error().message));
-  if (Result<std::string> r = cli_.run({"image", "inspect", "--format", "{{.Id}}", *pin}, *pin); !r)
+  if (Result<std::string> r = cli_.run({"image", "inspect", "--format", "{{.Id}}", "--", *pin}, *pin); !r)
     return fail(Code::kImageMissing, "docker load --input " + archive + ": loaded, but the pinned image " + *pin + " is still missing");
   return pin;
 }
