@@ -7,6 +7,7 @@
 #include "appliance/control_client.h"
 #include "appliance/explain.h"
 #include "appliance/serve/serve_main.h"
+#include "gk_version.h"
 #include "policy/ranges.h"
 
 namespace {
@@ -17,7 +18,21 @@ constexpr std::string_view kUsage =
     "  explain   print the corridor's decision word for a CONNECT target (no network)\n"
     "  serve     run the corridor, window and control listeners\n"
     "  control   send one request to the local control channel (JSON body on stdin)\n"
+    "  --version print the version, the git revision and the address policy built in\n"
     "Run 'gatekeeper <command> --help' for the options of a command.\n";
+
+// The image that carries this binary has the same version and revision in its labels
+// org.opencontainers.image.version and .revision; its ID cannot be inside the binary it hashes, so
+// the pinned ID is printed by `spacectl --version`, which pins it.
+std::string version_text() {
+  std::string out = "gatekeeper " GK_VERSION "\n";
+  out += GK_GIT_KNOWN ? "revision " GK_GIT_REVISION "\n" : "revision unknown (built from a source tree without git)\n";
+  out += policy::unsafe_test_ranges_public()
+             ? "policy TEST-ONLY: 198.18.0.0/15 and 2001:2::/48 count as public\n"
+             : "policy release\n";
+  out += "image labels org.opencontainers.image.version and .revision carry the same; spacectl --version names the pinned image ID\n";
+  return out;
+}
 
 void write_all(std::FILE* stream, std::string_view text) {
   std::fwrite(text.data(), 1, text.size(), stream);
@@ -47,6 +62,10 @@ int main(int argc, char** argv) {
   }
   if (command == "serve") return appliance::serve::run_serve(args);
   if (command == "control") return appliance::run_control_client(args);
+  if (command == "--version" || command == "version") {
+    write_all(stdout, version_text());
+    return 0;
+  }
   if (command == "--help" || command == "-h" || command == "help") {
     write_all(stdout, kUsage);
     return 0;

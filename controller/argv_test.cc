@@ -248,5 +248,17 @@ TEST_F(FakeDockerTest, CreateThatFailsVerifyRemovesEverythingItMade) {
   for (const std::string& object : created) EXPECT_TRUE(removed.count(object)) << object << " was made and left behind";
 }
 
+TEST_F(FakeDockerTest, EscapeTestTakesSarifAndHtmlFormats) {
+  for (const char* format : {"sarif", "html"}) {
+    // The format is accepted; the run then stops at the missing binary, before any Docker call.
+    ProcessOutcome o = spacectl({"escape-test", "0123456789ab", "--format", format, "--binary", dir_ + "/no-such-suite"});
+    EXPECT_NE(o.out.find("cannot be read (--binary)"), std::string::npos) << format << ": " << o.out << o.err;
+  }
+  ProcessOutcome bad = spacectl({"escape-test", "0123456789ab", "--format", "xml", "--binary", dir_ + "/no-such-suite"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.out.find("cannot be read"), std::string::npos);
+  EXPECT_NE(bad.err.find("--format"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace controller

@@ -117,7 +117,13 @@ Result<CheckReport> DockerPlace::check() {
   report.seccomp = info->find("name=seccomp") != std::string::npos;
   report.findings.push_back(report.seccomp ? "the engine applies seccomp profiles"
                                            : "the engine lists no seccomp support: spaces cannot be confined");
-  Result<std::string> image = read_pin(options_.space_image_file);
+  // The gatekeeper's pin is loaded now too, so that `space create` finds it (an installed package
+  // ships both images as archives next to their pins).
+  if (Result<std::string> gk = pinned_image(options_.gatekeeper_image_file); gk)
+    report.findings.push_back("the pinned gatekeeper image " + *gk + " is in the engine");
+  else
+    report.findings.push_back("the pinned gatekeeper image is not usable: " + gk.error().message);
+  Result<std::string> image = pinned_image(options_.space_image_file);
   if (!image) {
     report.findings.push_back("host isolation not tried: " + image.error().message);
     return report;

@@ -25,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include <fstream>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -134,6 +136,33 @@ TEST_F(LiveTest, ListWhileTheDaemonIsUnreachableSaysPlaceUnreachable) {
   ASSERT_TRUE(d.is_object()) << o.out;
   EXPECT_EQ(d["error"]["code"], "place_unreachable");
   EXPECT_FALSE(d.contains("spaces"));  // never an empty list
+}
+
+// A space made by a spacectl that pinned another gatekeeper (here: the TEST image's pin) is named
+// by place check's warning; with that pin, the same space gives none.
+TEST_F(LiveTest, PlaceCheckWarnsWhenARunningGatekeeperIsNotThePinnedImage) {
+  GK_REQUIRE(gk_test::docker_engine_answers(), "no Docker engine answers");
+  GK_REQUIRE(ensure_images() && exists(kBin + "/gatekeeper-test-image.id"), "the images target did not produce the pins");
+  gatekeeper_id_file_ = "gatekeeper-test-image.id";
+  const std::string id = create();
+  ASSERT_FALSE(id.empty());
+  const json same = doc(spacectl({"place", "check"}));
+  ASSERT_TRUE(same.is_object());
+  EXPECT_TRUE(same["warnings"].empty()) << same.dump();
+  gatekeeper_id_file_ = "gatekeeper-image.id";
+  const ProcessOutcome o = spacectl({"place", "check"});
+  const json d = doc(o);
+  ASSERT_TRUE(d.is_object()) << o.out << o.err;
+  ASSERT_EQ(d["warnings"].size(), 1u) << o.out;
+  const std::string w = d["warnings"][0].get<std::string>();
+  EXPECT_NE(w.find("space " + id), std::string::npos) << w;
+  std::ifstream test_pin(kBin + "/gatekeeper-test-image.id");
+  std::string test_id;
+  std::getline(test_pin, test_id);
+  EXPECT_NE(w.find("gatekeeper is image " + test_id), std::string::npos) << w;
+  EXPECT_NE(w.find("revision "), std::string::npos) << w;
+  EXPECT_EQ(o.exit_code, 0) << "a warning does not make the place unusable";
+  EXPECT_EQ(spacectl({"space", "remove", id}).exit_code, 0);
 }
 
 TEST_F(LiveTest, PlaceCheckProvesHostIsolationWithAPositiveControl) {

@@ -179,6 +179,20 @@ Result<std::string> DockerPlace::read_pin(const std::string& file) const {
   return pin;
 }
 
+Result<std::string> DockerPlace::pinned_image(const std::string& file) {
+  Result<std::string> pin = read_pin(file);
+  if (!pin) return pin;
+  if (cli_.run({"image", "inspect", "--format", "{{.Id}}", "--", *pin}, *pin)) return pin;
+  const std::string archive = file.substr(0, file.size() - (file.size() > 3 && file.ends_with(".id") ? 3 : 0)) + ".tar";
+  if (::access(archive.c_str(), R_OK) != 0)
+    return fail(Code::kImageMissing, "image " + *pin + " (pinned in " + file + "): not in the engine and no archive " + archive);
+  if (Result<ProcessOutcome> o = cli_.run_raw({"load", "--input", archive}, archive, kChangeTimeout); !o || !o->succeeded())
+    return fail(Code::kImageMissing, "docker load --input " + archive + ": " + (o ? o->describe() : o.error().message));
+  if (Result<std::string> r = cli_.run({"image", "inspect", "--format", "{{.Id}}", "--", *pin}, *pin); !r)
+    return fail(Code::kImageMissing, "docker load --input " + archive + ": loaded, but the pinned image " + *pin + " is still missing");
+  return pin;
+}
+
 Result<json> DockerPlace::inspect(const std::vector<std::string>& args, const std::string& what) {
   // A vanished object makes docker exit 1 while still printing what it found.
   Result<ProcessOutcome> o = cli_.run_raw(args, what, kQueryTimeout);
@@ -254,11 +268,11 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   if (spec.nano_cpus < kMinSpaceNanoCpus || spec.nano_cpus > *cpus * kNanoCpusPerCpu)
     return fail(Code::kInvalidArgument, "space create: --cpus " + cpus_text(spec.nano_cpus) + " is outside 0.1 to the place's " +
                                             std::to_string(*cpus) + " CPUs");
-  Result<std::string> gk_image = read_pin(options_.gatekeeper_image_file);
+  Result<std::string> gk_image = pinned_image(options_.gatekeeper_image_file);
   if (!gk_image) return gk_image.error();
   spec.gatekeeper_image = *gk_image;
   if (request.space_image.empty()) {
-    Result<std::string> pin = read_pin(options_.space_image_file);
+    Result<std::string> pin = pinned_image(options_.space_image_file);
     if (!pin) return pin.error();
     spec.space_image = *pin;
   } else {
@@ -387,6 +401,10 @@ Result<std::vector<SpaceSummary>> DockerPlace::list() {
         s.window_url = window_url_of(c);
       } else if (role == role_word(Role::kGatekeeper)) {
         s.gatekeeper_state = state_of(c);
+        // A container's labels include its image's: the OCI version and revision it was built from.
+        s.gatekeeper_image = c.contains("Image") && c["Image"].is_string() ? c["Image"].get<std::string>() : std::string();
+        s.gatekeeper_version = label(labels, "org.opencontainers.image.version");
+        s.gatekeeper_revision = label(labels, "org.opencontainers.image.revision");
       }
     }
   }

@@ -55,6 +55,10 @@ class DockerPlace final : public Place {
   Result<int> engine_major();
   Result<std::int64_t> host_cpus();  // the place's cores (docker info NCPU)
   Result<std::string> read_pin(const std::string& file) const;
+  // read_pin, and the image present in the engine: when it is not, the archive next to the pin
+  // (gatekeeper-image.id -> gatekeeper-image.tar, as installed) is `docker load`ed and the pinned ID
+  // must then exist; a loaded archive that is not the pinned image is refused.
+  Result<std::string> pinned_image(const std::string& file);
   Result<nlohmann::json> inspect(const std::vector<std::string>& args, const std::string& what);
   // The container of this owner and space, or kSpaceNotFound (a name proves nothing; labels do).
   Result<nlohmann::json> owned_container(const std::string& id, Role role);

@@ -220,5 +220,42 @@ TEST_F(EscapeLiveTest, ALoopReplacingTheBinaryInsideCannotForgeTheReport) {
   EXPECT_EQ(code, 1) << "another process acted in the space: not a clean verdict";
 }
 
+// The review formats of a real run: the HTML page draws this space's boundary (its id, its
+// gatekeeper, both networks, the corridor mode) and lists the host facts; the SARIF run carries the
+// same boundary and facts as properties.
+TEST_F(EscapeLiveTest, HtmlAndSarifReportsDrawTheSpacesOwnBoundary) {
+  GK_REQUIRE(gk_test::docker_engine_answers(), "no Docker engine answers");
+  GK_REQUIRE(ready(), "build spacectl escape-suite images first (bin/*.id, bin/escape-suite)");
+  create();
+  const Names n = names_for(id_);
+  const std::vector<std::string> only = {"--only", "identity.*", "--only", "host.verify", "--no-exhaustion"};
+  auto run_format = [&](const std::string& format) {
+    std::vector<std::string> args = {"escape-test", id_, "--format", format, "--output", state_ + "/report." + format};
+    args.insert(args.end(), only.begin(), only.end());
+    const ProcessOutcome o = spacectl(args, std::chrono::minutes(10));
+    EXPECT_TRUE(o.exited) << o.err;
+    ProcessRequest cat;
+    cat.argv = {"cat", state_ + "/report." + format};
+    return run_process(cat).out;
+  };
+  const std::string html = run_format("html");
+  const std::size_t svg = html.find("<svg");
+  ASSERT_NE(svg, std::string::npos) << html.substr(0, 2000);
+  const std::string picture = html.substr(svg, html.find("</svg>") - svg);
+  for (const std::string& part : {id_, n.gatekeeper, n.inner, n.outer, std::string("mode allowlist")})
+    EXPECT_NE(picture.find(part), std::string::npos) << part;
+  EXPECT_NE(html.find("<section id=\"host-facts\">"), std::string::npos);
+  EXPECT_NE(html.find("docker engine"), std::string::npos);
+  EXPECT_NE(html.find("id=\"case-host.verify\""), std::string::npos);
+
+  const json sarif = json::parse(run_format("sarif"), nullptr, false);
+  ASSERT_TRUE(sarif.is_object());
+  const json& props = sarif["runs"][0]["properties"];
+  EXPECT_EQ(props["boundary"].value("space", ""), id_);
+  EXPECT_EQ(props["boundary"].value("innerNetwork", ""), n.inner);
+  EXPECT_TRUE(props["hostFacts"].contains("kernel"));
+  EXPECT_GE(sarif["runs"][0]["tool"]["driver"]["rules"].size(), 2u);
+}
+
 }  // namespace
 }  // namespace controller

@@ -190,6 +190,14 @@ std::int64_t inspect_number(const DockerCli& cli, const std::string& container, 
   return out ? std::atoll(out->c_str()) : 0;
 }
 
+// The pinned images the run used; the engine, kernel and limits come from collect_host_facts.
+std::vector<std::pair<std::string, std::string>> pin_facts(const PlaceOptions& po) {
+  std::vector<std::pair<std::string, std::string>> facts;
+  for (const auto& [name, file] : {std::pair{"image.gatekeeper", po.gatekeeper_image_file}, std::pair{"image.space", po.space_image_file}})
+    if (Result<std::string> id = read_small_file(file, 256); id) facts.emplace_back(name, id->substr(0, id->find('\n')));
+  return facts;
+}
+
 std::string window_base_of(Place& place, const std::string& id) {
   Result<std::vector<SpaceSummary>> all = place.list();
   if (all)
@@ -308,6 +316,11 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
   const json restore = {{"mode", saved_policy->value("mode", "allowlist")},
                         {"domains", saved_policy->contains("domains") ? (*saved_policy)["domains"] : json::array()}};
   teardown.add([&place, id, restore] { (void)gatekeeper_control(place, id, "POST", "/network", restore.dump()); });
+  // The boundary the rich reports draw: the space's own choice, before the run switches it.
+  escape::ReportContext context;
+  context.has_boundary = true;
+  context.boundary = boundary_from_policy(id, main_names.gatekeeper, main_names.inner, main_names.outer, saved_policy->dump());
+  context.host_facts = pin_facts(po);
 
   // The twin: a throw-away space behind the test gatekeeper, also the other space.
   std::string twin_id, twin_note;
@@ -527,7 +540,13 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     if (escape::selected(selection, h.id)) results.push_back(std::move(h));
 
   EscapeReport report;
-  report.text = escape::format_report(eo.format, results, collect_host_facts(cli, main_names.space, main_names.gatekeeper));
+  const std::vector<escape::Fact> facts = collect_host_facts(cli, main_names.space, main_names.gatekeeper);
+  escape::add_facts(context, facts);
+  // SARIF and HTML also draw the boundary; the other formats carry the facts themselves.
+  report.text = eo.format == escape::Format::kSarif || eo.format == escape::Format::kHtml
+                    ? escape::format_report(eo.format, results, context)
+                    : escape::format_report(eo.format, results, facts);
+  report.context = std::move(context);
   report.exit_code = escape::exit_code(results);
   report.results = std::move(results);
   if (!eo.output.empty()) {

@@ -291,6 +291,31 @@ Outcome judge_quiet(const std::vector<std::vector<SpaceProcess>>& samples, std::
                               "verdicts are not about a space nobody else acts in:" + names + " (" + ev + ")");
 }
 
+escape::Boundary boundary_from_policy(const std::string& space_id, const std::string& gatekeeper,
+                                      const std::string& inner_network, const std::string& outer_network,
+                                      std::string_view policy_json) {
+  escape::Boundary b;
+  b.space = space_id;
+  b.gatekeeper = gatekeeper;
+  b.inner_network = inner_network;
+  b.outer_network = outer_network;
+  if (policy_json.size() > kMaxSuiteReport) return b;
+  const json doc = json::parse(policy_json, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) return b;
+  if (doc.contains("mode") && doc["mode"].is_string()) {
+    const std::string mode = doc["mode"].get<std::string>();
+    if (mode == "allowlist" || mode == "open") b.mode = mode;
+  }
+  auto strings = [&doc](const char* key, std::vector<std::string>& out) {
+    if (!doc.contains(key) || !doc[key].is_array()) return;
+    for (const json& v : doc[key])
+      if (v.is_string() && out.size() < escape::kMaxContextItems) out.push_back(v.get<std::string>().substr(0, escape::kMaxContextText));
+  };
+  strings("domains", b.allowed);
+  strings("grants", b.grants);
+  return b;
+}
+
 std::vector<std::string> suite_argv(const SuiteControls& c) {
   std::vector<std::string> a = {"--format", "json", "--gatekeeper", "gatekeeper"};
   auto add = [&](const char* flag, const std::string& value) {

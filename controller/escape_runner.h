@@ -26,6 +26,7 @@
 #include "controller/docker_cli.h"
 #include "controller/place.h"
 #include "escape-suite/case.h"
+#include "escape-suite/report_rich.h"
 
 namespace controller {
 
@@ -57,6 +58,7 @@ struct EscapeOptions {
 
 struct EscapeReport {
   std::vector<escape::CaseResult> results;
+  escape::ReportContext context;  // boundary and host facts the SARIF and HTML reports show
   std::string text;  // formatted in options.format
   int exit_code = 1; // escape::exit_code(results)
 };
@@ -66,6 +68,13 @@ struct EscapeReport {
 Result<EscapeReport> run_escape_test(const PlaceOptions& place_options, const EscapeOptions& options);
 
 // ---- pure pieces (escape_runner_test.cc) ----
+
+// The boundary the rich reports draw, from the space's names and the network choice and grant ids
+// its gatekeeper answered on GET /policy (before the run changed them). A malformed answer leaves
+// mode, names and grants empty: drawn as unknown, never guessed.
+escape::Boundary boundary_from_policy(const std::string& space_id, const std::string& gatekeeper,
+                                      const std::string& inner_network, const std::string& outer_network,
+                                      std::string_view policy_json);
 
 // The binary's JSON report (report.cc format_json) into results. It comes out of the space, so it
 // is hostile: bounded, every member of the expected type and no other member, ids of the case-id

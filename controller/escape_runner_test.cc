@@ -227,5 +227,35 @@ TEST(EscapeFactsTest, ResidualsNameTheKnownGaps) {
   for (const char* k : {"residual.allowed-names", "residual.tmp-exec", "residual.disk"}) EXPECT_EQ(keys.count(k), 1u) << k;
 }
 
+TEST(EscapeBoundaryTest, ComesFromTheSpacesPolicyAnswer) {
+  const escape::Boundary b = boundary_from_policy("0123456789ab", "gk", "in", "out",
+                                                  R"({"mode":"allowlist","domains":["api.example.com","pypi.org"],"grants":["model"]})");
+  EXPECT_EQ(b.space, "0123456789ab");
+  EXPECT_EQ(b.gatekeeper, "gk");
+  EXPECT_EQ(b.inner_network, "in");
+  EXPECT_EQ(b.outer_network, "out");
+  EXPECT_EQ(b.mode, "allowlist");
+  EXPECT_EQ(b.allowed, (std::vector<std::string>{"api.example.com", "pypi.org"}));
+  EXPECT_EQ(b.grants, std::vector<std::string>{"model"});
+}
+
+TEST(EscapeBoundaryTest, MalformedOrUnknownAnswersAreDrawnAsUnknown) {
+  EXPECT_EQ(boundary_from_policy("0123456789ab", "gk", "in", "out", "not json").mode, "");
+  const escape::Boundary b = boundary_from_policy("0123456789ab", "gk", "in", "out",
+                                                  R"({"mode":"everything","domains":"x","grants":[1,"g"]})");
+  EXPECT_EQ(b.mode, "");
+  EXPECT_TRUE(b.allowed.empty());
+  EXPECT_EQ(b.grants, std::vector<std::string>{"g"});
+}
+
+TEST(EscapeBoundaryTest, NamesAreBoundedInCountAndLength) {
+  std::string doc = R"({"mode":"open","domains":[)";
+  for (std::size_t i = 0; i <= escape::kMaxContextItems; ++i) doc += std::string(i > 0 ? "," : "") + "\"" + std::string(300, 'a') + "\"";
+  doc += "]}";
+  const escape::Boundary b = boundary_from_policy("0123456789ab", "gk", "in", "out", doc);
+  EXPECT_EQ(b.allowed.size(), escape::kMaxContextItems);
+  EXPECT_EQ(b.allowed[0].size(), escape::kMaxContextText);
+}
+
 }  // namespace
 }  // namespace controller

@@ -14,6 +14,7 @@
 #include <iterator>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -21,6 +22,8 @@
 
 #include "controller/code/cli.h"
 #include "controller/escape_runner.h"
+#include "controller/help.h"
+#include "controller/install_paths.h"
 #include "controller/manager.h"
 #include "controller/process.h"
 #include "controller/registry.h"
@@ -28,6 +31,7 @@
 #include "controller/text.h"
 #include "policy/control_messages.h"
 #include "controller/spec.h"
+#include "controller/version.h"
 
 namespace {
 
@@ -166,12 +170,17 @@ int run(int argc, char** argv) {
   app.require_subcommand(1);
   bool as_json = false;
   std::string place_name = "docker", state_override, owner_override;
-  const std::string dir = self_dir();
+  const controller::InstallPaths paths = controller::find_install_paths(self_dir());
+  const std::string& dir = paths.data_dir;
   controller::PlaceOptions options;
   options.gatekeeper_image_file = dir + "/gatekeeper-image.id";
   options.space_image_file = dir + "/space-image.id";
   options.seccomp_space = dir + "/seccomp/space.json";
   options.seccomp_gatekeeper = dir + "/seccomp/gatekeeper.json";
+  const std::string test_pin_file = dir + "/gatekeeper-test-image.id";
+  // Printed with the pins this invocation would use, so --version goes after the path options.
+  bool show_version = false;
+  app.add_flag("--version", show_version, "print the version, git revision and pinned image IDs, then exit");
   app.add_flag("--json", as_json, "print one JSON document");
   app.add_option("--place", place_name, "place to use (default docker)");
   app.add_option("--state-dir", state_override, "host records (default $XDG_STATE_HOME/spacectl)");
@@ -237,11 +246,12 @@ int run(int argc, char** argv) {
   // escape-test: escape_runner.h says what it creates and removes.
   auto* escape_cmd = with_id(&app, "escape-test", "run the escape suite against a space, with host-side controls and checks");
   controller::EscapeOptions escape_options;
-  escape_options.binary = dir + "/escape-suite";
-  escape_options.test_gatekeeper_image_file = dir + "/gatekeeper-test-image.id";
+  escape_options.binary = paths.libexec_dir + "/escape-suite";
+  escape_options.test_gatekeeper_image_file = test_pin_file;
   std::string escape_format = "text";
   bool no_exhaustion = false;
-  escape_cmd->add_option("--format", escape_format, "text, json, tap or junit")->check(CLI::IsMember({"text", "json", "tap", "junit"}));
+  escape_cmd->add_option("--format", escape_format, "text, json, tap, junit, sarif or html")
+      ->check(CLI::IsMember({"text", "json", "tap", "junit", "sarif", "html"}));
   escape_cmd->add_option("--output", escape_options.output, "write the report here instead of stdout");
   escape_cmd->add_option("--only", escape_options.only, "case id globs, e.g. 'fs.*' (repeat)");
   escape_cmd->add_option("--binary", escape_options.binary, "the static escape-suite (default: next to spacectl)");
@@ -252,10 +262,44 @@ int run(int argc, char** argv) {
   controller::code::CodeCli code_cli;  // code in / history / files / forget; space create --repo
   controller::code::add_code_cli(app, create_cmd, code_cli);
 
+  // --version needs no subcommand; CLI11 would refuse the missing one first.
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--") break;
+    if (a == "--version") app.require_subcommand(0, 1);
+  }
+  auto* help_cmd = app.add_subcommand("help", "the main concepts: spacectl help TOPIC (no topic: the list)");
+  std::string help_topic;
+  help_cmd->add_option("topic", help_topic, "space, code, gatekeeper, corridor, window, place, escape-test, files or json");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (help_cmd->parsed()) {
+    if (help_topic.empty()) {
+      std::cout << controller::help_index();
+      return 0;
+    }
+    if (std::optional<std::string> text = controller::help_text(help_topic); text) {
+      std::cout << *text;
+      return 0;
+    }
+    std::cerr << "spacectl: help " << help_topic << ": no such topic\n" << controller::help_index();
+    return 2;
+  }
+  if (show_version) {
+    const controller::VersionInfo v = controller::own_version();
+    if (!as_json) {
+      std::cout << controller::version_text(v, options, test_pin_file);
+      return 0;
+    }
+    json doc = {{"version", v.version}, {"revision", v.revision_known ? json(v.revision) : json(nullptr)},
+                {"gatekeeper_image", controller::read_pin(options.gatekeeper_image_file)},
+                {"space_image", controller::read_pin(options.space_image_file)}};
+    std::cout << doc.dump() << "\n";
+    return 0;
   }
 
   Result<std::string> state_or = controller::state_dir(state_override);
@@ -277,6 +321,15 @@ int run(int argc, char** argv) {
 
   if (check_cmd->parsed()) {
     Result<json> r = manager.check();
+    // A running gatekeeper that is not the pinned image (an older spacectl made it) is a warning.
+    if (r) {
+      if (Result<std::vector<controller::SpaceSummary>> spaces = (*place)->list(); spaces) {
+        const std::vector<std::string> warnings = controller::gatekeeper_version_warnings(
+            *spaces, controller::read_pin(options.gatekeeper_image_file), controller::own_version());
+        (*r)["warnings"] = warnings;
+        for (const std::string& w : warnings) (*r)["findings"].push_back(w);
+      }
+    }
     if (r && !(*r)["usable"].get<bool>())
       return report(controller::fail(Code::kPlaceUnusable, "place check: this place cannot run isolated spaces"), as_json, *r);
     return report(r, as_json);
@@ -360,6 +413,8 @@ int run(int argc, char** argv) {
     escape_options.format = escape_format == "json" ? escape::Format::kJson
                             : escape_format == "tap" ? escape::Format::kTap
                             : escape_format == "junit" ? escape::Format::kJunit
+                            : escape_format == "sarif" ? escape::Format::kSarif
+                            : escape_format == "html"  ? escape::Format::kHtml
                                                        : escape::Format::kText;
     // The run changes the gatekeeper's network and grants and puts them back: one change of the
     // space under its lock, like network set and grant add.

@@ -45,6 +45,8 @@ struct SpaceSummary {
   std::string gatekeeper_state;
   std::vector<std::string> missing;  // resources that should exist and do not
   std::string window_url;            // from the space's environment
+  std::string gatekeeper_image;      // image ID the gatekeeper container runs
+  std::string gatekeeper_version, gatekeeper_revision;  // its image's OCI labels
 };
 
 enum class ExecTarget : std::uint8_t { kSpace, kGatekeeper };

@@ -14,6 +14,7 @@
 #include "escape-suite/case.h"
 #include "escape-suite/probe.h"
 #include "escape-suite/report.h"
+#include "escape-suite/report_rich.h"
 
 namespace {
 
@@ -80,7 +81,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "escape-suite: --only selected no case\n");
       return 2;
     }
-    report = escape::format_report(ctx.opts.format, results);
+    report = escape::format_report(ctx.opts.format, results, escape::context_from_options(ctx.opts));
     code = escape::exit_code(results);
   }
   int out = STDOUT_FILENO;

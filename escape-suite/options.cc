@@ -25,7 +25,7 @@ bool is_hex64(std::string_view s) {
 }  // namespace
 
 std::string_view usage() {
-  return "usage: escape-suite [--list] [--only GLOB[,GLOB]] [--format text|json|tap|junit]\n"
+  return "usage: escape-suite [--list] [--only GLOB[,GLOB]] [--format text|json|tap|junit|sarif|html]\n"
          "         [--output FILE] [--space-id ID] [--gatekeeper NAME_OR_ADDR]\n"
          "         [--corridor-port 3128] [--window-port 8080] [--control-port 9099]\n"
          "         [--window-base URL] [--window-grant ID] [--allowed-target HOST:443]\n"
@@ -72,6 +72,8 @@ policy::Result<Options> parse_options(const std::vector<std::string_view>& args)
       else if (value == "json") o.format = Format::kJson;
       else if (value == "tap") o.format = Format::kTap;
       else if (value == "junit") o.format = Format::kJunit;
+      else if (value == "sarif") o.format = Format::kSarif;
+      else if (value == "html") o.format = Format::kHtml;
       else return Error{bad + " (text, json, tap or junit)"};
     } else if (name == "--output") {
       o.output = std::string(value);

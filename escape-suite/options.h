@@ -12,7 +12,7 @@
 
 namespace escape {
 
-enum class Format : std::uint8_t { kText, kJson, kTap, kJunit };
+enum class Format : std::uint8_t { kText, kJson, kTap, kJunit, kSarif, kHtml };
 
 struct Options {
   Format format = Format::kText;

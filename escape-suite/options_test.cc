@@ -22,8 +22,14 @@ TEST(OptionsTest, ParsesRunnerFlags) {
   EXPECT_TRUE(parse_options({"--gateway-unowned"}).value().gateway_unowned);
 }
 
+TEST(OptionsTest, TakesSarifAndHtmlFormats) {
+  EXPECT_EQ(parse_options({"--format", "sarif"}).value().format, Format::kSarif);
+  EXPECT_EQ(parse_options({"--format", "html"}).value().format, Format::kHtml);
+}
+
 TEST(OptionsTest, RefusesBadValues) {
-  EXPECT_FALSE(parse_options({"--format", "sarif"}).ok());
+  EXPECT_FALSE(parse_options({"--format", "xml"}).ok());
+  EXPECT_FALSE(parse_options({"--format", "SARIF"}).ok());
   EXPECT_FALSE(parse_options({"--corridor-port", "65536"}).ok());
   EXPECT_TRUE(parse_options({"--corridor-port", "65535"}).ok());
   EXPECT_FALSE(parse_options({"--space-id", "../etc"}).ok());

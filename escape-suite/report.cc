@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "escape-suite/report_rich.h"
 #include "policy/json.h"
 
 namespace escape {
@@ -155,14 +156,20 @@ std::string format_junit(const std::vector<CaseResult>& results) {
   return out;
 }
 
-std::string format_report(Format format, const std::vector<CaseResult>& results) {
+std::string format_report(Format format, const std::vector<CaseResult>& results, const ReportContext& context) {
   switch (format) {
     case Format::kText: return format_text(results);
     case Format::kJson: return format_json(results);
     case Format::kTap: return format_tap(results);
     case Format::kJunit: return format_junit(results);
+    case Format::kSarif: return format_sarif(results, context);
+    case Format::kHtml: return format_html(results, context);
   }
   return format_text(results);  // unreachable: the switch is exhaustive (-Wswitch-enum)
+}
+
+std::string format_report(Format format, const std::vector<CaseResult>& results) {
+  return format_report(format, results, ReportContext{});
 }
 
 std::string format_report(Format format, const std::vector<CaseResult>& results,
@@ -188,6 +195,12 @@ std::string format_report(Format format, const std::vector<CaseResult>& results,
       section += "},";
       const std::size_t at = out.find("\"summary\":");
       return at == std::string::npos ? out : out.insert(at, section);
+    }
+    case Format::kSarif:
+    case Format::kHtml: {
+      ReportContext context;
+      add_facts(context, facts);
+      return format_report(format, results, context);
     }
     case Format::kJunit: {
       std::string props = "    <properties>\n";

@@ -1,6 +1,7 @@
-// Reports from one result list: human text, JSON, TAP 13 and JUnit XML. Evidence is hostile-ish
-// (paths, answers from the gatekeeper, readlink targets of other processes' descriptors): every
-// format escapes it so a report is always valid in its format and pure ASCII.
+// Reports from one result list: human text, JSON, TAP 13 and JUnit XML (SARIF and HTML:
+// report_rich.h). Evidence is hostile-ish (paths, answers from the gatekeeper, readlink targets of
+// other processes' descriptors): every format escapes it so a report is always valid in its
+// format and pure ASCII.
 #pragma once
 
 #include <string>
@@ -14,7 +15,10 @@ std::string format_text(const std::vector<CaseResult>& results);
 std::string format_json(const std::vector<CaseResult>& results);
 std::string format_tap(const std::vector<CaseResult>& results);
 std::string format_junit(const std::vector<CaseResult>& results);
+// SARIF and HTML (report_rich.h) show the context too; the overload without one shows none.
+struct ReportContext;
 std::string format_report(Format format, const std::vector<CaseResult>& results);
+std::string format_report(Format format, const std::vector<CaseResult>& results, const ReportContext& context);
 
 // One line of the report's host facts section: what the run stood on (engine, runc, kernel,
 // cgroup version, seccomp/AppArmor, ptrace scope, the space's limits as applied) and its residuals
