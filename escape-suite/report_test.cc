@@ -136,7 +136,7 @@ TEST(ReportTest, HostFactsAppearInEveryFormat) {
   const std::string tap = format_report(Format::kTap, results, facts);
   EXPECT_EQ(tap.rfind("TAP version 13\n1..1\n# host engine: 20.10.24\n", 0), 0u) << tap;
   // Without facts the report is the plain one.
-  EXPECT_EQ(format_report(Format::kJson, results, {}), format_report(Format::kJson, results));
+  EXPECT_EQ(format_report(Format::kJson, results, std::vector<Fact>{}), format_report(Format::kJson, results));
 }
 
 }  // namespace
