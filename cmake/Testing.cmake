@@ -7,7 +7,7 @@ include(GoogleTest)
 find_package(GTest REQUIRED)
 
 function(gk_add_gtest)
-  cmake_parse_arguments(ARG "" "NAME;LABEL;TIMEOUT;FIXTURES_REQUIRED" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "" "NAME;LABEL;TIMEOUT;FIXTURES_REQUIRED;FILTER" "SOURCES;LIBS" ${ARGN})
   if(NOT ARG_LABEL MATCHES "^(unit|integration|docker|meta)$")
     message(FATAL_ERROR "gk_add_gtest(${ARG_NAME}): LABEL must be unit, integration, docker or meta")
   endif()
@@ -27,7 +27,12 @@ function(gk_add_gtest)
   # gtest_discover_tests gives every test SKIP_REGULAR_EXPRESSION "\[  SKIPPED \]", so ctest says
   # "Skipped" for a GTEST_SKIP (its JUnit report: status="notrun"), but still exits 0: .ci/test
   # fails the run on it with .ci/check-tests junit (tests/meta/ci_checks_test.cc checks both).
+  # FILTER (a gtest filter) lets one source serve two targets with different labels or fixtures.
+  set(_filter "")
+  if(ARG_FILTER)
+    set(_filter TEST_FILTER ${ARG_FILTER})
+  endif()
   gtest_discover_tests(${ARG_NAME}
-    DISCOVERY_MODE PRE_TEST
+    DISCOVERY_MODE PRE_TEST ${_filter}
     PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT} ${_fixture_properties})
 endfunction()
