@@ -1,4 +1,5 @@
 #include "controller/verify.h"
+#include "controller/inspect_json.h"
 
 #include <ifaddrs.h>
 #include <net/if.h>
@@ -11,19 +12,11 @@ namespace {
 
 using nlohmann::json;
 
-const json& member(const json& j, std::string_view key) {
-  static const json kNull;
-  if (!j.is_object()) return kNull;
-  auto it = j.find(std::string(key));
-  return it == j.end() ? kNull : *it;
-}
-
-std::string str(const json& j) { return j.is_string() ? j.get<std::string>() : std::string(); }
+using inspect::empty_or_null;
+using inspect::member;
+using inspect::str;
 std::int64_t num(const json& j) { return j.is_number_integer() ? j.get<std::int64_t>() : 0; }
 bool truthy(const json& j) { return j.is_boolean() && j.get<bool>(); }
-bool empty_or_null(const json& j) {
-  return j.is_null() || ((j.is_array() || j.is_object()) && j.empty()) || (j.is_string() && j.get<std::string>().empty());
-}
 
 class Report {
  public:

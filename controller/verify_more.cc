@@ -4,6 +4,7 @@
 // driver options (a `local` volume with type=none,o=bind,device=… is a bind mount of a host path).
 // Pure like verify.cc: inspect documents in, named differences out.
 #include "controller/verify.h"
+#include "controller/inspect_json.h"
 
 #include <algorithm>
 
@@ -12,17 +13,9 @@ namespace {
 
 using nlohmann::json;
 
-const json& member(const json& j, std::string_view key) {
-  static const json kNull;
-  if (!j.is_object()) return kNull;
-  auto it = j.find(std::string(key));
-  return it == j.end() ? kNull : *it;
-}
-
-std::string str(const json& j) { return j.is_string() ? j.get<std::string>() : std::string(); }
-bool empty_or_null(const json& j) {
-  return j.is_null() || ((j.is_array() || j.is_object()) && j.empty()) || (j.is_string() && j.get<std::string>().empty());
-}
+using inspect::empty_or_null;
+using inspect::member;
+using inspect::str;
 
 std::vector<std::string> strings(const json& j) {
   std::vector<std::string> out;
