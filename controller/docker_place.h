@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -21,7 +22,8 @@ inline constexpr std::string_view kExecTagEnv = "SPACECTL_EXEC";
 
 class DockerPlace final : public Place {
  public:
-  explicit DockerPlace(PlaceOptions options, DockerCli cli = DockerCli());
+  // The CLI is the engine's of options.engine (engine.h).
+  explicit DockerPlace(PlaceOptions options);
 
   Result<CheckReport> check() override;  // docker_check.cc
   Result<SpaceSummary> create(const CreateRequest& request) override;
@@ -52,7 +54,14 @@ class DockerPlace final : public Place {
   void set_host_address_probe(HostAddressProbe probe) { probe_ = std::move(probe); }
 
  private:
+  [[nodiscard]] bool podman() const { return options_.engine.kind == EngineKind::kPodman; }
   Result<int> engine_major();
+  // The engine's answer for an image (pin, tag or ID) as sha256:<hex> (Podman prints bare hex).
+  Result<std::string> image_id(const std::string& image);
+  // `network inspect` in Docker's shape (podman_inspect.h); for Podman with the containers on it.
+  Result<nlohmann::json> inspect_network(const std::string& name);
+  // `container inspect` of one or more containers in Docker's shape (podman_inspect.h).
+  Result<nlohmann::json> inspect_containers(const std::vector<std::string>& names_or_ids, const std::string& what);
   Result<std::int64_t> host_cpus();  // the place's cores (docker info NCPU)
   Result<std::string> read_pin(const std::string& file) const;
   // read_pin, and the image present in the engine: when it is not, the archive next to the pin
@@ -73,6 +82,11 @@ class DockerPlace final : public Place {
   Result<ExecOutput> exec_as(const std::string& id, Role role, std::string_view user, const std::vector<std::string>& argv,
                              const std::string& stdin_bytes, std::chrono::milliseconds timeout);
 
+  // A remote engine's bridges are not visible here: verify takes the host isolation probe's word
+  // (run once per process, by the first verify that needs it; false: not proved).
+  std::optional<bool> host_isolation_by_probe();
+  std::optional<bool> remote_isolation_;
+
   PlaceOptions options_;
   DockerCli cli_;
   HostAddressProbe probe_;
@@ -80,6 +94,11 @@ class DockerPlace final : public Place {
 
 Result<std::string> read_small_file(const std::string& path, std::size_t cap = 1u << 20);
 bool is_image_id(std::string_view text);         // sha256:<64 lowercase hex>
+// The IPv4 addresses a host delivers to itself (/proc/net/fib_trie's "/32 host LOCAL" entries),
+// loopback left out: what a remote engine's host answers on (docker_check.cc).
+std::vector<std::string> local_addresses_from_fib_trie(std::string_view text);
+// Why a rootless Podman engine is refused (CheckReport::unsupported, create).
+std::string rootless_podman_refusal();
 bool is_image_reference(std::string_view text);  // a reference `docker create` takes, never a flag
 
 // A `docker --env-file` in a fresh 0700 directory, file 0600; both removed when it goes.

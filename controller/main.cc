@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include <climits>
+#include <cstdlib>
 #include <cstdio>
 #include <iostream>
 #include <iterator>
@@ -70,6 +71,13 @@ std::string text_of(const json& doc) {
       if (s.contains("needs_access") && !s["needs_access"].empty()) out += "  (needs access: " + show(controller::json_text(s["needs_access"])) + ")";
       out += "\n";
     }
+    return out;
+  }
+  if (doc.contains("places") && doc["places"].is_array()) {
+    for (const json& p : doc["places"])
+      out += show(p.value("place", json(""))) + "  " + show(p.value("state", json(""))) + "  " +
+             (p.value("restricts_network", false) ? "can restrict the network" : "cannot restrict the network") + "  " +
+             show(p.value("detail", json(""))) + "\n";
     return out;
   }
   if (doc.contains("findings") && doc["findings"].is_array()) {
@@ -182,7 +190,9 @@ int run(int argc, char** argv) {
   bool show_version = false;
   app.add_flag("--version", show_version, "print the version, git revision and pinned image IDs, then exit");
   app.add_flag("--json", as_json, "print one JSON document");
-  app.add_option("--place", place_name, "place to use (default docker)");
+  std::string place_host;
+  app.add_option("--place", place_name, "place to use: docker (default), docker-ssh or podman (spacectl place list)");
+  app.add_option("--host", place_host, "the engine of --place docker-ssh: ssh://user@host[:port] (default: DOCKER_HOST)");
   app.add_option("--state-dir", state_override, "host records (default $XDG_STATE_HOME/spacectl)");
   app.add_option("--owner", owner_override, "installation id scoping every label (default: made once in the state dir)");
   app.add_option("--gatekeeper-image-file", options.gatekeeper_image_file, "file holding the pinned gatekeeper image ID");
@@ -192,6 +202,7 @@ int run(int argc, char** argv) {
 
   auto* place_cmd = app.add_subcommand("place", "the place itself")->require_subcommand(1);
   auto* check_cmd = place_cmd->add_subcommand("check", "is this place usable? proved by trying");
+  auto* place_list_cmd = place_cmd->add_subcommand("list", "every place, its state, and whether it can restrict the network (each probed)");
 
   auto* space_cmd = app.add_subcommand("space", "spaces")->require_subcommand(1);
   controller::CreateRequest create_request;
@@ -315,6 +326,15 @@ int run(int argc, char** argv) {
     if (!owner) return report(owner.error(), as_json);
     options.owner = *owner;
   }
+  // DOCKER_HOST=ssh://… makes the docker CLI remote: that engine is the docker-ssh place, whose
+  // verify and probes know the engine's host is not this one.
+  const char* docker_host = std::getenv("DOCKER_HOST");
+  if (place_name == "docker" && place_host.empty() && docker_host != nullptr && std::string_view(docker_host).rfind("ssh://", 0) == 0)
+    place_name = "docker-ssh";
+  if (place_name == "docker-ssh") options.engine.host = !place_host.empty() ? place_host : docker_host != nullptr ? docker_host : "";
+  else if (!place_host.empty())
+    return report(controller::fail(Code::kUsage, "--host: only --place docker-ssh takes a host"), as_json);
+  if (place_list_cmd->parsed()) return report(controller::list_places(controller::builtin_registry(), options), as_json);
   Result<std::unique_ptr<controller::Place>> place = controller::builtin_registry().make(place_name, options);
   if (!place) return report(place.error(), as_json);
   controller::Manager manager{**place, state};

@@ -35,6 +35,11 @@ struct Manager {
   Result<nlohmann::json> control_get(const std::string& id, const std::string& path);  // /journal, /policy
 };
 
+// `spacectl place list`: every place of the registry, checked (probed) in turn: its state
+// (usable, unusable, unreachable, not_configured), whether it can restrict the network (the host
+// isolation probe held and its positive control answered), and one line on why.
+Result<nlohmann::json> list_places(const class Registry& registry, const PlaceOptions& options);
+
 // State of a listed space: running, stopped, unreachable or needs-access
 // (docs/reference-behaviour.md#space-states).
 std::string space_state(const SpaceSummary& summary, bool needs_access);

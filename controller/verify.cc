@@ -290,9 +290,23 @@ std::vector<Difference> verify_network(const json& inspect, const NetworkExpecta
   if (truthy(member(inspect, "EnableIPv6"))) r.add("ipv6", "has IPv6 enabled");
   if (!want.host_isolated) return out;
   const json& options = member(inspect, "Options");
-  const bool option_set = str(member(options, "com.docker.network.bridge.gateway_mode_ipv4")) == "isolated" ||
-                          str(member(options, "com.docker.network.bridge.inhibit_ipv4")) == "true";
-  if (!option_set) r.add("host_isolation", "neither gateway_mode_ipv4=isolated nor inhibit_ipv4=true is set");
+  if (want.engine == EngineKind::kPodman) {
+    // podman_network_as_docker. With DNS on, Podman keeps a host address on the bridge for its DNS
+    // server; with it off an internal network gets no gateway. The guard (host_guard.h) is required
+    // either way, gateway or not: the probe answers whether it is missing.
+    if (str(member(options, "podman.dns_enabled")) != "false") r.add("host_isolation", "DNS is enabled on the inner network");
+    const std::string iface = str(member(options, "com.docker.network.bridge.name"));
+    const std::optional<bool> missing = probe ? probe(iface) : std::nullopt;
+    if (!missing.has_value())
+      r.add("host_isolation", "the host guard on the bridge '" + iface + "' cannot be checked");
+    else if (*missing)
+      r.add("host_isolation", "the host guard (INPUT DROP for the bridge " + iface + ") is missing");
+    return out;
+  } else {
+    const bool option_set = str(member(options, "com.docker.network.bridge.gateway_mode_ipv4")) == "isolated" ||
+                            str(member(options, "com.docker.network.bridge.inhibit_ipv4")) == "true";
+    if (!option_set) r.add("host_isolation", "neither gateway_mode_ipv4=isolated nor inhibit_ipv4=true is set");
+  }
   bool gateway_listed = false;
   const json& ipam = member(member(inspect, "IPAM"), "Config");
   if (ipam.is_array())
@@ -306,7 +320,7 @@ std::vector<Difference> verify_network(const json& inspect, const NetworkExpecta
   if (!has.has_value())
     r.add("host_isolation", "a gateway is listed and the bridge " + bridge + " is not visible from this host, so no host address cannot be proved");
   else if (*has)
-    r.add("host_isolation", "the host holds an address on the bridge " + bridge);
+    r.add("host_isolation", "the host can be reached at an address on the bridge " + bridge);
   return out;
 }
 
