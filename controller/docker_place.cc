@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 
+#include <algorithm>
 #include <ctime>
 #include <fstream>
 #include <map>
@@ -19,6 +20,8 @@
 #include "controller/host_guard.h"
 #include "controller/podman_inspect.h"
 #include "controller/text.h"
+#include "policy/address.h"
+#include "policy/ranges.h"
 
 namespace controller {
 
@@ -212,6 +215,61 @@ Result<std::string> DockerPlace::image_id(const std::string& image) {
   return id;
 }
 
+std::vector<std::string> public_ranges_of(const std::vector<std::string>& addresses) {
+  std::vector<std::string> out;
+  for (const std::string& text : addresses) {
+    if (out.size() >= policy::kMaxOperatorRanges) break;
+    const std::optional<policy::Address> address = policy::parse_answer(text);
+    if (!address || policy::classify(*address).blocked) continue;  // the table refuses it already
+    const std::string range = address->to_string() + (address->is_v4() ? "/32" : "/128");
+    if (std::find(out.begin(), out.end(), range) == out.end()) out.push_back(range);
+  }
+  return out;
+}
+
+std::vector<std::string> ipv6_addresses_from_if_inet6(std::string_view text) {
+  // "fd000000000000000000000000000002 04 40 00 82     eth0": 32 hex digits, then the rest.
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < text.size() && out.size() < 64) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    if (line.size() < 33 || line[32] != ' ') continue;
+    std::string address;
+    bool ok = true;
+    for (std::size_t i = 0; i < 32 && ok; ++i) {
+      const char c = line[i];
+      ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+      address.push_back(c);
+      if (i % 4 == 3 && i != 31) address.push_back(':');
+    }
+    if (ok) out.push_back(address);
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> DockerPlace::remote_host_public_ranges(const std::string& image) {
+  // A throwaway probe on the engine's host network, as unprivileged as a space: the two files
+  // that list the host's own addresses.
+  std::vector<std::string> args = {"run", "--rm", "--network", "host", "--user", std::string(kSpaceUser), "--cap-drop", "ALL",
+                                   "--security-opt", "no-new-privileges", "--read-only", "--pids-limit", "16", "--memory", "32m",
+                                   "--label", std::string(kLabelMarker) + "=true", "--label", std::string(kLabelOwner) + "=" + options_.owner,
+                                   "--label", std::string(kLabelRole) + "=" + std::string(role_word(Role::kProbe))};
+  const std::vector<std::string> limits = engine_run_flags(options_.engine.kind);
+  args.insert(args.end(), limits.begin(), limits.end());
+  args.insert(args.end(), {"--", image, "cat", "/proc/net/fib_trie", "/proc/net/if_inet6"});
+  Result<ProcessOutcome> o = cli_.run_raw(args, "(the engine's host addresses)", kChangeTimeout);
+  if (!o) return o.error();
+  // if_inet6 is missing on a host without IPv6: cat exits 1 having printed fib_trie.
+  if (!o->exited || o->out.empty())
+    return fail(Code::kCommandFailed, cli_.program() + " run (the engine's host addresses): " + o->describe());
+  std::vector<std::string> addresses = local_addresses_from_fib_trie(o->out);
+  for (std::string& a : ipv6_addresses_from_if_inet6(o->out)) addresses.push_back(std::move(a));
+  return public_ranges_of(addresses);
+}
+
 Result<json> DockerPlace::inspect_network(const std::string& name) {
   Result<json> doc = inspect({"network", "inspect", "--", name}, name);
   if (!doc || !podman() || doc->empty()) return doc;
@@ -297,8 +355,17 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   spec.name = request.name;
   spec.created = now_iso();
   spec.window_key = random_hex(32);
-  // The local engine's host is this machine: its public addresses are blocked for the corridor.
-  spec.blocked_ranges = host_public_ranges();
+  // The engine's host's own public addresses are blocked for the corridor: this machine's for a
+  // local engine; a remote engine's host tells its own (remote_host_public_ranges).
+  if (engine_is_local(options_.engine)) {
+    spec.blocked_ranges = host_public_ranges();
+  } else {
+    Result<std::string> probe_image = pinned_image(options_.space_image_file);
+    if (!probe_image) return probe_image.error();
+    Result<std::vector<std::string>> ranges = remote_host_public_ranges(*probe_image);
+    if (!ranges) return ranges.error();
+    spec.blocked_ranges = *ranges;
+  }
   spec.seccomp_space = options_.seccomp_space;
   spec.seccomp_gatekeeper = options_.seccomp_gatekeeper;
   spec.memory_bytes = request.memory_bytes > 0 ? request.memory_bytes : kDefaultSpaceMemory;

@@ -63,6 +63,9 @@ class DockerPlace final : public Place {
   // `container inspect` of one or more containers in Docker's shape (podman_inspect.h).
   Result<nlohmann::json> inspect_containers(const std::vector<std::string>& names_or_ids, const std::string& what);
   Result<std::int64_t> host_cpus();  // the place's cores (docker info NCPU)
+  // A remote engine's host's own addresses that the gatekeeper's table would call public, as
+  // /32 and /128 ranges for `serve --block` (what host_public_ranges is for a local engine).
+  Result<std::vector<std::string>> remote_host_public_ranges(const std::string& image);
   Result<std::string> read_pin(const std::string& file) const;
   // read_pin, and the image present in the engine: when it is not, the archive next to the pin
   // (gatekeeper-image.id -> gatekeeper-image.tar, as installed) is `docker load`ed and the pinned ID
@@ -97,6 +100,10 @@ bool is_image_id(std::string_view text);         // sha256:<64 lowercase hex>
 // The IPv4 addresses a host delivers to itself (/proc/net/fib_trie's "/32 host LOCAL" entries),
 // loopback left out: what a remote engine's host answers on (docker_check.cc).
 std::vector<std::string> local_addresses_from_fib_trie(std::string_view text);
+// The addresses of /proc/net/if_inet6 (32 hex digits a line) in colon form.
+std::vector<std::string> ipv6_addresses_from_if_inet6(std::string_view text);
+// The addresses policy::classify calls public, as /32 or /128 ranges (at most kMaxOperatorRanges).
+std::vector<std::string> public_ranges_of(const std::vector<std::string>& addresses);
 // Why a rootless Podman engine is refused (CheckReport::unsupported, create).
 std::string rootless_podman_refusal();
 bool is_image_reference(std::string_view text);  // a reference `docker create` takes, never a flag

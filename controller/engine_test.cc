@@ -215,5 +215,23 @@ TEST(RemoteProbeTest, HostAddressesAreTheKernelsLocalRoutesButLoopback) {
   EXPECT_TRUE(local_addresses_from_fib_trie("|-- not-an-address\n   /32 host LOCAL\n").empty());
 }
 
+// A remote engine's host's IPv6 addresses come from /proc/net/if_inet6; only public ones become
+// --block ranges (the table refuses the rest already).
+TEST(RemoteProbeTest, RemoteHostsPublicAddressesBecomeBlockRanges) {
+  const std::vector<std::string> v6 = ipv6_addresses_from_if_inet6(
+      "fd000000000000000000000000000002 04 40 00 82     eth0\n"
+      "20010db8000000000000000000000001 05 40 00 80     eth1\n"
+      "2a0014500000000000000000000000aa 06 40 00 80     eth2\n"
+      "zz000000000000000000000000000002 04 40 00 82     bad\n");
+  EXPECT_EQ(v6, (std::vector<std::string>{"fd00:0000:0000:0000:0000:0000:0000:0002", "2001:0db8:0000:0000:0000:0000:0000:0001",
+                                          "2a00:1450:0000:0000:0000:0000:0000:00aa"}));
+  std::vector<std::string> all = {"192.0.2.2", "172.17.0.1", "8.8.4.4", "8.8.4.4"};
+  all.insert(all.end(), v6.begin(), v6.end());
+  const std::vector<std::string> ranges = public_ranges_of(all);
+  ASSERT_EQ(ranges.size(), 2u) << ranges.size();
+  EXPECT_EQ(ranges[0], "8.8.4.4/32");
+  EXPECT_EQ(ranges[1], "2a00:1450::aa/128");
+}
+
 }  // namespace
 }  // namespace controller
