@@ -332,9 +332,10 @@ int run(int argc, char** argv) {
   if (place_name == "docker" && place_host.empty() && docker_host != nullptr && std::string_view(docker_host).rfind("ssh://", 0) == 0)
     place_name = "docker-ssh";
   if (place_name == "docker-ssh") options.engine.host = !place_host.empty() ? place_host : docker_host != nullptr ? docker_host : "";
-  else if (!place_host.empty())
-    return report(controller::fail(Code::kUsage, "--host: only --place docker-ssh takes a host"), as_json);
   if (place_list_cmd->parsed()) return report(controller::list_places(controller::builtin_registry(), options), as_json);
+  Result<controller::Engine> engine = controller::engine_for_place(place_name, place_host, docker_host);
+  if (!engine) return report(engine.error(), as_json);
+  options.engine = *engine;
   Result<std::unique_ptr<controller::Place>> place = controller::builtin_registry().make(place_name, options);
   if (!place) return report(place.error(), as_json);
   controller::Manager manager{**place, state};
