@@ -6,7 +6,9 @@
 // the user's ~/.ssh. The engine at the other end is this machine's own Docker engine.
 #pragma once
 
+#include <linux/close_range.h>
 #include <netinet/in.h>
+#include <sys/syscall.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -85,8 +87,10 @@ class SshEngine {
     mkdir("/run/sshd", 0755);  // sshd's privilege separation directory
     pid_ = fork();
     if (pid_ == 0) {
+      // Only stdio: a lock the test runner holds must not live on in sshd.
+      syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
       const std::string config = dir_ + "/sshd_config", log = dir_ + "/sshd.log";
-      execl("/usr/sbin/sshd", "sshd", "-D", "-e", "-f", config.c_str(), "-E", log.c_str(), static_cast<char*>(nullptr));
+      execl("/usr/sbin/sshd", "/usr/sbin/sshd", "-D", "-e", "-f", config.c_str(), "-E", log.c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }
     for (int i = 0; i < 100; ++i) {
