@@ -18,6 +18,16 @@ bool daemon_unreachable_text(const std::string& err) {
   return false;
 }
 
+std::vector<std::string> with_tty(std::vector<std::string> exec_argv) {
+  for (std::size_t i = 0; i < exec_argv.size(); ++i) {
+    if (exec_argv[i] == "exec") {
+      exec_argv.insert(exec_argv.begin() + static_cast<std::ptrdiff_t>(i) + 1, "--tty");
+      break;
+    }
+  }
+  return exec_argv;
+}
+
 std::vector<std::string> DockerCli::prefix() const {
   std::vector<std::string> out = {engine_program(engine_)};
   const std::vector<std::string> global = engine_global_args(engine_);

@@ -53,6 +53,10 @@ class DockerCli {
   Engine engine_;
 };
 
+// An exec argv (DockerCli::prefix() + exec …) with --tty right after `exec`, behind the engine's
+// global arguments (`--host ssh://…`, `--runtime runc`) where a flag of exec belongs.
+std::vector<std::string> with_tty(std::vector<std::string> exec_argv);
+
 // True when stderr says the daemon cannot be reached (socket missing, refused, context broken).
 bool daemon_unreachable_text(const std::string& err);
 

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "controller/docker_cli.h"
 #include "controller/docker_place.h"
 #include "controller/engine.h"
 #include "controller/podman_inspect.h"
@@ -48,6 +49,24 @@ TEST(EngineTest, EveryCallCarriesTheEnginesGlobalArguments) {
   EXPECT_EQ(engine_global_args(podman), (std::vector<std::string>{"--runtime", "runc"}));
   EXPECT_TRUE(engine_is_local(podman));
   EXPECT_TRUE(engine_global_args(Engine{}).empty());
+}
+
+// `space exec` at a terminal: --tty is an exec flag, so it goes after `exec`, never between a
+// global option and its value (it used to be inserted at argv[2]: `docker --host --tty ssh://…`).
+TEST(EngineTest, TtyGoesAfterExecBehindTheGlobalArguments) {
+  Engine ssh;
+  ssh.kind = EngineKind::kDockerSsh;
+  ssh.host = "ssh://gk@127.0.0.1:2222";
+  std::vector<std::string> argv = DockerCli(ssh).prefix();
+  argv.insert(argv.end(), {"exec", "--interactive", "--", "gk-x-space"});
+  EXPECT_EQ(with_tty(argv), (std::vector<std::string>{"docker", "--host", "ssh://gk@127.0.0.1:2222", "exec", "--tty", "--interactive",
+                                                      "--", "gk-x-space"}));
+  Engine podman;
+  podman.kind = EngineKind::kPodman;
+  argv = DockerCli(podman).prefix();
+  argv.insert(argv.end(), {"exec", "--interactive"});
+  EXPECT_EQ(with_tty(argv), (std::vector<std::string>{"podman", "--runtime", "runc", "exec", "--tty", "--interactive"}));
+  EXPECT_EQ(with_tty({"docker", "exec"}), (std::vector<std::string>{"docker", "exec", "--tty"}));
 }
 
 TEST(EngineTest, DockerSshTakesItsHostFromTheFlagOrDockerHost) {

@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -394,7 +395,7 @@ int run(int argc, char** argv) {
     if (!prefix) return report(prefix.error(), as_json);
     controller::ProcessRequest request;
     request.argv = *prefix;
-    if (isatty(STDIN_FILENO) != 0) request.argv.insert(request.argv.begin() + 2, "--tty");
+    if (isatty(STDIN_FILENO) != 0) request.argv = controller::with_tty(std::move(request.argv));
     request.argv.insert(request.argv.end(), exec_args.begin(), exec_args.end());
     request.inherit_stdio = true;
     const controller::ProcessOutcome o = controller::run_process(request);
