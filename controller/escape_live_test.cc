@@ -185,6 +185,23 @@ TEST_F(EscapeLiveTest, OverSshEveryCasePassesOrIsListedAsNotApplicableHere) {
   ssh.put_first_in_path();
   place_args_ = {"--place", "docker-ssh", "--host", ssh.host()};
   every_case_passes("docker-ssh");
+  if (id_.empty()) return;
+  // Code in over the same channel: git's pack protocol through the place's exec argv, which
+  // carries --host like every other call.
+  const std::string repo = state_ + "/project";
+  for (const std::vector<std::string>& step :
+       {std::vector<std::string>{"git", "init", "-q", "-b", "main", repo},
+        {"git", "-C", repo, "add", "hello.txt"},
+        {"git", "-C", repo, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "one"}}) {
+    ProcessRequest r;
+    r.argv = step;
+    ASSERT_TRUE(run_process(r).succeeded()) << step[0] << " " << step[1];
+    if (step[1] == "init") std::ofstream(repo + "/hello.txt") << "over ssh\n";
+  }
+  const ProcessOutcome in = spacectl({"code", "in", id_, "--repo", repo, "--mode", "clean"});
+  EXPECT_EQ(in.exit_code, 0) << in.out << in.err;
+  const ProcessOutcome cat = spacectl({"space", "exec", id_, "--", "cat", "/spaces/" + id_ + "/project/hello.txt"});
+  EXPECT_EQ(cat.out, "over ssh\n") << cat.err;
   // TearDown removes the space while sshd still runs.
   if (!id_.empty()) (void)spacectl({"space", "remove", id_});
   id_.clear();
