@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "controller/process.h"
@@ -25,7 +26,15 @@ inline bool podman_answers() {
 // bin/'s pins) each next to its archive (a symlink to image/out/<name>.tar); "" when the build
 // has not written them. Made once per test process.
 inline std::string staged_pins(const std::string& binary_dir) {
-  static std::string dir = [&]() -> std::string {
+  // Removed when the test process ends (copies and symlinks only; the archives stay).
+  struct Staged {
+    std::string dir;
+    ~Staged() {
+      std::error_code ignored;
+      if (!dir.empty()) std::filesystem::remove_all(dir, ignored);
+    }
+  };
+  static Staged staged{[&]() -> std::string {
     char tmpl[] = "/tmp/spacectl-pins-XXXXXX";
     if (mkdtemp(tmpl) == nullptr) return {};
     const std::string d = tmpl;
@@ -39,8 +48,8 @@ inline std::string staged_pins(const std::string& binary_dir) {
       if (symlink(tar.c_str(), (d + "/" + pin + ".tar").c_str()) != 0) return {};
     }
     return d;
-  }();
-  return dir;
+  }()};
+  return staged.dir;
 }
 
 }  // namespace controller::testing
