@@ -36,6 +36,19 @@ std::string_view code_word(Code code) {
     case Code::kCodeUnfoldFailed: return "code_unfold_failed";
     case Code::kHistoryTransferFailed: return "history_transfer_failed";
     case Code::kCodeInFailed: return "code_in_failed";
+    case Code::kResultMissing: return "result_missing";
+    case Code::kBranchExists: return "branch_exists";
+    case Code::kChangesRouteClosed: return "changes_route_closed";
+    case Code::kChangesTooLarge: return "changes_too_large";
+    case Code::kNameNotAllowedHere: return "name_not_allowed_here";
+    case Code::kCaseOnlyRename: return "case_only_rename";
+    case Code::kChangesBlockedByLink: return "changes_blocked_by_link";
+    case Code::kChangesDoNotApply: return "changes_do_not_apply";
+    case Code::kChangesPartlyApplied: return "changes_partly_applied";
+    case Code::kChangesUndecided: return "changes_undecided";
+    case Code::kChangesNeedFilter: return "changes_need_filter";
+    case Code::kSpaceStartMissing: return "space_start_missing";
+    case Code::kApplyFailed: return "apply_failed";
   }
   return "internal";
 }
@@ -74,6 +87,19 @@ int exit_status(Code code) {
     case Code::kCodeUnfoldFailed: return 21;
     case Code::kHistoryTransferFailed: return 22;
     case Code::kCodeInFailed: return 23;
+    case Code::kResultMissing: return 32;
+    case Code::kBranchExists: return 33;
+    case Code::kChangesRouteClosed: return 34;
+    case Code::kChangesTooLarge: return 35;
+    case Code::kNameNotAllowedHere: return 36;
+    case Code::kCaseOnlyRename: return 37;
+    case Code::kChangesBlockedByLink: return 38;
+    case Code::kChangesDoNotApply: return 39;
+    case Code::kChangesPartlyApplied: return 40;
+    case Code::kChangesUndecided: return 41;
+    case Code::kChangesNeedFilter: return 42;
+    case Code::kSpaceStartMissing: return 43;
+    case Code::kApplyFailed: return 44;
   }
   return 1;
 }

@@ -47,6 +47,20 @@ enum class Code : std::uint8_t {
   kCodeUnfoldFailed,           // the checkout inside the space failed
   kHistoryTransferFailed,      // full history did not arrive (the space works shallow)
   kCodeInFailed,               // a host-side libgit2 or file step failed
+  // Apply (code/apply*): each refusal has its own code and exit status (32 and up).
+  kResultMissing,          // no refs/openchamber/spaces/<id>/result (nothing brought out yet)
+  kBranchExists,           // apply --as-branch: that branch (or a D/F neighbour) already exists
+  kChangesRouteClosed,     // an earlier refusal closed the uncommitted-changes route for good
+  kChangesTooLarge,        // over a cap of the changes route (route stays open)
+  kNameNotAllowedHere,     // a created name this repository cannot hold (route stays open)
+  kCaseOnlyRename,         // a rename that only changes case/normalisation here (route open)
+  kChangesBlockedByLink,   // a link on the way to a path the change writes (route closes)
+  kChangesDoNotApply,      // the work tree no longer matches what the change expects (closes)
+  kChangesPartlyApplied,   // part of the change may be in the work tree (closes)
+  kChangesUndecided,       // the work tree could not be read back in time (closes)
+  kChangesNeedFilter,      // a path the change touches has a user filter driver (route open)
+  kSpaceStartMissing,      // no refs/openchamber/spaces/<id>/start: not this repository's space
+  kApplyFailed,            // a host-side libgit2 or file step of apply failed
 };
 
 std::string_view code_word(Code code);

@@ -96,7 +96,13 @@ bool allowed_ref_path(const std::string& path, const PathState& s, const Allowed
   if (a.refs_dir.empty() || a.space_id.empty()) return false;
   const std::string base = a.refs_dir + "/openchamber";
   if (path == base || path == base + "/spaces" || path == base + "/spaces/" + a.space_id) return s.kind == 'd';
-  return path == base + "/spaces/" + a.space_id + "/start" && s.kind == 'f';
+  const std::string space = base + "/spaces/" + a.space_id + "/";
+  if (path.rfind(space, 0) != 0 || s.kind != 'f') return false;
+  return std::find(a.space_refs.begin(), a.space_refs.end(), path.substr(space.size())) != a.space_refs.end();
+}
+
+bool allowed_moved(const std::string& path, const PathState& s, const Allowed& a) {
+  return s.kind == 'f' && allowed_ref_path(path, s, a) && path.substr(path.rfind('/') + 1) != "start";
 }
 
 std::string describe(const PathState& s) {
@@ -132,7 +138,8 @@ std::vector<std::string> forbidden_changes(const RepoState& before, const RepoSt
     const PathState& t = it->second;
     if (s.kind != t.kind) out.push_back("changed kind of " + path + " from " + describe(s) + " to " + describe(t));
     else if (s.mode != t.mode) out.push_back("changed mode of " + path);
-    else if (s.content != t.content) out.push_back("changed " + std::string(s.kind == 'l' ? "target" : "bytes") + " of " + path);
+    else if (s.content != t.content && !allowed_moved(path, t, allowed))
+      out.push_back("changed " + std::string(s.kind == 'l' ? "target" : "bytes") + " of " + path);
   }
   for (const auto& [path, t] : after) {
     if (before.count(path) != 0) continue;

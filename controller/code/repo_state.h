@@ -28,6 +28,9 @@ struct Allowed {
   std::string objects_dir;  // <common dir>/objects, absolute, no trailing '/'
   std::string refs_dir;     // <common dir>/refs
   std::string space_id;     // may add/remove refs/openchamber/spaces/<id>/start
+  // Further leaves under refs/openchamber/spaces/<id>/ that may be added, moved or removed (an
+  // apply's marker: changes-closed; its memory: applied, applied-from, applied-head).
+  std::vector<std::string> space_refs = {"start"};
 };
 
 // One sentence per forbidden difference ("added .git/hooks/pre-commit", "changed bytes of …").
