@@ -186,10 +186,15 @@ Result<ChangesApplied> apply_as_changes(const std::string& repository, const std
                        false);
   }
 
-  // The content each write will leave, kept as blobs so an interrupted apply can be finished.
+  // The content each write will leave, kept as blobs so an interrupted apply can be finished
+  // (most are the result's own blobs already: only converted or merged content is new).
+  git_odb* odb_raw = nullptr;
+  if (auto r = git2_check(git_repository_odb(&odb_raw, repo), "apply: open the object store", Code::kApplyFailed); !r) return r.error();
+  const Odb odb(odb_raw);
   for (const Action& a : plan->actions) {
     if (a.kind != Action::Kind::kWriteFile && a.kind != Action::Kind::kWriteLink) continue;
     git_oid oid;
+    if (git_oid_fromstr(&oid, a.post.c_str() + 1) == 0 && git_odb_exists(odb.get(), &oid) != 0) continue;
     if (auto r = git2_check(git_blob_create_from_buffer(&oid, repo, a.bytes.data(), a.bytes.size()), "apply: keep the new " + a.path,
                             Code::kApplyFailed);
         !r)

@@ -32,7 +32,7 @@ ProcessOutcome git(const std::string& repo, std::vector<std::string> args, const
   r.argv.insert(r.argv.end(), args.begin(), args.end());
   r.stdin_bytes = stdin_bytes;
   r.timeout = std::chrono::minutes(10);
-  r.output_cap = 64u << 20;
+  r.output_cap = 256u << 20;
   return controller::run_process(r);
 }
 
@@ -104,6 +104,15 @@ int main() {
     const std::string outcome = step();
     rows.push_back({what, std::chrono::duration<double>(Clock::now() - t0).count(), outcome});
   };
+  // The same change with git's own tools, in a copy of the repository (for comparison).
+  const std::string copy = dir + "/copy";
+  std::filesystem::copy(repo, copy, std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
+  timed("git diff-tree -p --binary, then git apply (a copy, for comparison)", [&] {
+    const ProcessOutcome patch = git(copy, {"diff-tree", "-r", "-p", "--binary", "--full-index", "--no-renames", snap->start, result_ref});
+    if (!patch.succeeded()) return patch.describe();
+    const ProcessOutcome applied = git(copy, {"apply", "--binary", "-"}, patch.out);
+    return applied.succeeded() ? std::string("applied") : applied.describe();
+  });
   timed("apply --as-branch", [&] {
     auto r = controller::code::apply_as_branch(repo, kSpace, "bench");
     return r ? std::string("branch made") : r.error().message;
