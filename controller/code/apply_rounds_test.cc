@@ -112,6 +112,17 @@ TEST_F(ApplyRoundsTest, ARevertCommittedByTheUserIsAnEditNotAThrowAway) {
   EXPECT_NE(::access((repo_ + "/new.txt").c_str(), F_OK), 0);
 }
 
+TEST_F(ApplyRoundsTest, WhenTheUsersHistoryCannotBeReadTheNextApplyIsUndecidedAndClosesTheRoute) {
+  first_round();
+  make_result([](const std::string& s) { write_file(s + "/src/b.txt", "bee (agent)\n"); });
+  ASSERT_EQ(::unlink((repo_ + "/new.txt").c_str()), 0);  // a path back as before: history is asked
+  // HEAD as it was at the last apply names a commit this repository no longer has.
+  write_file(repo_ + "/.git/" + space_ref(kSpace, "applied-head"), std::string(40, 'e') + "\n");
+  const RepoState before = state();
+  expect_refused(apply(), Code::kChangesUndecided);
+  expect_only_marker(before, true);
+}
+
 // ---- interrupted applies: the intent refs and the read-back ----
 
 class ApplyInterruptedTest : public ApplyTest {
