@@ -244,6 +244,37 @@ TEST_F(ApplyTest, ALinkTheSpaceTurnedIntoAFolderIsReplaced) {
   EXPECT_EQ(work_tree_tree(), tree_of(result));
 }
 
+TEST_F(ApplyTest, TypeChangesReplaceThePathAndAFileTurnedGitlinkBecomesAnEmptyFolder) {
+  ASSERT_EQ(symlink("a.txt", (repo_ + "/was-link").c_str()), 0);
+  git(repo_, {"add", "was-link"});
+  git(repo_, {"commit", "-qm", "a link"});
+  code_in();
+  make_result([](const std::string& s) {
+    ASSERT_EQ(::unlink((s + "/src/c.txt").c_str()), 0);
+    ASSERT_EQ(symlink("b.txt", (s + "/src/c.txt").c_str()), 0);
+    ASSERT_EQ(::unlink((s + "/was-link").c_str()), 0);
+    write_file(s + "/was-link", "now a file\n");
+    const std::string head = trim(git(s, {"rev-parse", "HEAD"}));
+    // src/b.txt, a file, becomes a gitlink (an unpopulated submodule, so add -A keeps it).
+    git(s, {"rm", "-q", "--cached", "src/b.txt"});
+    ASSERT_EQ(::unlink((s + "/src/b.txt").c_str()), 0);
+    git(s, {"update-index", "--add", "--cacheinfo", "160000," + head + ",src/b.txt"});
+    mkdir((s + "/src/b.txt").c_str(), 0755);
+  });
+  Result<ChangesApplied> r = apply();
+  ASSERT_TRUE(r) << r.error().message;
+  char target[64] = {};
+  ASSERT_EQ(readlink((repo_ + "/src/c.txt").c_str(), target, sizeof target - 1), 5);
+  EXPECT_STREQ(target, "b.txt");
+  struct stat st {};
+  ASSERT_EQ(lstat((repo_ + "/was-link").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(read_file(repo_ + "/was-link"), "now a file\n");
+  ASSERT_EQ(lstat((repo_ + "/src/b.txt").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  EXPECT_EQ(r->nested_repositories, std::vector<std::string>{"src/b.txt"});
+}
+
 // ---- caps, names and filters refuse with the route open (no marker) ----
 
 TEST_F(ApplyTest, OverTheCapsRefusesAndTheRouteStaysOpen) {

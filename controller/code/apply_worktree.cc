@@ -59,6 +59,18 @@ bool read_fd(int fd, std::string& out, std::uint64_t max_bytes) {
   return n == 0;
 }
 
+// Renames `temp` over `leaf`; an empty folder there (a gitlink the change turns into a file or
+// link) is removed first. A folder that is not empty stays and the rename fails.
+bool replace_into(int dir, const std::string& temp, const std::string& leaf) {
+  struct stat st {};
+  if (fstatat(dir, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) unlinkat(dir, leaf.c_str(), AT_REMOVEDIR);
+  if (renameat(dir, temp.c_str(), dir, leaf.c_str()) == 0) return true;
+  const int saved = errno;
+  unlinkat(dir, temp.c_str(), 0);
+  errno = saved;
+  return false;
+}
+
 }  // namespace
 
 WorkTree::~WorkTree() {
@@ -183,12 +195,7 @@ Result<void> WorkTree::write_file(const std::string& path, const std::string& by
     }
     done += static_cast<std::size_t>(n);
   }
-  if (renameat(dir.fd, temp.c_str(), dir.fd, leaf.c_str()) != 0) {
-    const int saved = errno;
-    unlinkat(dir.fd, temp.c_str(), 0);
-    errno = saved;
-    return write_error("rename into place", path);
-  }
+  if (!replace_into(dir.fd, temp, leaf)) return write_error("rename into place", path);
   return {};
 }
 
@@ -198,12 +205,7 @@ Result<void> WorkTree::write_link(const std::string& path, const std::string& ta
   if (dir.fd < 0) return write_error("open the folder of", path);
   const std::string temp = temp_name(leaf);
   if (symlinkat(target.c_str(), dir.fd, temp.c_str()) != 0) return write_error("create a link for", path);
-  if (renameat(dir.fd, temp.c_str(), dir.fd, leaf.c_str()) != 0) {
-    const int saved = errno;
-    unlinkat(dir.fd, temp.c_str(), 0);
-    errno = saved;
-    return write_error("rename into place", path);
-  }
+  if (!replace_into(dir.fd, temp, leaf)) return write_error("rename into place", path);
   return {};
 }
 
@@ -211,6 +213,10 @@ Result<void> WorkTree::make_folder(const std::string& path) const {
   std::string leaf;
   Fd dir(open_parent(path, true, leaf));
   if (dir.fd < 0) return write_error("open the folder of", path);
+  struct stat st {};
+  // A file or link the change turns into a gitlink goes first (its content was checked).
+  if (fstatat(dir.fd, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) && unlinkat(dir.fd, leaf.c_str(), 0) != 0)
+    return write_error("remove", path);
   if (mkdirat(dir.fd, leaf.c_str(), 0777) != 0 && errno != EEXIST) return write_error("make the folder", path);
   return {};
 }
