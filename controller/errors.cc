@@ -36,6 +36,13 @@ std::string_view code_word(Code code) {
     case Code::kCodeUnfoldFailed: return "code_unfold_failed";
     case Code::kHistoryTransferFailed: return "history_transfer_failed";
     case Code::kCodeInFailed: return "code_in_failed";
+    case Code::kSpaceStartMissing: return "space_start_missing";
+    case Code::kResultTransferTooLarge: return "result_transfer_too_large";
+    case Code::kResultTooLarge: return "result_too_large";
+    case Code::kResultTooManyChanges: return "result_too_many_changes";
+    case Code::kResultRefused: return "result_refused";
+    case Code::kResultMissing: return "result_missing";
+    case Code::kCodeOutFailed: return "code_out_failed";
   }
   return "internal";
 }
@@ -74,6 +81,13 @@ int exit_status(Code code) {
     case Code::kCodeUnfoldFailed: return 21;
     case Code::kHistoryTransferFailed: return 22;
     case Code::kCodeInFailed: return 23;
+    case Code::kSpaceStartMissing: return 24;
+    case Code::kResultTransferTooLarge: return 25;
+    case Code::kResultTooLarge: return 26;
+    case Code::kResultTooManyChanges: return 27;
+    case Code::kResultRefused: return 28;
+    case Code::kResultMissing: return 29;
+    case Code::kCodeOutFailed: return 30;
   }
   return 1;
 }

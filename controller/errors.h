@@ -47,6 +47,14 @@ enum class Code : std::uint8_t {
   kCodeUnfoldFailed,           // the checkout inside the space failed
   kHistoryTransferFailed,      // full history did not arrive (the space works shallow)
   kCodeInFailed,               // a host-side libgit2 or file step failed
+  // Code out (code/out.h): exit statuses 24-31 (32-39 belong to apply).
+  kSpaceStartMissing,          // no refs/openchamber/spaces/<id>/start: work comes out only where code in came from
+  kResultTransferTooLarge,     // the pack grew past the transfer cap while it arrived
+  kResultTooLarge,             // a non-blob object or the new bytes are over their cap
+  kResultTooManyChanges,       // too many new objects, changed paths, folders or nesting steps
+  kResultRefused,              // a tree entry name or mode, a .gitmodules or a link target is refused
+  kResultMissing,              // the result the space reported did not arrive, or is not a commit
+  kCodeOutFailed,              // the snapshot inside, the fetch protocol or the promote failed
 };
 
 std::string_view code_word(Code code);
