@@ -81,7 +81,7 @@ constexpr std::array<Topic, 9> kTopics = {{
      "--json prints exactly one JSON document; an error is {\"error\":{\"code\":...,\"message\":...}}.\n"
      "Exit status: 0 done; 1 a place command failed; 2 usage or a refused value; 3 the place is\n"
      "unreachable or unusable; 4 no such space or not running; 5 verify failed; 6 the gatekeeper\n"
-     "is not ready, refused or unreachable; 10-23 code in and 32-44 apply, one per refusal.\n"
+     "is not ready, refused or unreachable; 10-23 code in, 24-30 code out, 32-42 apply.\n"
      "`space exec` exits with the command's status.\n"},
 }};
 

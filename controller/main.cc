@@ -44,8 +44,8 @@ constexpr const char* kExitCodes =
     "Exit status: 0 done; 1 a place command failed or an internal error; 2 usage or a refused value;\n"
     "3 place_unreachable / place_unusable / place_not_found (daemon down, no seccomp, isolation not\n"
     "proved); 4 space_not_found / space_not_running; 5 verify_failed; 6 gatekeeper_not_ready /\n"
-    "gatekeeper_refused / gatekeeper_unreachable; 10-23 code in and 32-44 apply refusals and failures, one status each\n"
-    "(controller/README.md lists them). `space exec` exits with the command's status.\n"
+    "gatekeeper_refused / gatekeeper_unreachable; 10-23 code in, 24-30 code out and 32-42 apply refusals and failures,\n"
+    "one status each (controller/README.md lists them). `space exec` exits with the command's status.\n"
     "--json prints one document; an error is {\"error\":{\"code\":\"…\",\"message\":\"…\"}}.";
 
 std::string self_dir() {
@@ -85,6 +85,28 @@ std::string text_of(const json& doc) {
     for (const json& n : doc["not_travelling"])
       out += show(n.value("path", json(""))) + "  does not travel: " + show(n.value("reason", json(""))) + "\n";
     return out + std::to_string(doc["files"].size()) + " files, " + show(doc.value("total_bytes", json(0))) + " bytes travel\n";
+  }
+  if (doc.contains("result_ref") && doc.contains("changed") && doc["changed"].is_array()) {  // code out
+    out += "result " + show(doc.value("result", json(""))) + " in " + show(doc.value("result_ref", json(""))) + "\n";
+    for (const json& c : doc["changed"])
+      out += "  " + show(c.value("change", json(""))) + "  " + show(c.value("path", json(""))) + "  " + show(c.value("new_bytes", json(0))) +
+             " bytes\n";
+    const auto count = [&](const char* key) { return doc.contains(key) ? doc[key].value("count", json(0)).get<std::size_t>() : 0; };
+    if (doc.value("changed_paths", json(0)).get<std::size_t>() > doc["changed"].size()) out += "  ...\n";
+    out += show(doc.value("changed_paths", json(0))) + " changed paths, " + show(doc.value("changed_bytes", json(0))) + " bytes (both sides), " +
+           show(doc.value("new_objects", json(0))) + " new objects (" + show(doc.value("new_bytes", json(0))) + " bytes)\n";
+    for (const char* key : {"nested_repositories", "unmerged"}) {
+      if (count(key) == 0) continue;
+      out += std::string(key == std::string("unmerged") ? "unmerged in the space (conflict markers may be in the files): "
+                                                        : "nested repositories (arrive as gitlinks only): ") +
+             std::to_string(count(key)) + "\n";
+      for (const json& p : doc[key]["paths"]) out += "  " + show(p) + "\n";
+    }
+    if (doc.contains("symlinks") && doc["symlinks"].value("count", json(0)).get<std::size_t>() > 0)
+      for (const json& l : doc["symlinks"]["links"])
+        out += "  link " + show(l.value("path", json(""))) + " -> " + show(l.value("target", json(""))) +
+               (l.value("leaves_tree", false) ? "  (points outside the project)" : "") + "\n";
+    return out;
   }
   if (doc.contains("differences") && doc["differences"].is_array()) {
     for (const json& d : doc["differences"]) out += show(d.value("check", json(""))) + ": " + show(d.value("message", json(""))) + "\n";

@@ -194,7 +194,8 @@ Result<SpaceRecord> parse_record(const std::string& text, const std::string& wha
   const json doc = json::parse(text, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) return bad("not a JSON object");
   for (auto it = doc.begin(); it != doc.end(); ++it)
-    if (it.key() != "version" && it.key() != "mode" && it.key() != "domains" && it.key() != "grants" && it.key() != "code")
+    if (it.key() != "version" && it.key() != "mode" && it.key() != "domains" && it.key() != "grants" && it.key() != "code" &&
+        it.key() != "out")
       return bad("unknown member " + it.key());
   if (!doc.contains("version") || !doc["version"].is_number_integer() || doc["version"].get<std::int64_t>() != 1) return bad("version is not 1");
   if (!doc.contains("mode") || !doc["mode"].is_string()) return bad("no mode");
@@ -223,6 +224,17 @@ Result<SpaceRecord> parse_record(const std::string& text, const std::string& wha
     record.code = {c["repository"].get<std::string>(), c["space_path"].get<std::string>(), c["project_path"].get<std::string>(),
                    c["base"].get<std::string>(), c["history"].get<std::string>()};
   }
+  if (doc.contains("out")) {
+    // What code out brought: three strings and two counts, nothing else.
+    const json& o = doc["out"];
+    if (!o.is_object() || o.size() != 5) return bad("out is not {result, start, space_head, changed_paths, changed_bytes}");
+    for (const char* k : {"result", "start", "space_head"})
+      if (!o.contains(k) || !o[k].is_string()) return bad(std::string("out.") + k + " is not a string");
+    for (const char* k : {"changed_paths", "changed_bytes"})
+      if (!o.contains(k) || !o[k].is_number_unsigned()) return bad(std::string("out.") + k + " is not a count");
+    record.out = {o["result"].get<std::string>(), o["start"].get<std::string>(), o["space_head"].get<std::string>(),
+                  o["changed_paths"].get<std::uint64_t>(), o["changed_bytes"].get<std::uint64_t>()};
+  }
   return record;
 }
 
@@ -247,6 +259,9 @@ Result<void> write_record(const std::string& dir, const std::string& id, const S
   if (!record.code.repository.empty())
     doc["code"] = {{"repository", record.code.repository}, {"space_path", record.code.space_path},
                    {"project_path", record.code.project_path}, {"base", record.code.base}, {"history", record.code.history}};
+  if (!record.out.result.empty())
+    doc["out"] = {{"result", record.out.result}, {"start", record.out.start}, {"space_head", record.out.space_head},
+                  {"changed_paths", record.out.changed_paths}, {"changed_bytes", record.out.changed_bytes}};
   return write_private(*spaces, id + ".json", doc.dump(2, ' ', true, json::error_handler_t::replace) + "\n");
 }
 

@@ -106,7 +106,7 @@ Result<json> forget(Manager& manager, const std::string& id) {
 }  // namespace
 
 void add_code_cli(CLI::App& app, CLI::App* create, CodeCli& cli) {
-  auto* code = app.add_subcommand("code", "the user's project in a space (code in)")->require_subcommand(1);
+  auto* code = app.add_subcommand("code", "the user's project in a space (code in, code out)")->require_subcommand(1);
   cli.in = code->add_subcommand("in", "snapshot the repository (committed, staged, unstaged, untracked not ignored) into the space");
   cli.in->add_option("id", cli.id, "space id (12 hex)")->required();
   cli.in->add_option("--repo", cli.repo, "the project folder (a git work tree or a folder in one)")->required();
@@ -119,6 +119,7 @@ void add_code_cli(CLI::App& app, CLI::App* create, CodeCli& cli) {
   cli.files->add_option("--repo", cli.repo, "the project folder")->required();
   cli.forget = code->add_subcommand("forget", "remove this space's refs (refs/openchamber/spaces/<id>/) from the user's repository");
   cli.forget->add_option("id", cli.id, "space id (12 hex)")->required();
+  add_code_out_cli(code, cli);
   create->add_option("--repo", cli.create_repo, "bring this project in (create → code in → history)");
   create->add_option("--mode", cli.create_mode, "with --repo: uncommitted (default) or clean");
 }
@@ -128,6 +129,7 @@ std::optional<Result<json>> run_code_cli(const CodeCli& cli, Manager& manager, c
   if (cli.history != nullptr && cli.history->parsed()) return history(cli, manager, cli.id);
   if (cli.files != nullptr && cli.files->parsed()) return files(cli.repo);
   if (cli.forget != nullptr && cli.forget->parsed()) return forget(manager, cli.id);
+  if (cli.out != nullptr && cli.out->parsed()) return run_code_out(cli, manager);
   return std::nullopt;
 }
 
