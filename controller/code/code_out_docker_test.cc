@@ -158,17 +158,18 @@ TEST_F(CodeOutDockerTest, WorkComesOutAndHostileResultsAreRefused) {
 
   // A never-ending upload-pack (a pack-objects hook in the space's global config): the host
   // deadline kills the process group; the inner limit ends what runs inside.
-  inside({"sh", "-c", "printf '#!/bin/sh\\nexec sleep 1000\\n' > \"$HOME/hang.sh\" && chmod 755 \"$HOME/hang.sh\" && "
+  inside({"sh", "-c", "printf '#!/bin/sh\\ntouch /tmp/hang-started\\nexec sleep 1000\\n' > \"$HOME/hang.sh\" && chmod 755 \"$HOME/hang.sh\" && "
                       "git config --global uploadpack.packObjectsHook \"$HOME/hang.sh\""});
   const auto t1 = std::chrono::steady_clock::now();
   expect_refused(Code::kCodeOutFailed, "a never-ending upload-pack", {"--timeout", "5"});
   EXPECT_LT(std::chrono::steady_clock::now() - t1, std::chrono::seconds(60));
-  std::this_thread::sleep_for(std::chrono::seconds(2));
-  const ProcessOutcome host_ps = run({"pgrep", "-f", "upload-pack " + path_});
+  // No host process (the docker CLI running the exec) is left; inside, the hook's sleeper (which
+  // busybox's timeout alone would leave running) is gone too.
+  const ProcessOutcome host_ps = run({"pgrep", "-f", "^[^ ]*docker exec .*upload-pack " + path_});
   EXPECT_NE(host_ps.exit_code, 0) << "a host process still runs: " << host_ps.out;
-  EXPECT_NE(inside({"ps", "-o", "args"}).find("sleep 1000"), std::string::npos) << "control: the sleeper inside was never started";
-  std::this_thread::sleep_for(std::chrono::seconds(12));  // inner limit: deadline 5 s + margin 5 s
-  EXPECT_EQ(inside({"ps", "-o", "args"}).find("sleep 1000"), std::string::npos) << "the sleeper outlived the inner limit";
+  EXPECT_EQ(spacectl({"space", "exec", id_, "--", "test", "-e", "/tmp/hang-started"}, false).exit_code, 0)
+      << "control: the never-ending hook was never started";
+  EXPECT_EQ(inside({"ps", "-o", "args"}).find("sleep 1000"), std::string::npos) << "the hook's sleeper outlived the fetch";
 
   EXPECT_EQ(spacectl({"space", "remove", id_}).exit_code, 0);
 }
