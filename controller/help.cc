@@ -22,14 +22,19 @@ constexpr std::array<Topic, 9> kTopics = {{
      "create makes the networks, the gatekeeper and the space, verifies every hardening setting\n"
      "against the spec, and only then starts them; any failure removes what it made. Labels on the\n"
      "containers and networks are the only record of what exists: list asks the engine.\n"},
-    {"code", "bringing the project into a space",
+    {"code", "bringing the project into a space and the work out",
      "Code in snapshots your project with libgit2 inside spacectl (committed, staged, unstaged and\n"
      "untracked files that git does not ignore; no host git, hook or GIT_* variable runs) and sends\n"
      "it into the space over the place's exec, where the space's own git unfolds it:\n\n"
      "  spacectl space create --name N --repo ~/project     (create, code in, then history)\n"
      "  spacectl code in ID --repo ~/project [--mode clean]\n"
      "  spacectl code files --repo ~/project    (what would travel, what would not and why)\n"
-     "  spacectl code history ID      spacectl code forget ID\n"},
+     "  spacectl code history ID      spacectl code forget ID\n\n"
+     "Code out brings the agent's work back as hostile data: the space's git makes a result commit,\n"
+     "spacectl fetches exactly that commit into a quarantine, checks every object and tree name,\n"
+     "and only then writes it to refs/openchamber/spaces/ID/result (nothing else; nothing at all\n"
+     "when it refuses):\n\n"
+     "  spacectl code out ID [--timeout S]    (changed paths, bytes, nested repositories, unmerged)\n"},
     {"gatekeeper", "the appliance in front of every space",
      "Each space has its own gatekeeper: one static program in an otherwise empty image, pinned by\n"
      "image ID (spacectl --version prints the pins). It offers the space two ports on the inner\n"
