@@ -22,7 +22,7 @@ constexpr std::array<Topic, 9> kTopics = {{
      "create makes the networks, the gatekeeper and the space, verifies every hardening setting\n"
      "against the spec, and only then starts them; any failure removes what it made. Labels on the\n"
      "containers and networks are the only record of what exists: list asks the engine.\n"},
-    {"code", "bringing the project into a space",
+    {"code", "bringing the project into a space and the work out",
      "Code in snapshots your project with libgit2 inside spacectl (committed, staged, unstaged and\n"
      "untracked files that git does not ignore; no host git, hook or GIT_* variable runs) and sends\n"
      "it into the space over the place's exec, where the space's own git unfolds it:\n\n"
@@ -30,6 +30,11 @@ constexpr std::array<Topic, 9> kTopics = {{
      "  spacectl code in ID --repo ~/project [--mode clean]\n"
      "  spacectl code files --repo ~/project    (what would travel, what would not and why)\n"
      "  spacectl code history ID      spacectl code forget ID\n\n"
+     "Code out brings the agent's work back as hostile data: the space's git makes a result commit,\n"
+     "spacectl fetches exactly that commit into a quarantine, checks every object and tree name,\n"
+     "and only then writes it to refs/openchamber/spaces/ID/result (nothing else; nothing at all\n"
+     "when it refuses):\n\n"
+     "  spacectl code out ID [--timeout S]    (changed paths, bytes, nested repositories, unmerged)\n\n"
      "The agent's work comes back once brought out, as a new branch or as uncommitted changes (only\n"
      "what is new since the last apply; checked whole before anything is written):\n\n"
      "  spacectl apply ID --as-branch NAME      spacectl apply ID --as-changes [--remove-afterwards]\n"

@@ -3,6 +3,7 @@
 #include "controller/code/out.h"
 
 #include <algorithm>
+#include <random>
 
 #include "controller/code/out_steps.h"
 #include "controller/code/project.h"
@@ -12,6 +13,23 @@ namespace controller::code {
 namespace {
 
 constexpr const char* kGit = "/usr/bin/git";
+constexpr std::chrono::milliseconds kCleanupTimeout{30000};
+
+// The inner `timeout` (busybox's in the default image) kills upload-pack only, not what it
+// started (a pack-objects hook, its children). Every process of a fetch carries this variable;
+// after a failed fetch, one fixed script kills each process of the space that still carries it.
+// The token is ours, passed as an argument; nothing the space wrote is interpolated.
+constexpr const char* kCleanupScript =
+    "for e in /proc/[0-9]*/environ; do grep -qs \"OPENCHAMBER_FETCH=$1\" \"$e\" || continue; "
+    "p=${e#/proc/}; kill -9 \"${p%/environ}\" 2>/dev/null; done; exit 0";
+
+std::string fetch_token() {
+  std::random_device rd;
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (int i = 0; i < 24; ++i) out += hex[rd() & 15];
+  return out;
+}
 
 void say(const OutOptions& options, const std::string& line) {
   if (options.progress) options.progress(line);
@@ -149,11 +167,16 @@ Result<BringOut> bring_code_out(const std::string& repository, const std::string
   Result<Quarantine> quarantine = Quarantine::make(options.work_dir, space_id, project->common_dir + "objects");
   if (!quarantine) return quarantine.error();
   const long long seconds = (options.timeout.count() + 999) / 1000 + options.inner_margin_seconds;
+  const std::string token = fetch_token();
   std::vector<std::string> argv = exec.argv_prefix;
-  argv.insert(argv.end(), {"/usr/bin/timeout", "-s", "KILL", std::to_string(seconds), kGit, "-c", "core.hooksPath=/dev/null", "-c",
-                           "uploadpack.allowAnySHA1InWant=true", "upload-pack", space_path});
+  argv.insert(argv.end(), {"/bin/env", "OPENCHAMBER_FETCH=" + token, "/usr/bin/timeout", "-s", "KILL", std::to_string(seconds), kGit, "-c",
+                           "core.hooksPath=/dev/null", "-c", "uploadpack.allowAnySHA1InWant=true", "upload-pack", space_path});
   Result<FetchStats> fetched = fetch_into(*quarantine, argv, options.timeout, snap->result, haves_of(project->repo.get(), *start), options.limits);
-  if (!fetched) return fetched.error();
+  if (!fetched) {
+    Result<ExecOutput> cleaned = exec.run({"/bin/sh", "-c", kCleanupScript, "sh", token}, kCleanupTimeout);
+    if (!cleaned || cleaned->exit_code != 0) say(options, "could not end what the fetch left running inside (the inner limit will)");
+    return fetched.error();
+  }
   say(options, "fetched " + std::to_string(fetched->bytes) + " bytes (" + std::to_string(fetched->objects) + " objects) into the quarantine");
   if (auto r = quarantine->open(); !r) return r.error();
   if (auto r = matches_report(quarantine->repo(), *snap); !r) return r.error();

@@ -8,7 +8,7 @@ namespace controller::code {
 namespace {
 
 constexpr const char* kGit = "/usr/bin/git";
-constexpr const char* kEnv = "/usr/bin/env";
+constexpr const char* kEnv = "/bin/env";  // the default image has busybox applets in /bin only
 constexpr const char* kIdentity[] = {"GIT_AUTHOR_NAME=OpenChamber", "GIT_AUTHOR_EMAIL=spaces@openchamber.invalid",
                                      "GIT_COMMITTER_NAME=OpenChamber", "GIT_COMMITTER_EMAIL=spaces@openchamber.invalid"};
 

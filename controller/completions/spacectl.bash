@@ -54,10 +54,10 @@ _spacectl() {
         COMPREPLY=($(compgen -W "$(_spacectl_space_ids)" -- "$cur")); return
       fi ;;
     code)
-      if [ -z "$sub" ]; then COMPREPLY=($(compgen -W "in history files forget" -- "$cur")); return; fi
+      if [ -z "$sub" ]; then COMPREPLY=($(compgen -W "in out history files forget" -- "$cur")); return; fi
       case $sub in
         in) opts="--repo --mode --timeout" ;;
-        history) opts="--timeout" ;;
+        history|out) opts="--timeout" ;;
         files) opts="--repo" ;;
       esac
       if [ ${#path[@]} -eq 2 ] && [ "$sub" != files ] && [[ $cur != -* ]]; then
