@@ -265,6 +265,11 @@ Result<ApplyState> describe_apply_state(const std::string& repository, const std
       state.undecided = "an interrupted apply left paths that changed since; the next apply closes the route";
       return state;
     }
+    if (intent->state == "cut_short") {
+      state.undecided = "an apply was cut short with " + std::to_string(intent->remaining.size()) +
+                        " paths left; the next apply writes them first, then brings what is new";
+      return state;
+    }
     if (intent->state != "not_started") {  // the next apply records it first
       view.applied = refs.applying;
       view.applied_from = refs.applying_from;

@@ -175,6 +175,9 @@ TEST_F(ApplyInterruptedTest, FinishedButUnrecordedIsRecorded) {
 TEST_F(ApplyInterruptedTest, CutShortIsFinished) {
   interrupted_after(1);
   EXPECT_EQ(interrupted_state(), "cut_short");
+  Result<ApplyState> st = describe_apply_state(repo_, kSpace, {});
+  ASSERT_TRUE(st);
+  EXPECT_NE(st->undecided.find("2 paths left"), std::string::npos) << st->undecided;
   Result<ChangesApplied> r = apply();
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->recovered, "cut_short");
