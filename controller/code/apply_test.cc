@@ -136,6 +136,17 @@ TEST_F(ApplyTest, AnEditOnOtherLinesIsKeptBesideTheSpacesEdit) {
   EXPECT_EQ(read_file(repo_ + "/a.txt"), "one (agent)\ntwo\nthree\nfour\nfive\nsix\nseven (user)\n");
 }
 
+TEST_F(ApplyTest, LineEndingsFollowTheUsersAutocrlf) {
+  git(repo_, {"config", "core.autocrlf", "true"});
+  write_file(repo_ + "/a.txt", "one\r\ntwo\r\nthree\r\nfour\r\nfive\r\nsix\r\nseven\r\n");  // as a checkout here makes it
+  code_in();
+  make_result([](const std::string& s) { write_file(s + "/a.txt", "one\ntwo (agent)\nthree\nfour\nfive\nsix\nseven\n"); });
+  Result<ChangesApplied> r = apply();
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(r->merged_paths.empty());  // the CRLF file held the old side: replaced, not merged
+  EXPECT_EQ(read_file(repo_ + "/a.txt"), "one\r\ntwo (agent)\r\nthree\r\nfour\r\nfive\r\nsix\r\nseven\r\n");
+}
+
 // ---- as changes: the refusals of the dry run (route closes, marker only) ----
 
 void expect_refused(const Result<ChangesApplied>& r, Code code) {
