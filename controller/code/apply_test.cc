@@ -393,6 +393,28 @@ TEST_F(ApplyTest, APathUnderTheUsersFilterDriverIsRefusedWithTheRouteOpen) {
   expect_only_marker(before, false);
 }
 
+// Bring-out refuses such trees; apply writes files itself and checks every changed path again.
+TEST_F(ApplyTest, AResultNamingTheRepositoryFolderIsRefusedWhateverItsSpelling) {
+  code_in();
+  for (const char* name : {".GIT", ".git", "git~1", ".git.", ".git ", ".g\xe2\x80\x8cit", ".."}) {
+    const std::string blob = trim(git(space_, {"hash-object", "-w", "--stdin"}, "[core]\n\thooksPath = /tmp/x\n"));
+    const std::string inner = trim(git(space_, {"mktree"}, "100644 blob " + blob + "\tconfig\n"));
+    const std::string base = trim(git(space_, {"rev-parse", "HEAD^{tree}"}));
+    std::string entries = git(space_, {"ls-tree", base});
+    entries += "040000 tree " + inner + "\t" + name + "\n";
+    const std::string tree = trim(git(space_, {"mktree", "--missing"}, entries));
+    const std::string commit = trim(git(space_, {"commit-tree", tree, "-p", "HEAD", "-m", "hostile"}));
+    git(repo_, {"fetch", "-q", "--no-tags", "--no-write-fetch-head", space_, "+" + commit + ":" + space_ref(kSpace, "result")});
+    const RepoState before = state();
+    Result<ChangesApplied> r = apply();
+    expect_refused(r, Code::kNameNotAllowedHere);
+    if (!r) {
+      EXPECT_NE(r.error().message.find("git_folder_name"), std::string::npos) << name << ": " << r.error().message;
+    }
+    expect_only_marker(before, false);
+  }
+}
+
 TEST(ApplyNames, FoldJoinsWhatCaseFoldingDisksJoin) {
   apply_detail::NameRules rules;
   rules.fold_case = true;
