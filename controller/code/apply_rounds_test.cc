@@ -61,6 +61,25 @@ TEST_F(ApplyRoundsTest, ASecondRoundBringsOnlyWhatIsNew) {
   EXPECT_EQ(trim(git(repo_, {"rev-parse", space_ref(kSpace, "applied")})), second);
 }
 
+TEST_F(ApplyRoundsTest, ApplyStateWritesNothingWhateverItFinds) {
+  first_round();
+  make_result([](const std::string& s) { write_file(s + "/src/b.txt", "bee (agent)\n"); });
+  auto unchanged = [&](const char* when) {
+    const RepoState before = state();
+    Result<ApplyState> st = describe_apply_state(repo_, kSpace, {});
+    ASSERT_TRUE(st) << when << ": " << st.error().message;
+    for (const auto& f : forbidden_changes(before, state(), Allowed{})) ADD_FAILURE() << when << ": " << f;
+  };
+  unchanged("a new round waiting");
+  ASSERT_EQ(::unlink((repo_ + "/new.txt").c_str()), 0);
+  unchanged("part of the last round thrown away");
+  ApplyLimits stop;
+  stop.testing_stop_after_writes = 0;
+  write_file(repo_ + "/new.txt", "new\n");
+  expect_refused(apply(stop), Code::kInternal);
+  unchanged("an interrupted apply");
+}
+
 TEST_F(ApplyRoundsTest, WorkThrownAwayWholeIsBroughtAgainWhole) {
   first_round();
   git(repo_, {"checkout", "--", "a.txt"});
