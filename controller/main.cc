@@ -31,6 +31,8 @@
 #include "controller/text.h"
 #include "policy/control_messages.h"
 #include "controller/spec.h"
+#include "controller/sweep.h"
+#include "controller/docker_place.h"
 #include "controller/version.h"
 
 namespace {
@@ -268,6 +270,10 @@ int run(int argc, char** argv) {
     if (a == "--") break;
     if (a == "--version") app.require_subcommand(0, 1);
   }
+  auto* sweep_cmd = app.add_subcommand("sweep", "remove what a crashed spacectl left: objects without a record, interrupted creations, temporary folders");
+  int sweep_grace = static_cast<int>(controller::kDefaultSweepGrace.count());
+  sweep_cmd->add_option("--grace", sweep_grace, "leave objects younger than this many seconds (default 600)")->check(CLI::Range(0, 31536000));
+
   auto* help_cmd = app.add_subcommand("help", "the main concepts: spacectl help TOPIC (no topic: the list)");
   std::string help_topic;
   help_cmd->add_option("topic", help_topic, "space, code, gatekeeper, corridor, window, place, escape-test, files or json");
@@ -334,7 +340,19 @@ int run(int argc, char** argv) {
       return report(controller::fail(Code::kPlaceUnusable, "place check: this place cannot run isolated spaces"), as_json, *r);
     return report(r, as_json);
   }
+  if (sweep_cmd->parsed()) {
+    controller::SweepOptions so;
+    so.grace = std::chrono::seconds(sweep_grace);
+    so.remove_refs = controller::code::forget_refs;
+    return report(controller::sweep(manager, so), as_json);
+  }
   if (create_cmd->parsed()) {
+    // Chosen here so each progress line can name it; the lock and a `preparing` record come
+    // before anything exists at the place.
+    create_request.id = controller::random_hex(6);
+    create_request.progress = [&create_request](std::string_view step) {
+      std::cerr << "spacectl: space create " << create_request.id << ": " << step << "\n";
+    };
     if (!memory_text.empty()) {
       std::optional<std::int64_t> m = parse_size(memory_text);
       if (!m) return report(controller::fail(Code::kUsage, "--memory " + memory_text + ": a size like 512m or 4g"), as_json);
@@ -418,7 +436,7 @@ int run(int argc, char** argv) {
                                                        : escape::Format::kText;
     // The run changes the gatekeeper's network and grants and puts them back: one change of the
     // space under its lock, like network set and grant add.
-    Result<controller::SpaceLock> lock = controller::SpaceLock::acquire(state, id);
+    Result<controller::SpaceLock> lock = controller::SpaceLock::acquire(state, id, "escape-test");
     if (!lock) return report(lock.error(), as_json);
     Result<controller::EscapeReport> r = controller::run_escape_test(options, escape_options);
     if (!r) return report(r.error(), as_json);
