@@ -32,6 +32,7 @@
 #include "policy/control_messages.h"
 #include "controller/spec.h"
 #include "controller/sweep.h"
+#include "controller/serve/serve.h"
 #include "controller/docker_place.h"
 #include "controller/version.h"
 
@@ -274,6 +275,16 @@ int run(int argc, char** argv) {
   int sweep_grace = static_cast<int>(controller::kDefaultSweepGrace.count());
   sweep_cmd->add_option("--grace", sweep_grace, "leave objects younger than this many seconds (default 600)")->check(CLI::Range(0, 31536000));
 
+  auto* serve_cmd = app.add_subcommand("serve", "run as a service: a JSON API on a unix socket in the state dir (controller/API.md)");
+  controller::serve::ServeOptions serve_options;
+  bool serve_no_sweep = false;
+  serve_cmd->add_option("--socket", serve_options.socket_path, "unix socket (default <state dir>/serve.sock)");
+  serve_cmd->add_option("--listen", serve_options.listen, "also listen on 127.0.0.1:PORT (needs --token-file)");
+  serve_cmd->add_option("--token-file", serve_options.token_file, "bearer token for --listen (a file of this user, mode 0600)");
+  serve_cmd->add_flag("--no-sweep", serve_no_sweep, "do not sweep at start");
+  serve_cmd->add_option("--sweep-grace", serve_options.sweep_grace_seconds, "grace of the sweep at start, seconds (default 600)")
+      ->check(CLI::Range(0, 31536000));
+
   auto* help_cmd = app.add_subcommand("help", "the main concepts: spacectl help TOPIC (no topic: the list)");
   std::string help_topic;
   help_cmd->add_option("topic", help_topic, "space, code, gatekeeper, corridor, window, place, escape-test, files or json");
@@ -339,6 +350,15 @@ int run(int argc, char** argv) {
     if (r && !(*r)["usable"].get<bool>())
       return report(controller::fail(Code::kPlaceUnusable, "place check: this place cannot run isolated spaces"), as_json, *r);
     return report(r, as_json);
+  }
+  if (serve_cmd->parsed()) {
+    serve_options.place_name = place_name;
+    serve_options.place_options = options;
+    serve_options.state = state;
+    serve_options.sweep_at_start = !serve_no_sweep;
+    serve_options.escape_binary = escape_options.binary;
+    serve_options.escape_test_image_file = escape_options.test_gatekeeper_image_file;
+    return controller::serve::run_serve(serve_options);
   }
   if (sweep_cmd->parsed()) {
     controller::SweepOptions so;
@@ -427,6 +447,7 @@ int run(int argc, char** argv) {
   if (key_cmd->parsed()) return report(manager.window_key(id), as_json);
   if (escape_cmd->parsed()) {
     escape_options.space_id = id;
+    escape_options.state_dir = state;
     escape_options.exhaustion = !no_exhaustion;
     escape_options.format = escape_format == "json" ? escape::Format::kJson
                             : escape_format == "tap" ? escape::Format::kTap

@@ -17,9 +17,11 @@ using nlohmann::json;
 namespace {
 
 json summary_json(const SpaceSummary& s, const std::string& state) {
-  return {{"id", s.id}, {"name", s.name}, {"created", s.created}, {"state", state},
-          {"space", s.space_state}, {"gatekeeper", s.gatekeeper_state}, {"missing", s.missing},
-          {"window", s.window_url}};
+  json out = {{"id", s.id}, {"name", s.name}, {"created", s.created}, {"state", state},
+              {"space", s.space_state}, {"gatekeeper", s.gatekeeper_state}, {"missing", s.missing},
+              {"window", s.window_url}};
+  if (s.space_state == "exited") out["exit_code"] = s.space_exit_code;
+  return out;
 }
 
 Result<SpaceSummary> find(Place& place, const std::string& id) {
