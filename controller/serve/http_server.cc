@@ -296,7 +296,7 @@ class Connection {
     state_ = State::kHandedOff;
     uv_timer_stop(&timer_);
     uv_read_stop(stream_);
-    if (server_.config().dispatcher == nullptr) {
+    if (!server_.config().hand_off) {
       answer(error_response(503, "dispatcher_unavailable", "request " + request_.path + ": this serve has no dispatcher"), true);
       return;
     }
@@ -307,7 +307,7 @@ class Connection {
     for (const appliance::http::Header& h : request_.headers) head.headers.push_back({h.name, h.value});
     std::string already = std::move(pending_);
     pending_.clear();
-    server_.config().dispatcher->take(stream_, id, std::move(head), std::move(already),
+    server_.config().hand_off(stream_, id, std::move(head), std::move(already),
                                       [this](uv_stream_t*, std::string leftover, bool keep_alive) {
                                         stream_->data = this;
                                         if (!keep_alive || closing_) {

@@ -58,7 +58,8 @@ struct ServerConfig {
   std::uint16_t tcp_port = 0;
   std::string token;                 // required on TCP as "Authorization: Bearer <token>"
   Route route;                       // serve's own routes
-  dispatch::Dispatcher* dispatcher = nullptr;  // null: /api/spaces/<id>/… answers 503
+  // Dispatcher::take (controller/dispatch/dispatcher.h); empty: /api/spaces/<id>/… answers 503.
+  std::function<void(uv_stream_t*, std::string, dispatch::RequestHead, std::string, dispatch::Giveback)> hand_off;
   // Events of an operation: (id, from seq) → events, finished, next seq; false when unknown.
   std::function<bool(const std::string& id, std::size_t seq, std::vector<nlohmann::json>& out, bool& finished, std::size_t& next)> events;
   std::function<void()> activity_any;  // any request (for logs; may be empty)

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "controller/code/cli.h"
+#include "controller/docker_place.h"  // random_hex
 #include "controller/escape_runner.h"
 #include "controller/registry.h"
 #include "controller/spec.h"
