@@ -8,7 +8,6 @@
 #include <iostream>
 #include <sstream>
 
-#include "controller/serve/routes.h"
 #include "controller/spec.h"
 
 namespace controller::serve {

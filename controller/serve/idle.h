@@ -17,6 +17,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -24,11 +25,17 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/errors.h"
+#include "controller/manager.h"
+#include "controller/place.h"
 #include "controller/records.h"
 
 namespace controller::serve {
 
-struct Env;
+// A place and a manager of its own for one job (places are not shared between threads).
+struct Env {
+  std::unique_ptr<Place> place;
+  std::unique_ptr<Manager> manager;
+};
 
 struct IdleSetting {
   bool enabled = true;

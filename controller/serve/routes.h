@@ -23,12 +23,6 @@ struct RouteRow {
 // Every route, in the order API.md lists them (a test holds API.md and the tests to this table).
 const std::vector<RouteRow>& route_table();
 
-// A place and a manager of its own for one job (places are not shared between threads).
-struct Env {
-  std::unique_ptr<Place> place;
-  std::unique_ptr<Manager> manager;
-};
-
 struct ServeContext {
   std::string place_name = "docker";
   PlaceOptions place_options;
