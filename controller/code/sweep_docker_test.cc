@@ -170,7 +170,9 @@ class SweepDockerTest : public ::testing::Test {
 
   ProcessOutcome run(const std::vector<std::string>& args) {
     ProcessRequest r;
-    r.argv = base_argv();
+    r.argv = {"env", "TMPDIR=" + tmp_};  // the same temporary folder as the killed spacectl's
+    const std::vector<std::string> base = base_argv();
+    r.argv.insert(r.argv.end(), base.begin(), base.end());
     r.argv.insert(r.argv.end(), args.begin(), args.end());
     r.timeout = std::chrono::minutes(5);
     return run_process(r);
