@@ -46,7 +46,8 @@ constexpr const char* kExitCodes =
     "Exit status: 0 done; 1 a place command failed or an internal error; 2 usage or a refused value;\n"
     "3 place_unreachable / place_unusable / place_not_found (daemon down, no seccomp, isolation not\n"
     "proved); 4 space_not_found / space_not_running; 5 verify_failed; 6 gatekeeper_not_ready /\n"
-    "gatekeeper_refused / gatekeeper_unreachable; 10-23 code in refusals and failures, one status each\n"
+    "gatekeeper_refused / gatekeeper_unreachable; 7 space_busy (another action holds the space);\n"
+    "10-23 code in refusals and failures, one status each\n"
     "(controller/README.md lists them). `space exec` exits with the command's status.\n"
     "--json prints one document; an error is {\"error\":{\"code\":\"…\",\"message\":\"…\"}}.";
 
