@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "controller/gatekeeper_channel.h"
+#include "controller/space_token.h"
 #include "controller/spec.h"
 #include "policy/control_messages.h"
 
@@ -71,7 +72,16 @@ Result<json> Manager::create(const CreateRequest& request) {
   Result<SpaceLock> lock = SpaceLock::acquire(state, s->id);
   if (!lock) return lock.error();
   if (Result<void> w = write_record(state, s->id, SpaceRecord{}); !w) return w.error();
-  return summary_json(*s, "running");
+  json out = summary_json(*s, "running");
+  // The inner server's password (space_token.h): made here, written over exec stdin, never kept
+  // on the host. An image without a shell cannot take it; the space still works, its dispatcher
+  // routes then answer space_token_unreadable.
+  std::string token = make_space_token();
+  Result<void> t = write_space_token(place, s->id, token);
+  std::fill(token.begin(), token.end(), '\0');
+  out["token_written"] = t.ok();
+  if (!t) out["token_failure"] = t.error().message;
+  return out;
 }
 
 Result<json> Manager::list() {
