@@ -7,6 +7,12 @@
 //                    sha256 of those bytes and "\n", then closes;
 //       "DOWN <n>\n" answers n bytes of pattern_byte(i) (i = 0..n-1), then closes.
 //     It serves until killed. Its first line on stdout is "listening\n" once the port is bound.
+//
+//   dispatch-inner-server http <port> <token-file> [session-seconds]
+//     The inner server's contract on 127.0.0.1:<port> (inner_http.cc): POST /auth/session with
+//     {"password": <the token file's bytes>} gives a session cookie; every other request needs
+//     it. Test routes echo what arrived, stream bytes and SSE, misbehave on purpose, and serve a
+//     WebSocket echo.
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -19,6 +25,7 @@
 #include <cstring>
 #include <string>
 
+#include "controller/dispatch/testing/inner_http.h"
 #include "controller/dispatch/testing/pattern.h"
 #include "escape-suite/sha256.h"
 
@@ -82,8 +89,15 @@ int listen_on(int port) {
 
 int main(int argc, char** argv) {
   ::signal(SIGPIPE, SIG_IGN);
+  if (argc >= 4 && std::strcmp(argv[1], "http") == 0) {
+    const int port = std::atoi(argv[2]);  // 0: any free port (printed)
+    if (port < 0 || port > 65535) return 64;
+    const int fd = listen_on(port);
+    if (fd < 0) return 2;
+    return dispatch_test::serve_http(fd, argv[3], argc >= 5 ? std::atoi(argv[4]) : 3600);
+  }
   if (argc != 3 || std::strcmp(argv[1], "raw") != 0) {
-    std::fputs("usage: dispatch-inner-server raw <port>\n", stderr);
+    std::fputs("usage: dispatch-inner-server raw <port> | http <port> <token-file> [session-seconds]\n", stderr);
     return 64;
   }
   const int port = std::atoi(argv[2]);
