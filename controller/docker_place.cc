@@ -512,12 +512,6 @@ Result<std::vector<std::string>> DockerPlace::exec_argv(const std::string& id) {
   return std::vector<std::string>{cli_.program(), "exec", "--interactive", "--user", std::string(kSpaceUser), "--", name};
 }
 
-Result<std::vector<std::string>> DockerPlace::connect(const std::string& id, std::uint16_t port) {
-  Result<std::vector<std::string>> argv = exec_argv(id);
-  if (!argv) return argv.error();
-  argv->insert(argv->end(), {"nc", "127.0.0.1", std::to_string(port)});
-  return argv;
-}
 
 Result<void> DockerPlace::stop(const std::string& id) {
   // The space first, so it never runs without its gatekeeper

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <map>
+#include <memory>
+#include <mutex>
 #include <set>
 #include <optional>
 #include <string>
@@ -76,9 +78,18 @@ class DockerPlace final : public Place {
   Result<ExecOutput> exec_as(const std::string& id, Role role, std::string_view user, const std::vector<std::string>& argv,
                              const std::string& stdin_bytes, std::chrono::milliseconds timeout);
 
+  // docker_bridge.cc: the bridge's path inside this start of the container, placed on first use.
+  Result<std::string> ensure_bridge(const std::string& id, const std::string& container, const std::string& start_key);
+
   PlaceOptions options_;
   DockerCli cli_;
   HostAddressProbe probe_;
+  struct BridgeCache {
+    std::mutex mutex;
+    std::string bytes;                          // read once from options_.bridge_binary
+    std::map<std::string, std::string> placed;  // container id + StartedAt -> path inside
+  };
+  std::shared_ptr<BridgeCache> bridges_ = std::make_shared<BridgeCache>();
 };
 
 Result<std::string> read_small_file(const std::string& path, std::size_t cap = 1u << 20);

@@ -181,6 +181,7 @@ int run(int argc, char** argv) {
   options.space_image_file = dir + "/space-image.id";
   options.seccomp_space = dir + "/seccomp/space.json";
   options.seccomp_gatekeeper = dir + "/seccomp/gatekeeper.json";
+  options.bridge_binary = paths.libexec_dir + "/spacectl-bridge";
   const std::string test_pin_file = dir + "/gatekeeper-test-image.id";
   // Printed with the pins this invocation would use, so --version goes after the path options.
   bool show_version = false;

@@ -7,6 +7,7 @@
 
 #include "controller/docker_place.h"  // random_hex
 #include "controller/gatekeeper_channel.h"
+#include "controller/space_token.h"
 #include "controller/spec.h"
 #include "policy/control_messages.h"
 
@@ -98,7 +99,16 @@ Result<json> Manager::create_locked(const CreateRequest& request) {
   };
   Result<SpaceSummary> s = place.create(r);
   if (!s) return s.error();
-  return summary_json(*s, "running");
+  json out = summary_json(*s, "running");
+  // The inner server's password (space_token.h): made here, written over exec stdin, never kept
+  // on the host. An image without a shell cannot take it; the space still works, its dispatcher
+  // routes then answer space_token_unreadable.
+  std::string token = make_space_token();
+  Result<void> t = write_space_token(place, s->id, token);
+  std::fill(token.begin(), token.end(), '\0');
+  out["token_written"] = t.ok();
+  if (!t) out["token_failure"] = t.error().message;
+  return out;
 }
 
 void Manager::finish_create(const std::string& id, const Failure* failure, const std::string& step) {

@@ -22,6 +22,9 @@ struct PlaceOptions {
   std::string space_image_file;
   std::string seccomp_space;          // profile paths
   std::string seccomp_gatekeeper;
+  // spacectl-bridge (controller/dispatch/inside/bridge.cc), the static program `connect` places
+  // into a space; empty: connect is refused with kPlaceUnusable.
+  std::string bridge_binary;
 };
 
 struct CheckReport {
@@ -84,7 +87,10 @@ class Place {
                                   const std::string& stdin_bytes, std::chrono::milliseconds timeout) = 0;
   // The argv prefix a caller (git ext::, an interactive exec) spawns itself; space only.
   virtual Result<std::vector<std::string>> exec_argv(const std::string& id) = 0;
-  // argv of a byte stream to 127.0.0.1:port inside the space (busybox nc inside).
+  // argv of a byte stream to 127.0.0.1:port inside the space: its stdin and stdout are the
+  // stream. Needs nothing from the space's image but what the place itself uses to write a file
+  // (Docker: dd or tee, run as uid 0 without capabilities); the program at the other end is our
+  // own static bridge. Blocking (it may place the bridge first); safe from several threads.
   virtual Result<std::vector<std::string>> connect(const std::string& id, std::uint16_t port) = 0;
   virtual Result<void> stop(const std::string& id) = 0;
   virtual Result<void> start(const std::string& id) = 0;

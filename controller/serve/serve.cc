@@ -8,11 +8,13 @@
 #include <iostream>
 
 #include "controller/code/cli.h"
+#include "controller/dispatch/dispatcher.h"
 #include "controller/serve/http_server.h"
 #include "controller/serve/idle.h"
 #include "controller/serve/operations.h"
 #include "controller/serve/routes.h"
 #include "controller/signals.h"
+#include "controller/space_token.h"
 #include "controller/sweep.h"
 #include "controller/text.h"
 
@@ -90,6 +92,36 @@ int run_serve(const ServeOptions& options) {
   IdleWatch idle(&l.loop, options.state, [&ctx] { return ctx.make_env(); });
   ctx.idle = &idle;
 
+  // The dispatcher: requests for a space's inner server (controller/dispatch/). Its blocking
+  // hooks run on the thread pool, each with a place of its own.
+  dispatch::DispatcherConfig dc;
+  dc.loop = &l.loop;
+  dc.list_spaces = [&ctx]() -> Result<std::vector<std::string>> {
+    Result<Env> env = ctx.make_env();
+    if (!env) return env.error();
+    Result<std::vector<SpaceSummary>> all = env->place->list();
+    if (!all) return all.error();
+    std::vector<std::string> ids;
+    for (const SpaceSummary& s : *all) ids.push_back(s.id);
+    return ids;
+  };
+  dc.connect = [&ctx](const std::string& id, std::uint16_t port) -> Result<std::vector<std::string>> {
+    Result<Env> env = ctx.make_env();
+    if (!env) return env.error();
+    return env->place->connect(id, port);
+  };
+  dc.read_token = [&ctx](const std::string& id) -> Result<std::string> {
+    Result<Env> env = ctx.make_env();
+    if (!env) return env.error();
+    return read_space_token(*env->place, id);
+  };
+  dc.activity = [&idle](const std::string& id) { idle.touch(id); };
+  dispatch::Dispatcher dispatcher(dc);
+  config.hand_off = [&dispatcher](uv_stream_t* client, std::string id, dispatch::RequestHead head, std::string already,
+                                  dispatch::Giveback done) {
+    dispatcher.take(client, std::move(id), std::move(head), std::move(already), std::move(done));
+  };
+
   config.loop = &l.loop;
   config.route = make_router(ctx);
   config.events = [&operations](const std::string& id, std::size_t seq, std::vector<nlohmann::json>& out, bool& finished,
@@ -99,6 +131,7 @@ int run_serve(const ServeOptions& options) {
   if (Result<void> r = server.listen(); !r) {
     std::cerr << "spacectl: " << code_word(r.error().code) << ": " << terminal_safe(r.error().message) << "\n";
     operations.close();
+    dispatcher.close_all([] {});
     uv_run(&l.loop, UV_RUN_DEFAULT);
     uv_loop_close(&l.loop);
     return exit_status(r.error().code);
@@ -106,7 +139,7 @@ int run_serve(const ServeOptions& options) {
   std::cerr << "spacectl serve: listening on " << config.socket_path;
   if (!config.tcp_host.empty()) std::cerr << " and " << config.tcp_host << ":" << server.tcp_port();
   std::cerr << "\n";
-  idle.start({});
+  idle.start([&dispatcher](const std::string& id) { return dispatcher.open_for(id); });
   if (options.sweep_at_start) {
     const std::int64_t grace = options.sweep_grace_seconds;
     operations.start("sweep", "", [&ctx, grace](const Say&) -> Result<nlohmann::json> {
@@ -125,8 +158,9 @@ int run_serve(const ServeOptions& options) {
     Server* server;
     Operations* operations;
     IdleWatch* idle;
+    dispatch::Dispatcher* dispatcher;
     bool begun = false;
-  } stopping{&server, &operations, &idle};
+  } stopping{&server, &operations, &idle, &dispatcher};
   l.stop_timer.data = &stopping;
   uv_timer_start(
       &l.stop_timer,
@@ -136,6 +170,8 @@ int run_serve(const ServeOptions& options) {
         s->begun = true;
         std::cerr << "spacectl serve: stopping\n";
         s->idle->close();
+        // The dispatcher first: the streams it holds come back to the server closed.
+        s->dispatcher->close_all([] {});
         s->server->close_all([] {});
         // Operations see the stop too (their processes are killed, their rollback runs); the
         // loop ends once they are joined and the async handle is closed.

@@ -1,0 +1,9 @@
+// The HTTP side of dispatch-inner-server (inner_http.cc).
+#pragma once
+
+namespace dispatch_test {
+
+// Serves the listening socket `fd` until killed: one thread per connection. Prints "listening <port>\n".
+int serve_http(int fd, const char* token_file, int session_seconds);
+
+}  // namespace dispatch_test
