@@ -44,6 +44,13 @@ Result<json> code_in_locked(Manager& manager, const CodeInRequest& request) {
   if (!record) return record.error();
   Result<std::vector<std::string>> prefix = manager.place.exec_argv(id);
   if (!prefix) return prefix.error();
+  if (Result<void> ok = preflight(request.repo); !ok) return ok.error();
+  if (record->code.repository.empty()) {
+    // Written before anything moves (after the refusals that need only the repository): a code in that dies midway leaves its start ref in the
+    // repository, and `code forget` / `space remove` find it from here.
+    record->code.repository = request.repo;
+    if (Result<void> w = write_record(manager.state, id, *record); !w) return w.error();
+  }
   Result<CodeInResult> r = bring_code_in(request.repo, id, *mode, space_exec(manager, id, *prefix, request.image),
                                          options_for(request.timeout_seconds, request.progress));
   if (!r) return r.error();
@@ -76,7 +83,7 @@ Result<json> history_locked(Manager& manager, const std::string& id, int timeout
                             const std::function<void(const std::string&)>& progress) {
   Result<SpaceRecord> record = read_record(manager.state, id);
   if (!record) return record.error();
-  if (record->code.repository.empty())
+  if (record->code.repository.empty() || record->code.base.empty())
     return fail(Code::kInvalidArgument, "code history " + id + ": no code in is recorded for this space");
   Result<std::vector<std::string>> prefix = manager.place.exec_argv(id);
   if (!prefix) return prefix.error();
