@@ -15,7 +15,6 @@
 #include <sstream>
 
 #include "controller/gatekeeper_channel.h"
-#include "controller/sweep.h"
 #include "controller/text.h"
 
 namespace controller {
@@ -593,39 +592,6 @@ Result<void> DockerPlace::remove_everything(const std::string& id, bool also_by_
   for (const std::string& w : networks) remove({"network", "rm", "--", w}, w);
   if (!failures.empty()) return fail(Code::kCommandFailed, "space remove " + id + ":" + failures);
   return {};
-}
-
-Result<std::vector<LabelledId>> DockerPlace::labelled_ids() {
-  const std::string owner = "label=" + std::string(kLabelOwner) + "=" + options_.owner;
-  const std::string marker = "label=" + std::string(kLabelMarker) + "=true";
-  const std::string id_label = "{{.Label \"" + std::string(kLabelId) + "\"}}";
-  const std::string created_label = "{{.Label \"" + std::string(kLabelCreated) + "\"}}";
-  // Containers and networks have Docker's own creation time; volumes only their label's.
-  const std::vector<std::vector<std::string>> queries = {
-      {"ps", "--all", "--no-trunc", "--filter", marker, "--filter", owner, "--format", id_label + "|" + created_label + "|{{.CreatedAt}}"},
-      {"network", "ls", "--no-trunc", "--filter", marker, "--filter", owner, "--format", id_label + "|" + created_label + "|{{.CreatedAt}}"},
-      {"volume", "ls", "--filter", marker, "--filter", owner, "--format", id_label + "|" + created_label + "|"}};
-  std::map<std::string, std::int64_t> oldest;
-  for (const std::vector<std::string>& q : queries) {
-    Result<std::string> out = cli_.run(q, "(label filter)");
-    if (!out) {
-      if (out.error().code == Code::kCommandFailed) return fail(Code::kPlaceUnreachable, out.error().message);
-      return out.error();
-    }
-    for (const std::string& line : lines(*out)) {
-      const std::size_t a = line.find('|'), b = a == std::string::npos ? a : line.find('|', a + 1);
-      if (b == std::string::npos) continue;
-      const std::string id = line.substr(0, a);
-      if (!is_space_id(id)) continue;  // not a space's (nor a probe's) object: never ours to judge
-      std::int64_t t = parse_utc_time(line.substr(b + 1));
-      if (t == 0) t = parse_utc_time(line.substr(a + 1, b - a - 1));
-      auto [it, fresh] = oldest.emplace(id, t);
-      if (!fresh && t != 0 && (it->second == 0 || t < it->second)) it->second = t;
-    }
-  }
-  std::vector<LabelledId> out;
-  for (const auto& [id, t] : oldest) out.push_back({id, t});
-  return out;
 }
 
 Result<void> DockerPlace::remove(const std::string& id) {
