@@ -164,7 +164,8 @@ std::string_view refusal_sentence(Refusal r) {
 }  // namespace
 
 std::string refusal_body(Refusal r) {
-  return "{\"error\":\"" + std::string(refusal_sentence(r)) + "\",\"code\":\"" + std::string(refusal_word(r)) + "\"}";
+  return "{\"error\":{\"code\":\"" + std::string(refusal_word(r)) + "\",\"message\":\"" + std::string(refusal_sentence(r)) +
+         "\"}}";
 }
 
 std::string refusal_answer(Refusal r, bool keep_alive) {

@@ -192,7 +192,7 @@ TEST(RefusalTest, EveryRefusalHasAStableWordAndStatus) {
   EXPECT_EQ(refusal_status(Refusal::kHostOnlyRoute), 403);
   EXPECT_EQ(refusal_status(Refusal::kSpaceSessionExpired), 503);
   EXPECT_EQ(refusal_body(Refusal::kSpaceRedirected),
-            "{\"error\":\"the space answered with a redirect, which is refused\",\"code\":\"space_redirected\"}");
+            "{\"error\":{\"code\":\"space_redirected\",\"message\":\"the space answered with a redirect, which is refused\"}}");
   const std::string a = refusal_answer(Refusal::kSpaceNotFound, true);
   EXPECT_EQ(a.rfind("HTTP/1.1 404 Not Found\r\n", 0), 0u);
   EXPECT_NE(a.find("X-Content-Type-Options: nosniff\r\n"), std::string::npos);

@@ -75,6 +75,7 @@ Refusal refusal_for(const Failure& f) {
   switch (f.code) {
     case Code::kSpaceNotFound: return Refusal::kSpaceNotFound;
     case Code::kSpaceNotRunning: return Refusal::kSpaceNotRunning;
+    case Code::kSpaceBusy: return Refusal::kSpaceBusy;
     case Code::kUsage: case Code::kPlaceUnreachable: case Code::kPlaceUnusable: case Code::kPlaceNotFound:
     case Code::kVerifyFailed: case Code::kGatekeeperNotReady: case Code::kGatekeeperRefused:
     case Code::kGatekeeperUnreachable: case Code::kCommandFailed: case Code::kCommandTimeout:

@@ -47,6 +47,7 @@ struct Answer {
 class Client {
  public:
   explicit Client(int port);
+  explicit Client(const std::string& unix_path);  // serve's unix socket
   ~Client();
   [[nodiscard]] bool connected() const { return fd_ >= 0; }
   bool send(const std::string& bytes);
