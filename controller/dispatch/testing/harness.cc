@@ -163,8 +163,9 @@ bool Answer::has(const std::string& name) const {
   return false;
 }
 
-Client::Client(int port) {
+Client::Client(int port, int rcvbuf) {
   fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (rcvbuf > 0) (void)::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
   sockaddr_in sin{};
   sin.sin_family = AF_INET;
   sin.sin_port = htons(static_cast<std::uint16_t>(port));
