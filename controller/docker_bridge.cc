@@ -11,6 +11,8 @@
 // the space already has (the requests are stripped of the user's credentials before they go in,
 // and the session it carries is derived from the space's own token).
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,18 @@ namespace {
 using nlohmann::json;
 
 inline constexpr std::size_t kBridgeCap = 16u << 20;
+
+// Process-wide: a container id with its StartedAt names one start of one container, whoever asks.
+struct BridgeCache {
+  std::mutex mutex;
+  std::map<std::string, std::string> bytes;   // bridge binary path -> its bytes, read once
+  std::map<std::string, std::string> placed;  // container id @ StartedAt -> path inside
+};
+
+BridgeCache& bridges() {
+  static BridgeCache cache;
+  return cache;
+}
 inline constexpr std::chrono::seconds kPlaceTimeout{60};
 
 std::string field(const json& doc, const char* a, const char* b) {
@@ -56,16 +70,18 @@ Result<std::vector<std::string>> DockerPlace::connect(const std::string& id, std
 }
 
 Result<std::string> DockerPlace::ensure_bridge(const std::string& id, const std::string& container, const std::string& start_key) {
-  std::lock_guard<std::mutex> hold(bridges_->mutex);
-  if (auto it = bridges_->placed.find(start_key); it != bridges_->placed.end()) return it->second;
-  if (bridges_->bytes.empty()) {
-    if (options_.bridge_binary.empty())
-      return fail(Code::kPlaceUnusable, "connect " + container + ": no spacectl-bridge binary is configured");
+  BridgeCache& cache = bridges();
+  std::lock_guard<std::mutex> hold(cache.mutex);
+  if (auto it = cache.placed.find(start_key); it != cache.placed.end()) return it->second;
+  if (options_.bridge_binary.empty())
+    return fail(Code::kPlaceUnusable, "connect " + container + ": no spacectl-bridge binary is configured");
+  std::string& program = cache.bytes[options_.bridge_binary];
+  if (program.empty()) {
     Result<std::string> bytes = read_small_file(options_.bridge_binary, kBridgeCap);
     if (!bytes) return fail(Code::kPlaceUnusable, "connect " + container + ": " + bytes.error().message);
     if (bytes->size() < 4 || bytes->compare(0, 4, "\x7f" "ELF") != 0)
       return fail(Code::kPlaceUnusable, "connect " + container + ": " + options_.bridge_binary + " is not an ELF program");
-    bridges_->bytes = std::move(*bytes);
+    program = std::move(*bytes);
   }
   // Tries each spelling in turn: an image without a `dd` applet link may still have busybox.
   auto run = [&](const std::vector<std::vector<std::string>>& spellings, const std::string& in,
@@ -86,12 +102,12 @@ Result<std::string> DockerPlace::ensure_bridge(const std::string& id, const std:
     return r.error();
   if (Result<void> r = run({{"dd", "of=" + file, "bs=65536"}, {"busybox", "dd", "of=" + file, "bs=65536"},
                             {"tee", file}, {"busybox", "tee", file}},
-                           bridges_->bytes, "write " + file);
+                           program, "write " + file);
       !r)
     return r.error();
   if (Result<void> r = run({{"chmod", "755", file}, {"busybox", "chmod", "755", file}}, {}, "chmod 755 " + file); !r)
     return r.error();
-  bridges_->placed[start_key] = file;
+  cache.placed[start_key] = file;
   return file;
 }
 

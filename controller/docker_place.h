@@ -3,8 +3,6 @@
 #pragma once
 
 #include <map>
-#include <memory>
-#include <mutex>
 #include <set>
 #include <optional>
 #include <string>
@@ -78,18 +76,14 @@ class DockerPlace final : public Place {
   Result<ExecOutput> exec_as(const std::string& id, Role role, std::string_view user, const std::vector<std::string>& argv,
                              const std::string& stdin_bytes, std::chrono::milliseconds timeout);
 
-  // docker_bridge.cc: the bridge's path inside this start of the container, placed on first use.
+  // docker_bridge.cc: the bridge's path inside this start of the container, placed on first use
+  // (one placement per container start for the whole process, however many DockerPlace values
+  // ask: serve makes one per call).
   Result<std::string> ensure_bridge(const std::string& id, const std::string& container, const std::string& start_key);
 
   PlaceOptions options_;
   DockerCli cli_;
   HostAddressProbe probe_;
-  struct BridgeCache {
-    std::mutex mutex;
-    std::string bytes;                          // read once from options_.bridge_binary
-    std::map<std::string, std::string> placed;  // container id + StartedAt -> path inside
-  };
-  std::shared_ptr<BridgeCache> bridges_ = std::make_shared<BridgeCache>();
 };
 
 Result<std::string> read_small_file(const std::string& path, std::size_t cap = 1u << 20);

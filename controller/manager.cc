@@ -101,8 +101,8 @@ Result<json> Manager::create_locked(const CreateRequest& request) {
   if (!s) return s.error();
   json out = summary_json(*s, "running");
   // The inner server's password (space_token.h): made here, written over exec stdin, never kept
-  // on the host. An image without a shell cannot take it; the space still works, its dispatcher
-  // routes then answer space_token_unreadable.
+  // on the host. An image without the file tools cannot take it; the space still works, its
+  // dispatcher routes then answer space_token_unreadable.
   std::string token = make_space_token();
   Result<void> t = write_space_token(place, s->id, token);
   std::fill(token.begin(), token.end(), '\0');

@@ -25,10 +25,11 @@ std::string make_space_token();
 // What read-back accepts: ^[A-Za-z0-9_-]{32,128}$ (nothing else ever leaves the file).
 [[nodiscard]] bool token_well_formed(std::string_view token);
 
-// Writes `token` through the stdin of `/bin/sh -c '...cat > token.new && mv ...'` as the space
-// user (needs sh, mkdir, chmod, cat and mv in the image).
+// Writes `token` through the stdin of `dd of=token.new` as the space user, after mkdir and chmod
+// 700 of the directory, then chmod 600 and mv into place; each step an argv, no shell (needs
+// mkdir, chmod, dd and mv in the image, or busybox).
 Result<void> write_space_token(Place& place, const std::string& id, const std::string& token);
-// Reads it back with `cat`; anything malformed, missing, too large or too slow is one failure
+// Reads it back with `cat` (or `busybox cat`); anything malformed, missing, too large or too slow is one failure
 // whose message never holds the file's bytes.
 Result<std::string> read_space_token(Place& place, const std::string& id);
 

@@ -51,6 +51,7 @@ class BridgeTest : public ::testing::Test {
     o.seccomp_space = profile("space.json");
     o.seccomp_gatekeeper = profile("gatekeeper.json");
     o.bridge_binary = kBin + "/spacectl-bridge";
+    options_ = o;
     place_ = std::make_unique<DockerPlace>(o);
     CreateRequest request;
     request.memory_bytes = 512ll << 20;
@@ -86,6 +87,7 @@ class BridgeTest : public ::testing::Test {
     return run_process(r);
   }
 
+  PlaceOptions options_;
   std::unique_ptr<DockerPlace> place_;
   std::string id_;
 };
@@ -138,10 +140,15 @@ TEST_F(BridgeTest, TheSpaceUserCannotReplaceThePlacedBridge) {
   Result<ExecOutput> sum = place_->exec(id_, ExecTarget::kSpace, {"sha256sum", path}, {}, std::chrono::seconds(30));
   ASSERT_TRUE(sum.ok() && sum->exit_code == 0);
   EXPECT_EQ(sum->out.substr(0, 64), escape::sha256_hex(*ours));
-  // The same start of the container reuses the placement.
+  // The same start of the container reuses the placement, also from another DockerPlace value
+  // of this process (serve makes one per call).
   Result<std::vector<std::string>> again = place_->connect(id_, kRawPort);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ((*again)[again->size() - 2], path);
+  DockerPlace other(options_);
+  Result<std::vector<std::string>> third = other.connect(id_, kRawPort);
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ((*third)[third->size() - 2], path);
 }
 
 }  // namespace

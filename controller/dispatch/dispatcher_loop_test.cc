@@ -323,6 +323,26 @@ TEST_F(DispatcherLoopTest, Downloads64MiBShaExactWithLengthAndChunked) {
   }
 }
 
+// A slow client makes the dispatcher pause its stream; the pooled stream must read again for
+// the next exchange (it stayed paused and the second request hung).
+TEST_F(DispatcherLoopTest, AStreamPausedForASlowClientServesTheNextRequest) {
+  dispatcher();
+  Client c(acceptor_->port(), 4096);
+  // Where the answer ends relative to the pause is timing; a few sizes make ending paused likely.
+  for (std::size_t round = 0; round < 6; ++round) {
+    const std::size_t n = (4u << 20) + round * 200'000 + 7;
+    ASSERT_TRUE(c.send(dispatch_test::get(path("bytes?n=" + std::to_string(n)))));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the queues fill; the stream pauses
+    const Answer big = c.read_answer();
+    ASSERT_EQ(big.status, 200);
+    EXPECT_EQ(big.body.size(), n);
+    ASSERT_TRUE(c.send(dispatch_test::get(path("echo/after"))));
+    const Answer next = c.read_answer(false, 5000);
+    ASSERT_EQ(next.status, 200) << "round " << round << ": the pooled stream stayed paused";
+  }
+  EXPECT_EQ(connects_.load(), 1);
+}
+
 TEST_F(DispatcherLoopTest, EightConcurrentEventStreamsArriveWhole) {
   dispatcher();
   std::vector<std::future<Answer>> all;

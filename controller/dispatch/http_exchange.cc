@@ -333,14 +333,21 @@ class Exchange final : public InnerStream::Sink, public appliance::http::BodySin
     if (stream_ != nullptr && uv_stream_get_write_queue_size(client_) > kHighWater) stream_->pause();
   }
 
+  // Runs inside the answer parser's callback: the stream is handed back and the request goes
+  // again on a later loop turn.
   void retry_after_401() {
     d_.forget_session(target_.id);
-    d_.release(stream_, inner_reusable_);
+    InnerStream* st = stream_;
     stream_ = nullptr;
-    if (has_body_) return refuse(Refusal::kSpaceSessionExpired);  // the body is gone: the client resends
-    if (retried_401_) return refuse(Refusal::kSpaceLoginFailed);
-    retried_401_ = true;
-    with_session();
+    const bool reusable = inner_reusable_;
+    d_.defer([this, st, reusable] {
+      d_.release(st, reusable);
+      if (aborted_) return;
+      if (has_body_) return refuse(Refusal::kSpaceSessionExpired);  // the body is gone: the client resends
+      if (retried_401_) return refuse(Refusal::kSpaceLoginFailed);
+      retried_401_ = true;
+      with_session();
+    });
   }
 
   void inner_failed(Refusal r) {

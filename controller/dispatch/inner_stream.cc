@@ -70,6 +70,8 @@ void InnerStream::attach(Sink* sink) {
     reading_ = true;
     paused_ = false;
     uv_read_start(reinterpret_cast<uv_stream_t*>(&out_), &InnerStream::on_alloc, &InnerStream::on_read);
+  } else if (paused_) {
+    resume();  // paused for the exchange before (a slow client): the next one starts reading
   }
 }
 

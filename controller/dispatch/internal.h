@@ -23,7 +23,6 @@ using Clock = std::chrono::steady_clock;
 
 inline constexpr std::size_t kHighWater = 1u << 20;       // queued bytes before a reader pauses
 inline constexpr std::size_t kStderrKept = 4u << 10;      // of a bridge, for the journal line
-inline constexpr std::uint64_t kHeadAnswerMs = 120'000;   // an inner answer's head must come by then
 inline constexpr std::uint64_t kLoginMs = 30'000;
 inline constexpr std::size_t kMaxWaiting = 256;           // requests queued for a space's pool
 inline constexpr std::size_t kMaxLeftover = 64u << 10;    // client bytes kept past a request

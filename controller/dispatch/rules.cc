@@ -164,7 +164,8 @@ std::string_view refusal_sentence(Refusal r) {
 }  // namespace
 
 std::string refusal_body(Refusal r) {
-  return "{\"error\":\"" + std::string(refusal_sentence(r)) + "\",\"code\":\"" + std::string(refusal_word(r)) + "\"}";
+  return "{\"error\":{\"code\":\"" + std::string(refusal_word(r)) + "\",\"message\":\"" + std::string(refusal_sentence(r)) +
+         "\"}}";
 }
 
 std::string refusal_answer(Refusal r, bool keep_alive) {
@@ -328,23 +329,28 @@ ServedType served_content_type(std::string_view inner_path, std::string_view con
   std::string essence;
   for (char c : content_type.substr(0, content_type.find(';')))
     if (c != ' ' && c != '\t') essence += lower(c);
+  const std::size_t slash = essence.find('/');
+  const std::string type = essence.substr(0, slash);
+  const std::string subtype = slash == std::string::npos ? std::string() : essence.substr(slash + 1);
   if (under_family(inner_path, "/api/fs/raw")) {
-    // Raw file bytes: kept only for types a browser shows without running them.
-    static constexpr std::array<std::string_view, 8> kImages = {"image/png", "image/jpeg", "image/gif", "image/webp",
-                                                                "image/avif", "image/bmp", "image/x-icon",
-                                                                "image/vnd.microsoft.icon"};
-    for (std::string_view t : kImages)
-      if (essence == t) return {std::string(content_type), false};
-    if ((essence.rfind("video/", 0) == 0 || essence.rfind("audio/", 0) == 0) && essence.size() > 6)
-      return {std::string(content_type), false};
+    // Raw file bytes: kept only for types a browser shows without running them (images other
+    // than SVG, which is a document with scripts, and audio and video).
+    static constexpr std::array<std::string_view, 8> kImages = {"png", "jpeg", "gif", "webp", "avif", "bmp", "x-icon",
+                                                                "vnd.microsoft.icon"};
+    if (type == "image")
+      for (std::string_view t : kImages)
+        if (subtype == t) return {std::string(content_type), false};
+    if ((type == "video" || type == "audio") && !subtype.empty()) return {std::string(content_type), false};
     return {"application/octet-stream", true};
   }
-  // Types a browser renders as a page (scripts run under the application's origin).
-  static constexpr std::array<std::string_view, 6> kPages = {"text/html", "application/xhtml+xml", "image/svg+xml",
-                                                             "text/xml", "application/xml", "application/pdf"};
+  // Types a browser renders as a page (scripts run under the application's origin), as
+  // {type, subtype}.
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 6> kPages = {{
+      {"text", "html"}, {"application", "xhtml+xml"}, {"image", "svg+xml"},
+      {"text", "xml"}, {"application", "xml"}, {"application", "pdf"}}};
   if (essence.empty()) return {"text/plain; charset=utf-8", false};
-  for (std::string_view t : kPages)
-    if (essence == t) return {"text/plain; charset=utf-8", false};
+  for (const auto& [t, sub] : kPages)
+    if (type == t && subtype == sub) return {"text/plain; charset=utf-8", false};
   return {std::string(content_type), false};
 }
 

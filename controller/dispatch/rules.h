@@ -14,8 +14,8 @@
 
 namespace controller::dispatch {
 
-// The refusals the client may see: one JSON body {"error": sentence, "code": word} while nothing
-// was sent. Deny is the zero value: an unset refusal is "space_unreachable", never a pass.
+// The refusals the client may see: one JSON body {"error": {"code": word, "message": sentence}}
+// (serve's error shape, controller/API.md) while nothing was sent. Deny is the zero value: an unset refusal is "space_unreachable", never a pass.
 enum class Refusal : std::uint8_t {
   kSpaceUnreachable,         // 502: the bridge, the place or the inner server failed
   kSpaceNotFound,            // 404: not an id of this owner's spaces
@@ -38,7 +38,7 @@ enum class Refusal : std::uint8_t {
 
 std::string_view refusal_word(Refusal r);
 int refusal_status(Refusal r);
-// {"error":"<sentence>","code":"<word>"}: the sentence is ours, never the space's words.
+// {"error":{"code":"<word>","message":"<sentence>"}}: the sentence is ours, never the space's words.
 std::string refusal_body(Refusal r);
 // A whole HTTP/1.1 answer with the JSON body, nosniff and no-store.
 std::string refusal_answer(Refusal r, bool keep_alive);

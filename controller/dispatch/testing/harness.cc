@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -162,8 +163,9 @@ bool Answer::has(const std::string& name) const {
   return false;
 }
 
-Client::Client(int port) {
+Client::Client(int port, int rcvbuf) {
   fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (rcvbuf > 0) (void)::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
   sockaddr_in sin{};
   sin.sin_family = AF_INET;
   sin.sin_port = htons(static_cast<std::uint16_t>(port));
@@ -173,6 +175,17 @@ Client::Client(int port) {
     fd_ = -1;
   }
 }
+Client::Client(const std::string& unix_path) {
+  fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, unix_path.c_str(), sizeof addr.sun_path - 1);
+  if (::connect(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+}
+
 Client::~Client() {
   if (fd_ >= 0) ::close(fd_);
 }

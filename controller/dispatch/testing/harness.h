@@ -46,7 +46,10 @@ struct Answer {
 // One blocking TCP client to 127.0.0.1:port.
 class Client {
  public:
-  explicit Client(int port);
+  // rcvbuf > 0: a small receive buffer (set before connect), so a slow reader backs up into the
+  // dispatcher's queue at once instead of into the kernel's.
+  explicit Client(int port, int rcvbuf = 0);
+  explicit Client(const std::string& unix_path);  // serve's unix socket
   ~Client();
   [[nodiscard]] bool connected() const { return fd_ >= 0; }
   bool send(const std::string& bytes);

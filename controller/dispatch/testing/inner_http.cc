@@ -21,7 +21,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -31,6 +33,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "appliance/http/parser.h"
 #include "controller/dispatch/testing/inner_http.h"
@@ -382,6 +385,72 @@ int serve_http(int fd, const char* token_file, int session_seconds) {
       ::close(c);
     }).detach();
   }
+}
+
+}  // namespace dispatch_test
+
+namespace dispatch_test {
+
+// The bench's direct row: logs in to 127.0.0.1:<port> with the token file, then sends n GETs of
+// /api/echo on one keep-alive connection; prints "n <n> total_us <t> p50_us <p>".
+int bench_client(int port, const char* token_file, int n) {
+  std::ifstream f(token_file, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in sin{};
+  sin.sin_family = AF_INET;
+  sin.sin_port = htons(static_cast<std::uint16_t>(port));
+  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&sin), sizeof sin) != 0) return 2;
+  struct Sink : appliance::http::BodySink {
+    bool on_head() override { return true; }
+    void on_body(const char*, std::size_t) override {}
+    void on_complete() override {}
+  } sink;
+  std::string buf;
+  auto exchange = [&](const std::string& req, int* status, std::string* cookie) -> bool {
+    if (!send_all(fd, req)) return false;
+    MessageParser p(MessageParser::Kind::kResponse, sink);
+    for (;;) {
+      if (!buf.empty()) {
+        const MessageParser::Feed r = p.feed(buf.data(), buf.size());
+        if (r.status == MessageParser::Status::kError) return false;
+        buf.erase(0, r.consumed);
+        if (r.status == MessageParser::Status::kComplete) break;
+      }
+      char b[65536];
+      const ssize_t k = ::recv(fd, b, sizeof b, 0);
+      if (k <= 0) return false;
+      buf.append(b, static_cast<std::size_t>(k));
+    }
+    *status = p.status_code();
+    if (cookie != nullptr)
+      for (const auto& h : p.headers())
+        if (lower(h.name) == "set-cookie") *cookie = h.value.substr(0, h.value.find(';'));
+    return true;
+  };
+  const std::string body = "{\"password\":\"" + ss.str() + "\"}";
+  int status = 0;
+  std::string cookie;
+  if (!exchange("POST /auth/session HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " +
+                    std::to_string(body.size()) + "\r\n\r\n" + body,
+                &status, &cookie) ||
+      status != 200)
+    return 3;
+  const std::string req = "GET /api/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: " + cookie + "\r\n\r\n";
+  std::vector<long long> us;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) {
+    const auto a = std::chrono::steady_clock::now();
+    if (!exchange(req, &status, nullptr) || status != 200) return 4;
+    us.push_back(std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - a).count());
+  }
+  const long long total = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
+  std::sort(us.begin(), us.end());
+  std::printf("n %d total_us %lld p50_us %lld\n", n, total, us.empty() ? 0 : us[(us.size() + 1) / 2 - 1]);
+  ::close(fd);
+  return 0;
 }
 
 }  // namespace dispatch_test

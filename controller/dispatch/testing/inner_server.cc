@@ -13,6 +13,10 @@
 //     {"password": <the token file's bytes>} gives a session cookie; every other request needs
 //     it. Test routes echo what arrived, stream bytes and SSE, misbehave on purpose, and serve a
 //     WebSocket echo.
+//
+//   dispatch-inner-server bench <port> <token-file> <n>
+//     A client (the benchmark's direct row): logs in, then n GETs of /api/echo on one
+//     keep-alive connection; prints "n <n> total_us <t> p50_us <p>".
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -89,6 +93,8 @@ int listen_on(int port) {
 
 int main(int argc, char** argv) {
   ::signal(SIGPIPE, SIG_IGN);
+  if (argc == 5 && std::strcmp(argv[1], "bench") == 0)
+    return dispatch_test::bench_client(std::atoi(argv[2]), argv[3], std::atoi(argv[4]));
   if (argc >= 4 && std::strcmp(argv[1], "http") == 0) {
     const int port = std::atoi(argv[2]);  // 0: any free port (printed)
     if (port < 0 || port > 65535) return 64;
