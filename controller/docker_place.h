@@ -4,6 +4,7 @@
 
 #include <map>
 #include <set>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 
 #include "controller/docker_cli.h"
 #include "controller/place.h"
+#include "controller/temp_dir.h"
 #include "controller/spec.h"
 
 namespace controller {
@@ -34,6 +36,7 @@ class DockerPlace final : public Place {
   Result<void> start(const std::string& id) override;
   Result<void> remove(const std::string& id) override;
   Result<std::vector<Difference>> verify(const std::string& id) override;
+  Result<std::vector<LabelledId>> labelled_ids() override;
 
   // verify, plus the IDs of the two containers it inspected (start starts exactly these).
   struct Verified {
@@ -73,6 +76,11 @@ class DockerPlace final : public Place {
   Result<ExecOutput> exec_as(const std::string& id, Role role, std::string_view user, const std::vector<std::string>& argv,
                              const std::string& stdin_bytes, std::chrono::milliseconds timeout);
 
+  // docker_bridge.cc: the bridge's path inside this start of the container, placed on first use
+  // (one placement per container start for the whole process, however many DockerPlace values
+  // ask: serve makes one per call).
+  Result<std::string> ensure_bridge(const std::string& id, const std::string& container, const std::string& start_key);
+
   PlaceOptions options_;
   DockerCli cli_;
   HostAddressProbe probe_;
@@ -86,16 +94,16 @@ bool is_image_reference(std::string_view text);  // a reference `docker create` 
 class EnvFile {
  public:
   static Result<EnvFile> write(const std::vector<std::string>& lines);
-  EnvFile(EnvFile&& other) noexcept : dir_(std::move(other.dir_)) { other.dir_.clear(); }
+  EnvFile(EnvFile&& other) noexcept : dir_(std::move(other.dir_)) { other.dir_.reset(); }
   EnvFile& operator=(EnvFile&&) = delete;
   EnvFile(const EnvFile&) = delete;
   EnvFile& operator=(const EnvFile&) = delete;
   ~EnvFile();
-  [[nodiscard]] std::string path() const { return dir_ + "/env"; }
+  [[nodiscard]] std::string path() const { return dir_ ? dir_->path() + "/env" : std::string(); }
 
  private:
   EnvFile() = default;
-  std::string dir_;
+  std::optional<OwnedTempDir> dir_;  // removed with the file in it
 };
 std::string random_hex(std::size_t bytes);
 

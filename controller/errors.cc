@@ -22,6 +22,7 @@ std::string_view code_word(Code code) {
     case Code::kInvalidArgument: return "invalid_argument";
     case Code::kInterrupted: return "interrupted";
     case Code::kInternal: return "internal";
+    case Code::kSpaceBusy: return "space_busy";
     case Code::kProjectFolderMissing: return "project_folder_missing";
     case Code::kNotAGitWorkTree: return "not_a_git_work_tree";
     case Code::kRepositoryHasNoCommit: return "repository_has_no_commit";
@@ -68,6 +69,7 @@ int exit_status(Code code) {
     case Code::kSpaceNotFound:
     case Code::kSpaceNotRunning: return 4;
     case Code::kVerifyFailed: return 5;
+    case Code::kSpaceBusy: return 7;
     case Code::kInterrupted: return 130;  // 128 + SIGINT, as a shell reports it
     case Code::kGatekeeperNotReady:
     case Code::kGatekeeperRefused:

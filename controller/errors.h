@@ -32,6 +32,7 @@ enum class Code : std::uint8_t {
   kInvalidArgument,       // a value given by the user is refused
   kInterrupted,           // SIGINT, SIGTERM or SIGHUP stopped it; what was started was rolled back
   kInternal,              // a bug or an impossible answer
+  kSpaceBusy,             // another action (any spacectl process) holds the space's lock now
   // Code in (code/): each refusal has its own code and exit status (10 and up).
   kProjectFolderMissing,       // --repo is not a folder
   kNotAGitWorkTree,            // not inside a git work tree (bare repositories too)

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,7 @@
 #include "controller/escape_facts.h"
 #include "controller/escape_host.h"
 #include "controller/escape_runner.h"
+#include "controller/records.h"
 #include "controller/gatekeeper_channel.h"
 #include "controller/signals.h"
 #include "controller/spec.h"
@@ -232,6 +234,7 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
 
   const std::string run = random_hex(6);
   const std::vector<std::string> labels = escape_labels(run, po.owner);
+  std::optional<SpaceLock> twin_lock;  // declared first: released after the teardown removed the twin
   Teardown teardown;
   // Last step of the teardown: anything labelled with this run, containers before networks.
   teardown.add([&cli, run] {
@@ -327,6 +330,10 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
   if (!have_test_image) twin_note = "no " + eo.test_gatekeeper_image_file + ": the twin runs the release gatekeeper, its control cannot work; ";
   if (need_twin) {
     CreateRequest req;
+    req.id = random_hex(6);
+    if (!eo.state_dir.empty()) {
+      if (Result<SpaceLock> l = SpaceLock::acquire(eo.state_dir, req.id, "escape-test twin"); l) twin_lock.emplace(std::move(*l));
+    }
     req.name = "escape-twin-" + run;
     req.memory_bytes = 256ll << 20;
     Result<SpaceSummary> twin = twin_place.create(req);

@@ -54,6 +54,9 @@ struct EscapeOptions {
   std::uint64_t log_flood_mib = 50;
   // Test-only: weakened-space tests run as root in the space and need --unsafe-privileged.
   bool unsafe_privileged = false;
+  // The state directory: the twin space is created under its own lock, held for the run, so a
+  // sweep (which finds no record for it) leaves it alone. Empty: no lock (tests without one).
+  std::string state_dir;
 };
 
 struct EscapeReport {

@@ -32,6 +32,9 @@
 #include "controller/text.h"
 #include "policy/control_messages.h"
 #include "controller/spec.h"
+#include "controller/sweep.h"
+#include "controller/serve/serve.h"
+#include "controller/docker_place.h"
 #include "controller/version.h"
 
 namespace {
@@ -44,8 +47,9 @@ constexpr const char* kExitCodes =
     "Exit status: 0 done; 1 a place command failed or an internal error; 2 usage or a refused value;\n"
     "3 place_unreachable / place_unusable / place_not_found (daemon down, no seccomp, isolation not\n"
     "proved); 4 space_not_found / space_not_running; 5 verify_failed; 6 gatekeeper_not_ready /\n"
-    "gatekeeper_refused / gatekeeper_unreachable; 10-23 code in, 24-30 code out and 32-42 apply refusals and failures,\n"
-    "one status each (controller/README.md lists them). `space exec` exits with the command's status.\n"
+    "gatekeeper_refused / gatekeeper_unreachable; 7 space_busy (another action holds the space);\n"
+    "10-23 code in, 24-30 code out and 32-42 apply refusals and failures, one status each\n"
+    "(controller/README.md lists them). `space exec` exits with the command's status.\n"
     "--json prints one document; an error is {\"error\":{\"code\":\"…\",\"message\":\"…\"}}.";
 
 std::string self_dir() {
@@ -200,6 +204,7 @@ int run(int argc, char** argv) {
   options.space_image_file = dir + "/space-image.id";
   options.seccomp_space = dir + "/seccomp/space.json";
   options.seccomp_gatekeeper = dir + "/seccomp/gatekeeper.json";
+  options.bridge_binary = paths.libexec_dir + "/spacectl-bridge";
   const std::string test_pin_file = dir + "/gatekeeper-test-image.id";
   // Printed with the pins this invocation would use, so --version goes after the path options.
   bool show_version = false;
@@ -293,6 +298,20 @@ int run(int argc, char** argv) {
     if (a == "--") break;
     if (a == "--version") app.require_subcommand(0, 1);
   }
+  auto* sweep_cmd = app.add_subcommand("sweep", "remove what a crashed spacectl left: objects without a record, interrupted creations, temporary folders");
+  int sweep_grace = static_cast<int>(controller::kDefaultSweepGrace.count());
+  sweep_cmd->add_option("--grace", sweep_grace, "leave objects younger than this many seconds (default 600)")->check(CLI::Range(0, 31536000));
+
+  auto* serve_cmd = app.add_subcommand("serve", "run as a service: a JSON API on a unix socket in the state dir (controller/API.md)");
+  controller::serve::ServeOptions serve_options;
+  bool serve_no_sweep = false;
+  serve_cmd->add_option("--socket", serve_options.socket_path, "unix socket (default <state dir>/serve.sock)");
+  serve_cmd->add_option("--listen", serve_options.listen, "also listen on 127.0.0.1:PORT (needs --token-file)");
+  serve_cmd->add_option("--token-file", serve_options.token_file, "bearer token for --listen (a file of this user, mode 0600)");
+  serve_cmd->add_flag("--no-sweep", serve_no_sweep, "do not sweep at start");
+  serve_cmd->add_option("--sweep-grace", serve_options.sweep_grace_seconds, "grace of the sweep at start, seconds (default 600)")
+      ->check(CLI::Range(0, 31536000));
+
   auto* help_cmd = app.add_subcommand("help", "the main concepts: spacectl help TOPIC (no topic: the list)");
   std::string help_topic;
   help_cmd->add_option("topic", help_topic, "space, code, gatekeeper, corridor, window, place, escape-test, files or json");
@@ -359,7 +378,28 @@ int run(int argc, char** argv) {
       return report(controller::fail(Code::kPlaceUnusable, "place check: this place cannot run isolated spaces"), as_json, *r);
     return report(r, as_json);
   }
+  if (serve_cmd->parsed()) {
+    serve_options.place_name = place_name;
+    serve_options.place_options = options;
+    serve_options.state = state;
+    serve_options.sweep_at_start = !serve_no_sweep;
+    serve_options.escape_binary = escape_options.binary;
+    serve_options.escape_test_image_file = escape_options.test_gatekeeper_image_file;
+    return controller::serve::run_serve(serve_options);
+  }
+  if (sweep_cmd->parsed()) {
+    controller::SweepOptions so;
+    so.grace = std::chrono::seconds(sweep_grace);
+    so.remove_refs = controller::code::forget_refs;
+    return report(controller::sweep(manager, so), as_json);
+  }
   if (create_cmd->parsed()) {
+    // Chosen here so each progress line can name it; the lock and a `preparing` record come
+    // before anything exists at the place.
+    create_request.id = controller::random_hex(6);
+    create_request.progress = [&create_request](std::string_view step) {
+      std::cerr << "spacectl: space create " << create_request.id << ": " << step << "\n";
+    };
     if (!memory_text.empty()) {
       std::optional<std::int64_t> m = parse_size(memory_text);
       if (!m) return report(controller::fail(Code::kUsage, "--memory " + memory_text + ": a size like 512m or 4g"), as_json);
@@ -435,6 +475,7 @@ int run(int argc, char** argv) {
   if (key_cmd->parsed()) return report(manager.window_key(id), as_json);
   if (escape_cmd->parsed()) {
     escape_options.space_id = id;
+    escape_options.state_dir = state;
     escape_options.exhaustion = !no_exhaustion;
     escape_options.format = escape_format == "json" ? escape::Format::kJson
                             : escape_format == "tap" ? escape::Format::kTap
@@ -444,7 +485,7 @@ int run(int argc, char** argv) {
                                                        : escape::Format::kText;
     // The run changes the gatekeeper's network and grants and puts them back: one change of the
     // space under its lock, like network set and grant add.
-    Result<controller::SpaceLock> lock = controller::SpaceLock::acquire(state, id);
+    Result<controller::SpaceLock> lock = controller::SpaceLock::acquire(state, id, "escape-test");
     if (!lock) return report(lock.error(), as_json);
     Result<controller::EscapeReport> r = controller::run_escape_test(options, escape_options);
     if (!r) return report(r.error(), as_json);

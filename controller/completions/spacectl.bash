@@ -11,7 +11,7 @@ _spacectl() {
   cur=${COMP_WORDS[COMP_CWORD]}
   prev=${COMP_WORDS[COMP_CWORD-1]}
   local global_opts="--json --place --state-dir --owner --gatekeeper-image-file --space-image-file --seccomp-space --seccomp-gatekeeper --version --help"
-  local top="place space code apply apply-state network grant window-key journal policy escape-test help"
+  local top="place space code apply apply-state network grant window-key journal policy escape-test serve sweep help"
 
   # The command path so far (words that are not options or option values).
   local path=() i w
@@ -71,6 +71,8 @@ _spacectl() {
       if [ -z "$sub" ]; then COMPREPLY=($(compgen -W "add" -- "$cur")); return; fi
       opts="--upstream --header"
       if [ ${#path[@]} -eq 2 ] && [[ $cur != -* ]]; then COMPREPLY=($(compgen -W "$(_spacectl_space_ids)" -- "$cur")); return; fi ;;
+    serve) opts="--socket --listen --token-file --no-sweep --sweep-grace" ;;
+    sweep) opts="--grace" ;;
     window-key|journal|policy|escape-test|apply|apply-state)
       [ "$cmd" = escape-test ] && opts="--format --output --only --binary --test-gatekeeper-image-file --no-exhaustion"
       [ "$cmd" = apply ] && opts="--as-branch --as-changes --remove-afterwards"
