@@ -50,6 +50,8 @@ class DockerPlace final : public Place {
 
   // Tests replace the host-address proof (verify.h).
   void set_host_address_probe(HostAddressProbe probe) { probe_ = std::move(probe); }
+  void set_loop_probe(LoopProbe probe) { loop_probe_ = std::move(probe); }
+  void set_io_weight_probe(IoWeightProbe probe) { io_probe_ = std::move(probe); }
 
  private:
   Result<int> engine_major();
@@ -73,9 +75,17 @@ class DockerPlace final : public Place {
   Result<ExecOutput> exec_as(const std::string& id, Role role, std::string_view user, const std::vector<std::string>& argv,
                              const std::string& stdin_bytes, std::chrono::milliseconds timeout);
 
+  // docker_disk.cc: the volumes' disk images and loop devices (loop_disk.h).
+  [[nodiscard]] std::string disk_dir() const;
+  Result<void> make_disks(SpaceSpec& spec);      // images made and attached; spec gets the loops
+  Result<void> attach_disks(const std::string& id);  // after a reboot, before verify
+  std::string release_disks(const std::string& id);  // "" or the failures, for messages
+
   PlaceOptions options_;
   DockerCli cli_;
   HostAddressProbe probe_;
+  LoopProbe loop_probe_;
+  IoWeightProbe io_probe_;
 };
 
 Result<std::string> read_small_file(const std::string& path, std::size_t cap = 1u << 20);

@@ -20,6 +20,7 @@ struct PlaceOptions {
   std::string space_image_file;
   std::string seccomp_space;          // profile paths
   std::string seccomp_gatekeeper;
+  std::string disk_dir;  // the volumes' disk images on a local engine's host (empty: kDefaultDiskDir)
 };
 
 struct CheckReport {
@@ -36,6 +37,7 @@ struct CreateRequest {
   std::string space_image;            // empty: the pinned default image
   std::int64_t memory_bytes = 0;      // 0: default
   std::int64_t nano_cpus = 0;         // 0: default_space_nano_cpus(the place's cores)
+  std::int64_t disk_bytes = 0;        // each volume's size; 0: kDefaultDiskBytes
   std::vector<std::string> command;   // empty: a long sleep for the default image, else the image's own
 };
 
