@@ -356,8 +356,12 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
                                   "--security-opt", "no-new-privileges", "--user", std::string(kSpaceUser),
                                   "--pids-limit", "64", "--memory", "64m"};
     u.insert(u.end(), labels.begin(), labels.end());
-    // -ll: keep listening; each connection echoes (a CONNECT only needs the dial to succeed).
-    u.insert(u.end(), {"--", image, "nc", "-ll", "-p", "443", "-e", "cat"});
+    // The window's upstream on 80 answers 200 only when the request carried the fake key in the
+    // grant's header (compared by digest: the key itself never reaches an argv or environment),
+    // else 401; the window control needs that 200. Neither is secret: the digest is in the suite's argv.
+    u.insert(u.end(), {"--env", "GK_KEY_SHA256=" + key_sha, "--env", "GK_UPSTREAM_ANSWER=" + std::string(kUpstreamKeyScript)});
+    // -ll: keep listening; on 443 each connection echoes (a CONNECT only needs the dial to succeed).
+    u.insert(u.end(), {"--", image, "sh", "-c", "nc -ll -p 443 -e cat & exec nc -ll -p 80 -e sh -c \"$GK_UPSTREAM_ANSWER\""});
     if (Result<std::string> r = cli.run(a, upstream_net, kChangeTimeout); !r) upstream_note = r.error().message;
     else if (Result<std::string> r2 = cli.run(u, upstream_net, kChangeTimeout); !r2) upstream_note = r2.error().message;
     for (const std::string* gk : {&main_names.gatekeeper, &twin_names.gatekeeper}) {
@@ -374,8 +378,12 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
 
   // Allowlist switch and the fake grant, on both gatekeepers (secret on stdin only).
   const std::string network_body = json{{"mode", "allowlist"}, {"domains", {std::string(kUpstreamAlias)}}}.dump();
-  std::string grant_body = json{{"id", std::string(kEscapeGrant)}, {"upstream", "https://" + std::string(kUpstreamAlias) + "/v1"},
-                                {"header", "x-api-key"}, {"secret", key}}.dump();
+  // The grant goes to the upstream's address literal over http, which only a grant the host marks
+  // unsafe_private_upstream may do; no name, so the control does not hang on the corridor's checks.
+  const std::string upstream_ip = upstream_note.empty() ? container_address(cli, "gk-escape-" + run + "-upstream", upstream_net) : std::string();
+  std::string grant_body = json{{"id", std::string(kEscapeGrant)},
+                                {"upstream", upstream_ip.empty() ? "https://" + std::string(kUpstreamAlias) + "/v1" : "http://" + upstream_ip + "/v1"},
+                                {"header", "x-api-key"}, {"secret", key}, {"unsafe_private_upstream", !upstream_ip.empty()}}.dump();
   std::string setup_note;
   for (const std::string* sid : {static_cast<const std::string*>(&id), static_cast<const std::string*>(&twin_id)}) {
     if (sid->empty()) continue;
@@ -412,6 +420,10 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
   controls.pids_limit = static_cast<std::uint64_t>(inspect_number(cli, main_names.space, "{{.HostConfig.PidsLimit}}"));
   controls.memory_limit = static_cast<std::uint64_t>(inspect_number(cli, main_names.space, "{{.HostConfig.Memory}}"));
   controls.cpu_limit = static_cast<std::uint64_t>(inspect_number(cli, main_names.space, "{{.HostConfig.NanoCpus}}"));
+  // Each volume's size (the filesystem behind it, loop_disk.h): what the disk-fill cases may write.
+  if (Result<std::string> q = cli.run({"volume", "inspect", "--format", "{{index .Labels \"" + std::string(kLabelDisk) + "\"}}", "--",
+                                       main_names.home}, main_names.home))
+    controls.home_quota = std::strtoull(q->c_str(), nullptr, 10);
   controls.log_flood_mib = eo.log_flood_mib;
   controls.exhaustion = eo.exhaustion;
   controls.unsafe_privileged = eo.unsafe_privileged;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "escape-suite/sha256.h"
+#include "escape-suite/window_probe.h"
 
 namespace escape {
 namespace {
@@ -62,6 +63,27 @@ TEST(NetTest, Sha256MatchesFips180Vectors) {
   EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+// The window's positive control counts only the runner's upstream saying it saw the key: a 502
+// (the gatekeeper dialled and failed), the upstream's 401 (no or another key) or a 200 from
+// anything else is no control.
+TEST(NetTest, TheWindowControlIsOnlyAn200FromTheUpstreamThatSawTheKey) {
+  auto reply = [](int status, std::string head) {
+    HttpReply r;
+    r.got = true;
+    r.status = status;
+    r.head = std::move(head);
+    return r;
+  };
+  EXPECT_TRUE(window_control_answer_works(reply(200, "HTTP/1.1 200 OK\r\nX-Escape-Upstream: key-seen\r\n\r\n")));
+  EXPECT_TRUE(window_control_answer_works(reply(200, "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nkey-seen\n")));
+  EXPECT_FALSE(window_control_answer_works(reply(200, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")));
+  EXPECT_FALSE(window_control_answer_works(reply(502, "HTTP/1.1 502 Bad Gateway\r\n\r\n")));
+  EXPECT_FALSE(window_control_answer_works(reply(401, "HTTP/1.1 401 Unauthorized\r\n\r\nkey-seen")));
+  EXPECT_FALSE(window_control_answer_works(reply(404, "HTTP/1.1 404 Not Found\r\n\r\n")));
+  HttpReply none;
+  EXPECT_FALSE(window_control_answer_works(none));
 }
 
 }  // namespace
