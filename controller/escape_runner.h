@@ -33,17 +33,6 @@ namespace controller {
 inline constexpr std::string_view kLabelEscapeRun = "spacectl.escape.run";  // run id (12 hex)
 inline constexpr std::string_view kUpstreamAlias = "upstream.test";  // RFC 6761 .test: never public
 inline constexpr std::string_view kEscapeGrant = "escape-test";
-// The test upstream's answer to one window request (busybox sh, run by `nc -e` per connection):
-// read the head, take the x-api-key value, answer 200 with the marker when its sha256 is
-// $GK_KEY_SHA256 (the grant's fake key), 401 otherwise. The window's positive control needs the 200.
-inline constexpr std::string_view kUpstreamKeyMarker = "x-escape-upstream: key-seen";
-inline constexpr std::string_view kUpstreamKeyScript =
-    "cr=$(printf '\\r'); key=; n=0; "
-    "while IFS= read -r line && [ $n -lt 64 ]; do n=$((n+1)); line=${line%\"$cr\"}; [ -z \"$line\" ] && break; "
-    "case \"$line\" in [Xx]-[Aa][Pp][Ii]-[Kk][Ee][Yy]:*) key=${line#*:}; key=${key# } ;; esac; done; "
-    "if [ -n \"$key\" ] && [ \"$(printf %s \"$key\" | sha256sum | cut -d' ' -f1)\" = \"$GK_KEY_SHA256\" ]; then "
-    "printf 'HTTP/1.1 200 OK\\r\\nx-escape-upstream: key-seen\\r\\nContent-Length: 9\\r\\nConnection: close\\r\\n\\r\\nkey-seen\\n'; "
-    "else printf 'HTTP/1.1 401 Unauthorized\\r\\nContent-Length: 0\\r\\nConnection: close\\r\\n\\r\\n'; fi";
 inline constexpr std::chrono::milliseconds kSuiteTimeout{20 * 60 * 1000};  // 316 cases, exhaustion
 inline constexpr std::size_t kMaxSuiteReport = 8u << 20;
 inline constexpr std::size_t kMaxSuiteBinary = 64u << 20;

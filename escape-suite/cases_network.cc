@@ -81,12 +81,14 @@ int arp_flags(const std::string& ip) {
 
 // ARP gives up after mcast_solicit 3 x retrans_time 1 s; half a second more for the table.
 constexpr int kArpSettleMs = 3500;
+constexpr int kArpSampleMs = 250;
 constexpr std::uint32_t kMaxSweptPerSubnet = 254;
 
 // Sends one UDP datagram (port 9, discard) to each of the first addresses of every on-link IPv4
 // subnet in /proc/net/route: each unknown neighbour makes the kernel ask ARP. Returns the targets.
-std::vector<std::string> sweep_on_link_subnets() {
+std::vector<std::string> sweep_on_link_subnets(std::string* send_errors) {
   std::vector<std::string> swept;
+  int failed = 0, first_errno = 0;
   const FileRead f = read_bounded("/proc/net/route");
   const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return swept;
@@ -103,13 +105,14 @@ std::vector<std::string> sweep_on_link_subnets() {
       to.sin_family = AF_INET;
       to.sin_port = htons(9);
       to.sin_addr.s_addr = htonl(net + h);
-      (void)::sendto(fd, "", 0, 0, reinterpret_cast<const sockaddr*>(&to), sizeof to);
+      if (::sendto(fd, "", 0, 0, reinterpret_cast<const sockaddr*>(&to), sizeof to) < 0 && failed++ == 0) first_errno = errno;
       char text[INET_ADDRSTRLEN] = {};
       ::inet_ntop(AF_INET, &to.sin_addr, text, sizeof text);
       swept.emplace_back(text);
     }
   }
   ::close(fd);
+  if (failed > 0) *send_errors = "; " + std::to_string(failed) + " sends failed, first " + errno_name(first_errno);
   return swept;
 }
 
@@ -405,31 +408,43 @@ void add_network_cases(std::vector<Case>& out) {
            });
   add_case(out, "net.neighbours-only-gatekeeper", "reach another container or the host on the link",
            "send one UDP datagram to each of the first 254 addresses of every on-link subnet (which makes "
-           "the kernel ask ARP for each), wait 3.5 s, then read /proc/net/arp",
-           "every complete entry is the gatekeeper; control: the swept addresses are in the table "
-           "(the sweep reached the neighbour layer)",
+           "the kernel ask ARP for each), then read /proc/net/arp every 250 ms for 3.5 s",
+           "every complete entry seen is the gatekeeper; control: right after the sweep the swept "
+           "addresses are in the table (the sweep reached the neighbour layer)",
            [](Context& ctx) {
              const std::string& gk = gatekeeper_ip(ctx);
-             const std::vector<std::string> swept = sweep_on_link_subnets();
+             std::string send_errors;
+             const std::vector<std::string> swept = sweep_on_link_subnets(&send_errors);
              if (swept.empty()) return inconclusive("no on-link IPv4 subnet in /proc/net/route to sweep");
-             ::usleep(kArpSettleMs * 1000);
-             const FileRead f = read_bounded("/proc/net/arp");
-             std::string bad;
-             std::size_t listed = 0;
              const std::set<std::string> targets(swept.begin(), swept.end());
-             const auto lines = split_lines(f.data);
-             for (std::size_t i = 1; i < lines.size(); ++i) {
-               char ip[64] = {};
-               unsigned hw = 0, flags = 0;
-               if (std::sscanf(lines[i].c_str(), "%63s 0x%x 0x%x", ip, &hw, &flags) != 3) continue;
-               if (targets.count(ip) > 0) ++listed;
-               if ((flags & 0x2) != 0 && gk != ip) bad += std::string(ip) + " ";
+             std::set<std::string> bad;
+             std::size_t listed_first = 0;
+             // Sampled, not read once: a crowded neighbour table collects entries (failed ones
+             // first, but also unreferenced complete ones) before a single late read would see them.
+             for (int waited = 0; waited <= kArpSettleMs; waited += kArpSampleMs) {
+               const FileRead f = read_bounded("/proc/net/arp");
+               const auto lines = split_lines(f.data);
+               std::size_t listed = 0;
+               for (std::size_t i = 1; i < lines.size(); ++i) {
+                 char ip[64] = {};
+                 unsigned hw = 0, flags = 0;
+                 if (std::sscanf(lines[i].c_str(), "%63s 0x%x 0x%x", ip, &hw, &flags) != 3) continue;
+                 if (targets.count(ip) > 0) ++listed;
+                 if ((flags & 0x2) != 0 && gk != ip) bad.insert(ip);
+               }
+               if (waited == 0) listed_first = listed;
+               ::usleep(kArpSampleMs * 1000);
              }
-             const std::string ev = std::to_string(swept.size()) + " addresses swept, " + std::to_string(listed) + " in the ARP table";
-             if (!bad.empty()) return fail(ev + "; neighbours besides the gatekeeper: " + bad);
-             // The table holds an entry (complete or failed) for each address asked: fewer than half
-             // means the datagrams never reached the neighbour layer, and silence proves nothing.
-             if (listed * 2 < swept.size()) return inconclusive(ev + ": the sweep did not reach the neighbour table");
+             std::string ev = std::to_string(swept.size()) + " addresses swept, " + std::to_string(listed_first) +
+                              " in the ARP table right after" + send_errors;
+             if (!bad.empty()) {
+               ev += "; neighbours besides the gatekeeper:";
+               for (const std::string& ip : bad) ev += " " + ip;
+               return fail(ev);
+             }
+             // Each address asked has an entry (incomplete at first): fewer than half means the
+             // datagrams never reached the neighbour layer, and silence proves nothing.
+             if (listed_first * 2 < swept.size()) return inconclusive(ev + ": the sweep did not reach the neighbour table");
              return pass(ev + "; only the gatekeeper (" + gk + ") answered");
            });
   add_case(out, "net.host-listeners-tcp", "reach a service on the place's host",

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "escape-suite/sha256.h"
+#include "escape-suite/upstream_answer.h"
 #include "escape-suite/window_probe.h"
 
 namespace escape {
@@ -84,6 +85,25 @@ TEST(NetTest, TheWindowControlIsOnlyAn200FromTheUpstreamThatSawTheKey) {
   EXPECT_FALSE(window_control_answer_works(reply(404, "HTTP/1.1 404 Not Found\r\n\r\n")));
   HttpReply none;
   EXPECT_FALSE(window_control_answer_works(none));
+}
+
+// The runner's upstream answers 200 with the marker only to the grant's key in x-api-key.
+TEST(NetTest, TheUpstreamAnswersTwoHundredOnlyToTheGrantsKey) {
+  const std::string sha = sha256_hex("escfake-key");
+  const std::string ok = upstream_answer("GET /v1/ HTTP/1.1\r\nHost: u\r\nX-Api-Key: escfake-key\r\n\r\n", sha);
+  EXPECT_EQ(ok.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << ok;
+  HttpReply reply;
+  reply.got = true;
+  reply.status = 200;
+  reply.head = ok;
+  EXPECT_TRUE(window_control_answer_works(reply)) << ok;
+  for (const char* other : {"GET /v1/ HTTP/1.1\r\nHost: u\r\n\r\n", "GET /v1/ HTTP/1.1\r\nx-api-key: escfake-kez\r\n\r\n",
+                            "GET /v1/ HTTP/1.1\r\nAuthorization: escfake-key\r\n\r\n",
+                            "GET /v1/ HTTP/1.1\r\n\r\nx-api-key: escfake-key\r\n\r\n", "x-api-key: escfake-key\r\n\r\n", ""}) {
+    const std::string refused = upstream_answer(other, sha);
+    EXPECT_EQ(refused.rfind("HTTP/1.1 401 ", 0), 0u) << other << " -> " << refused;
+  }
+  EXPECT_EQ(upstream_answer("GET / HTTP/1.1\r\nx-api-key: escfake-key\r\n\r\n", "").rfind("HTTP/1.1 401 ", 0), 0u);
 }
 
 }  // namespace
