@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/testing/fake_docker_fixture.h"
+#include "tests/support/environment.h"
 
 namespace controller {
 namespace {
@@ -193,6 +194,7 @@ TEST_F(FakeDockerTest, ASecretAtTheCapPassesAndOneByteMoreIsRefused) {
 }
 
 TEST_F(FakeDockerTest, TheWindowKeyReachesCreateThroughAPrivateEnvFileNeverArgv) {
+  GK_REQUIRE(gk_test::running_as_root(), "create attaches each volume's disk image to a loop device (root)");
   (void)spacectl({"space", "create", "--name", "t", "--memory", "512m"});
   bool created = false;
   for (const Call& c : calls()) {

@@ -135,7 +135,8 @@ bool no_such_object(const std::string& err) {
 }  // namespace
 
 DockerPlace::DockerPlace(PlaceOptions options, DockerCli cli)
-    : options_(std::move(options)), cli_(std::move(cli)), probe_(host_has_ipv4_on) {}
+    : options_(std::move(options)), cli_(std::move(cli)), probe_(host_has_ipv4_on), loop_probe_(read_loop_state),
+      io_probe_(host_io_weight_supported) {}
 
 Result<int> DockerPlace::engine_major() {
   Result<std::string> v = cli_.run({"version", "--format", "{{.Server.Version}}"}, "", kProbeTimeout);
@@ -256,6 +257,9 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   spec.seccomp_gatekeeper = options_.seccomp_gatekeeper;
   spec.memory_bytes = request.memory_bytes > 0 ? request.memory_bytes : kDefaultSpaceMemory;
   if (spec.memory_bytes < kMinSpaceMemory) return fail(Code::kInvalidArgument, "space create: memory below 64 MiB");
+  spec.disk_bytes = request.disk_bytes > 0 ? request.disk_bytes : kDefaultDiskBytes;
+  if (spec.disk_bytes < kMinDiskBytes || spec.disk_bytes > kMaxDiskBytes)
+    return fail(Code::kInvalidArgument, "space create: --disk is outside 64 MiB to 16 TiB");
   if (!is_display_name(spec.name))
     return fail(Code::kInvalidArgument, "space create: a name is 1 to 100 bytes of UTF-8 without control characters");
   if (!request.space_image.empty() && !is_image_reference(request.space_image))
@@ -317,6 +321,7 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   if (subnet.empty() || subnet.find(':') != std::string::npos)
     return rollback(fail(Code::kCommandFailed, "docker network inspect " + n.inner + ": no IPv4 subnet"));
   progress("creating_volumes");
+  if (Result<void> r = make_disks(spec); !r) return rollback(r.error());
   if (Result<std::string> r = step(volume_argv(spec, Role::kHomeVolume), n.home); !r) return rollback(r.error());
   if (Result<std::string> r = step(volume_argv(spec, Role::kWorkVolume), n.work); !r) return rollback(r.error());
   // The work volume takes the owner of the image's /spaces (spec.h work_volume_owner_argv).
@@ -530,6 +535,8 @@ Result<void> DockerPlace::stop(const std::string& id) {
 Result<void> DockerPlace::start(const std::string& id) {
   Result<json> space = owned_container(id, Role::kSpace);
   if (!space) return space.error();
+  // After a reboot the loop devices are gone: attach each image again at its recorded number.
+  if (Result<void> r = attach_disks(id); !r) return r;
   // A space that fails verify is never started (docs/decisions.md#create-verify-start); what is
   // started is what verify inspected (by ID).
   Result<Verified> verified = verify_ids(id);
@@ -590,6 +597,8 @@ Result<void> DockerPlace::remove_everything(const std::string& id, bool also_by_
   for (const std::string& c : containers) remove({"rm", "--force", "--volumes", "--", c}, c);
   for (const std::string& v : volumes) remove({"volume", "rm", "--force", "--", v}, v);
   for (const std::string& w : networks) remove({"network", "rm", "--", w}, w);
+  // The disk images go last: a volume still mounted holds its loop device.
+  failures += release_disks(id);
   if (!failures.empty()) return fail(Code::kCommandFailed, "space remove " + id + ":" + failures);
   return {};
 }

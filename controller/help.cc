@@ -14,9 +14,10 @@ constexpr std::array<Topic, 9> kTopics = {{
     {"space", "what a space is and its life cycle",
      "A space is a hardened container holding an AI agent and a copy of your code. It runs as a\n"
      "non-root user with a read-only root filesystem, no capabilities, no-new-privileges, a seccomp\n"
-     "profile, pids and memory limits, capped logs and no host mount. Its only network is an\n"
+     "profile, pids, memory, CPU and IO limits, capped logs and no host mount; $HOME and its\n"
+     "workspace are each a fixed-size filesystem (--disk, default 10g). Its only network is an\n"
      "internal one it shares with its own gatekeeper.\n\n"
-     "  spacectl space create [--name N] [--memory 4g] [--image IMAGE] [-- COMMAND...]\n"
+     "  spacectl space create [--name N] [--memory 4g] [--cpus 1] [--disk 10g] [--image IMAGE] [-- COMMAND...]\n"
      "  spacectl space list | show ID | verify ID | stop ID | start ID | remove ID\n"
      "  spacectl space exec ID [--gatekeeper] -- COMMAND...\n\n"
      "create makes the networks, the gatekeeper and the space, verifies every hardening setting\n"

@@ -217,6 +217,7 @@ int run(int argc, char** argv) {
   app.add_option("--space-image-file", options.space_image_file, "file holding the default space image ID");
   app.add_option("--seccomp-space", options.seccomp_space, "seccomp profile of the space");
   app.add_option("--seccomp-gatekeeper", options.seccomp_gatekeeper, "seccomp profile of the gatekeeper");
+  app.add_option("--disk-dir", options.disk_dir, "where a local place keeps the volumes' disk images (default /var/lib/spacectl/disks)");
 
   auto* place_cmd = app.add_subcommand("place", "the place itself")->require_subcommand(1);
   auto* check_cmd = place_cmd->add_subcommand("check", "is this place usable? proved by trying");
@@ -225,11 +226,13 @@ int run(int argc, char** argv) {
   controller::CreateRequest create_request;
   std::string memory_text;
   std::string cpus_text;
+  std::string disk_text;
   auto* create_cmd = space_cmd->add_subcommand("create", "create, verify and start a space");
   create_cmd->add_option("--name", create_request.name, "display name");
   create_cmd->add_option("--image", create_request.space_image, "space image (default: the pinned local image)");
   create_cmd->add_option("--memory", memory_text, "memory limit, e.g. 512m or 4g (swap equals it)");
   create_cmd->add_option("--cpus", cpus_text, "CPU quota, e.g. 1 or 1.5 (default: half the place's cores, at least 1)");
+  create_cmd->add_option("--disk", disk_text, "size of each writable volume ($HOME and the workspace), e.g. 2g (default 10g)");
   create_cmd->add_option("command", create_request.command, "command of the space (after --)");
   std::string id;
   auto with_id = [&](CLI::App* parent, const char* name, const char* help) {
@@ -404,6 +407,12 @@ int run(int argc, char** argv) {
       std::optional<std::int64_t> m = parse_size(memory_text);
       if (!m) return report(controller::fail(Code::kUsage, "--memory " + memory_text + ": a size like 512m or 4g"), as_json);
       create_request.memory_bytes = *m;
+    }
+    if (!disk_text.empty()) {
+      std::optional<std::int64_t> d = parse_size(disk_text);
+      if (!d || *d < controller::kMinDiskBytes || *d > controller::kMaxDiskBytes)
+        return report(controller::fail(Code::kUsage, "--disk " + disk_text + ": a size like 2g, from 64m to 16384g"), as_json);
+      create_request.disk_bytes = *d;
     }
     if (!cpus_text.empty()) {
       std::optional<std::int64_t> c = controller::parse_cpus(cpus_text);

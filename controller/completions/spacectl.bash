@@ -19,7 +19,7 @@ _spacectl() {
     w=${COMP_WORDS[i]}
     case $w in
       --place|--state-dir|--owner|--gatekeeper-image-file|--space-image-file|--seccomp-space|--seccomp-gatekeeper|\
-      --name|--image|--memory|--mode|--domain|--upstream|--header|--format|--output|--only|--binary|--test-gatekeeper-image-file|\
+      --name|--image|--memory|--cpus|--disk|--disk-dir|--mode|--domain|--upstream|--header|--format|--output|--only|--binary|--test-gatekeeper-image-file|\
       --repo|--timeout|--as-branch)
         ((i++)) ;;
       --) break ;;
@@ -35,7 +35,7 @@ _spacectl() {
     --place) COMPREPLY=($(compgen -W "docker" -- "$cur")); return ;;
     --mode) COMPREPLY=($(compgen -W "allowlist open" -- "$cur")); return ;;
     --format) COMPREPLY=($(compgen -W "text json tap junit sarif html" -- "$cur")); return ;;
-    --name|--image|--memory|--domain|--upstream|--header|--only|--owner|--timeout|--as-branch) return ;;
+    --name|--image|--memory|--cpus|--disk|--disk-dir|--domain|--upstream|--header|--only|--owner|--timeout|--as-branch) return ;;
   esac
 
   local cmd=${path[0]-} sub=${path[1]-} opts=""
@@ -46,7 +46,7 @@ _spacectl() {
     space)
       if [ -z "$sub" ]; then COMPREPLY=($(compgen -W "create list show verify stop start remove exec" -- "$cur")); return; fi
       case $sub in
-        create) opts="--name --image --memory --repo --mode" ;;
+        create) opts="--name --image --memory --cpus --disk --repo --mode" ;;
         exec) opts="--gatekeeper" ;;
         list) return ;;
       esac
