@@ -159,7 +159,8 @@ std::optional<Word> upstream_refused_by_name(const UpstreamUrl& upstream) {
 }
 
 WindowAnswerDecision decide_window_answers(const UpstreamUrl& upstream, bool unsafe_private_upstream,
-                                           std::span<const Address> answers, const OwnListeners& own) {
+                                           std::span<const Address> answers, const OwnListeners& own,
+                                           std::span<const Range> operator_blocked) {
   WindowAnswerDecision out;
   if (answers.empty()) {
     out.decision = Decision::with_detail(Word::kDenyUnresolved, "no-answer");
@@ -178,7 +179,8 @@ WindowAnswerDecision decide_window_answers(const UpstreamUrl& upstream, bool uns
       out.decision = Decision::of(own_port ? Word::kDenyOwnListener : Word::kDenyBlockedAddress);
       return out;
     }
-    if (is_cloud_endpoint(a) || (classify(a).blocked && !(private_allowed && is_private_network(a)))) {
+    if (in_any_range(operator_blocked, a) || is_cloud_endpoint(a) ||
+        (classify(a).blocked && !(private_allowed && is_private_network(a)))) {
       out.decision = Decision::of(Word::kDenyBlockedAddress);
       return out;
     }

@@ -272,7 +272,8 @@ void WindowConnection::on_resolved(void* owner, Resolution resolution) noexcept 
 void WindowConnection::decide_answers(const std::vector<policy::Address>& answers) {
   const std::vector<policy::Address>& own = ctx_.own_addresses();
   const policy::OwnListeners listeners{own, ctx_.own_ports};
-  policy::WindowAnswerDecision d = policy::decide_window_answers(*ex_.upstream_url, ex_.unsafe_private_upstream, answers, listeners);
+  policy::WindowAnswerDecision d = policy::decide_window_answers(*ex_.upstream_url, ex_.unsafe_private_upstream,
+                                                                 answers, listeners, ctx_.blocked);
   journal(d.decision);
   if (!d.endpoint) {
     const bool unresolved = d.decision.word() == policy::Word::kDenyUnresolved;
@@ -300,6 +301,12 @@ bool WindowConnection::reuse_kept_connection() {
   // The request is still journalled `allow` with its own record.
   UpstreamConnection* c = ctx_.upstream_pool->reuse_idle(pool_route(), this);
   if (c == nullptr) return false;
+  if (policy::in_any_range(ctx_.blocked, c->endpoint().address())) {
+    // Blocked by the operator since it was dialled (POST /blocked): not reused; the request is
+    // decided afresh and refused like any answer in the range.
+    c->release(false);
+    return false;
+  }
   journal(policy::Decision::of(policy::Word::kAllow));
   ex_.endpoint = c->endpoint();
   ex_.pool_key = c->key();
