@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "appliance/loop/handle.h"
 #include "appliance/serve/confine.h"
 #include "appliance/serve/context.h"
 #include "appliance/serve/control_server.h"
@@ -74,8 +75,8 @@ void shut_down(Runtime& rt) {
   if (rt.upstream_pool) rt.upstream_pool->shut_down();
   if (rt.resolver) rt.resolver->close();
   rt.ctx->journal.close();
-  uv_close(reinterpret_cast<uv_handle_t*>(&rt.sigterm), nullptr);
-  uv_close(reinterpret_cast<uv_handle_t*>(&rt.sigint), nullptr);
+  uv_close(loop::as_handle(&rt.sigterm), nullptr);
+  uv_close(loop::as_handle(&rt.sigint), nullptr);
 }
 
 void on_signal(uv_signal_t* handle, int) noexcept {

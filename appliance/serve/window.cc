@@ -13,9 +13,6 @@ namespace {
 
 // The exact answers (docs/reference-behaviour.md#window-grants). A bad key, an unknown grant and a
 // path that walks out get the same one, so the space cannot tell which.
-// Client bytes held while the upstream is being reached; past it the client waits.
-constexpr std::size_t kMaxHeldBytes = 64 * 1024;
-
 constexpr std::string_view kNoSuchGrant = "no such grant";
 constexpr std::string_view kRefusedDestination = "refused destination";
 constexpr std::string_view kDoesNotResolve = "the upstream of this grant does not resolve";
@@ -45,12 +42,13 @@ WindowConnection::WindowConnection(ServeContext& ctx, TcpListener& listener)
     : Connection(ctx, listener) {
   request_sink_.self = this;
   response_sink_.self = this;
+  client_writes_.self = this;
   request_.emplace(http::MessageParser::Kind::kRequest, request_sink_);
 }
 
 void WindowConnection::on_started() {
   uv_timer_init(ctx_.loop, &timer_);
-  opened(reinterpret_cast<uv_handle_t*>(&timer_));
+  opened(loop::as_handle(&timer_));
   // Header deadline (docs/reference-behaviour.md#listeners: headersTimeout): a slowloris head is an
   // unreadable request.
   uv_timer_start(&timer_, on_timer, http::kHeadDeadlineMs, 0);
@@ -62,7 +60,7 @@ void WindowConnection::close_own_handles() {
   if (ctx_.upstream_pool != nullptr) ctx_.upstream_pool->cancel(this);
   drop_upstream();
   wipe_secret();
-  close_handle(reinterpret_cast<uv_handle_t*>(&timer_));
+  close_handle(loop::as_handle(&timer_));
 }
 
 void WindowConnection::journal(const policy::Decision& decision) {
@@ -114,8 +112,8 @@ void WindowConnection::on_read(Chunk chunk, std::size_t length) {
     case State::kConnecting:
       // Held until the upstream is ready; bounded: past the cap the client waits (backpressure).
       ex_.pending_body.append(chunk.get(), length);
-      if (ex_.pending_body.size() >= kMaxHeldBytes && !client_paused_) {
-        uv_read_stop(reinterpret_cast<uv_stream_t*>(&client_));
+      if (ex_.pending_body.size() >= loop::kMaxHeldBytes && !client_paused_) {
+        pause_client_reading();
         client_paused_ = true;
       }
       return;
@@ -156,10 +154,10 @@ void WindowConnection::read_head(const char* data, std::size_t length) {
 
 void WindowConnection::hold_next(const char* data, std::size_t length) {
   // Bytes past the current request: the next one, parsed once this answer is complete. Bounded:
-  // past kMaxHeldBytes the client is no longer read until then (backpressure, not a refusal).
+  // past loop::kMaxHeldBytes the client is no longer read until then (backpressure, not a refusal).
   next_bytes_.append(data, length);
-  if (next_bytes_.size() >= kMaxHeldBytes && !client_paused_) {
-    uv_read_stop(reinterpret_cast<uv_stream_t*>(&client_));
+  if (next_bytes_.size() >= loop::kMaxHeldBytes && !client_paused_) {
+    pause_client_reading();
     client_paused_ = true;
   }
 }
@@ -347,7 +345,7 @@ void WindowConnection::pool_has_room() {
 }
 
 void WindowConnection::on_timer(uv_timer_t* timer) noexcept {
-  auto* self = static_cast<WindowConnection*>(timer->data);
+  auto* self = owner_of<WindowConnection>(timer);
   if (self->closing()) return;
   switch (self->state_) {
     case State::kHead:

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "appliance/http/parser.h"
+#include "appliance/loop/pump.h"
 #include "appliance/serve/connection.h"
 #include "appliance/serve/resolver.h"
 #include "appliance/serve/upstream.h"
@@ -97,8 +98,14 @@ class WindowConnection final : public Connection, private UpstreamUser, private 
   void finish_success();
   void drop_upstream();
   void touch();
-  static void on_client_written(uv_write_t* req, int status) noexcept;
+  void client_written(int status);
   static void on_client_shutdown(uv_shutdown_t* req, int status) noexcept;
+
+  // The outcome of each write of the answer to the client.
+  struct ClientWrites final : loop::WriteListener {
+    WindowConnection* self = nullptr;
+    void on_written(int status) noexcept override { self->client_written(status); }
+  };
 
   // One request and its answer; reset to {} before the next request on the same connection.
   struct Exchange {
@@ -119,7 +126,7 @@ class WindowConnection final : public Connection, private UpstreamUser, private 
     bool response_chunked = false;
     bool keep_client = false;  // decided when the answer's head goes out
     bool failed_journaled = false;
-    bool upstream_paused = false;
+    loop::WaterMarks answer_marks;  // the upstream is not read while the client's queue is high
     bool retried = false;
     bool reused_upstream = false;
     bool any_response_byte = false;
@@ -133,6 +140,7 @@ class WindowConnection final : public Connection, private UpstreamUser, private 
   State state_ = State::kHead;
   RequestSink request_sink_;
   ResponseSink response_sink_;
+  ClientWrites client_writes_;
   std::optional<http::MessageParser> request_;
   std::optional<http::MessageParser> response_;
   uv_timer_t timer_{};

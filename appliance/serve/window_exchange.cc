@@ -3,7 +3,7 @@
 // from what llhttp parsed (Content-Length kept, chunked re-chunked piece by piece, so server-sent
 // events pass as they come), never copied through raw, so no framing the space wrote reaches the
 // upstream (RFC 9112 §11.2, request smuggling). Backpressure: a side stops being read while the
-// other side's write queue is above kUpstreamHighWater and resumes below kUpstreamLowWater.
+// other side's write queue is above loop::kHighWater and resumes below loop::kLowWater.
 #include <cstdio>
 
 #include "appliance/serve/http_conn.h"
@@ -12,12 +12,6 @@
 
 namespace appliance::serve {
 namespace {
-
-struct ClientWrite {
-  uv_write_t req{};
-  std::string bytes;
-  WindowConnection* self = nullptr;
-};
 
 std::string chunk_header(std::size_t length) {
   char text[32];
@@ -74,7 +68,7 @@ void WindowConnection::upstream_ready() {
     truncated_request();
     return;
   }
-  if (!ex_.request_done && client_paused_ && (upstream_ == nullptr || upstream_->queued() < kUpstreamHighWater)) {
+  if (!ex_.request_done && client_paused_ && (upstream_ == nullptr || upstream_->queued() < loop::kHighWater)) {
     client_paused_ = false;
     resume_client_reading();
   }
@@ -121,8 +115,8 @@ void WindowConnection::RequestSink::on_body(const char* data, std::size_t length
   } else {
     w.upstream_->send(std::string_view(data, length));
   }
-  if (w.upstream_ != nullptr && w.upstream_->queued() > kUpstreamHighWater && !w.client_paused_) {
-    uv_read_stop(reinterpret_cast<uv_stream_t*>(&w.client_));
+  if (w.upstream_ != nullptr && w.upstream_->queued() > loop::kHighWater && !w.client_paused_) {
+    w.pause_client_reading();
     w.client_paused_ = true;
   }
 }
@@ -276,18 +270,15 @@ void WindowConnection::flush_client() {
   std::string bytes;
   bytes.swap(out_);
   send_client(std::move(bytes));
-  const auto* client = reinterpret_cast<const uv_stream_t*>(&client_);
-  if (!closing() && upstream_ != nullptr && !ex_.upstream_paused &&
-      uv_stream_get_write_queue_size(client) > kUpstreamHighWater) {
+  if (!closing() && upstream_ != nullptr && ex_.answer_marks.over(uv_stream_get_write_queue_size(loop::as_stream(&client_)))) {
     upstream_->pause_reading();
-    ex_.upstream_paused = true;
   }
 }
 
 void WindowConnection::send_client(std::string bytes) {
   if (closing()) return;
-  auto* stream = reinterpret_cast<uv_stream_t*>(&client_);
-  if (write_what_fits(stream, bytes) != 0) {
+  auto* stream = loop::as_stream(&client_);
+  if (loop::write_what_fits(stream, bytes) != 0) {
     state_ = State::kDone;
     close_all();
     return;
@@ -296,33 +287,22 @@ void WindowConnection::send_client(std::string bytes) {
     touch();
     return;
   }
-  auto* w = new ClientWrite;
-  w->bytes = std::move(bytes);
-  w->self = this;
-  w->req.data = w;
-  uv_buf_t buf = uv_buf_init(w->bytes.data(), static_cast<unsigned>(w->bytes.size()));
-  if (uv_write(&w->req, reinterpret_cast<uv_stream_t*>(&client_), &buf, 1, on_client_written) != 0) {
-    delete w;
+  if (loop::write(stream, std::move(bytes), &client_writes_) != 0) {
     state_ = State::kDone;
     close_all();
   }
 }
 
-void WindowConnection::on_client_written(uv_write_t* req, int status) noexcept {
-  auto* w = static_cast<ClientWrite*>(req->data);
-  WindowConnection* self = w->self;
-  delete w;
-  if (status == UV_ECANCELED || self->closing()) return;
+void WindowConnection::client_written(int status) {
+  if (status == UV_ECANCELED || closing()) return;
   if (status < 0) {
-    self->state_ = State::kDone;
-    self->close_all();
+    state_ = State::kDone;
+    close_all();
     return;
   }
-  self->touch();
-  const auto* client = reinterpret_cast<const uv_stream_t*>(&self->client_);
-  if (self->ex_.upstream_paused && self->upstream_ != nullptr && uv_stream_get_write_queue_size(client) < kUpstreamLowWater) {
-    self->ex_.upstream_paused = false;
-    self->upstream_->resume_reading();
+  touch();
+  if (upstream_ != nullptr && ex_.answer_marks.under(uv_stream_get_write_queue_size(loop::as_stream(&client_)))) {
+    upstream_->resume_reading();
   }
 }
 
@@ -337,7 +317,7 @@ void WindowConnection::finish_success() {
   // FIN once every queued byte is written; then the socket closes.
   auto* req = new uv_shutdown_t;
   req->data = this;
-  if (uv_shutdown(req, reinterpret_cast<uv_stream_t*>(&client_), on_client_shutdown) != 0) {
+  if (uv_shutdown(req, loop::as_stream(&client_), on_client_shutdown) != 0) {
     delete req;
     close_all();
   }
