@@ -73,7 +73,7 @@ void CorridorConnection::on_started() {
 
 void CorridorConnection::close_own_handles() {
   release_slot();
-  if (query_ != nullptr) Resolver::cancel(query_);
+  if (query_ != nullptr) ctx_.resolver->cancel(query_);
   query_ = nullptr;
   close_handle(loop::as_handle(&timer_));
   close_handle(loop::as_handle(&upstream_));
@@ -89,7 +89,7 @@ void CorridorConnection::refuse(int status) {
   state_ = State::kDone;
   if (timer_.data != nullptr) uv_timer_stop(&timer_);
   release_slot();
-  if (query_ != nullptr) Resolver::cancel(query_);
+  if (query_ != nullptr) ctx_.resolver->cancel(query_);
   query_ = nullptr;
   close_handle(loop::as_handle(&upstream_));
   ctx_.metrics.refused(policy::Listener::kCorridor, status);

@@ -79,7 +79,7 @@ class CorridorConnection final : public Connection, private loop::Pump::Events {
   uv_tcp_t upstream_{};
   bool upstream_open_ = false;
   uv_connect_t connect_req_{};
-  Resolver::Query* query_ = nullptr;
+  NameResolver::Query* query_ = nullptr;
   std::optional<policy::PendingResolution> pending_;
   std::string approved_name_;  // the normalised CONNECT name the ClientHello must name
   policy::JournalSubject subject_;

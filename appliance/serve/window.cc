@@ -55,7 +55,7 @@ void WindowConnection::on_started() {
 }
 
 void WindowConnection::close_own_handles() {
-  if (query_ != nullptr) Resolver::cancel(query_);
+  if (query_ != nullptr) ctx_.resolver->cancel(query_);
   query_ = nullptr;
   if (ctx_.upstream_pool != nullptr) ctx_.upstream_pool->cancel(this);
   drop_upstream();
@@ -71,7 +71,7 @@ void WindowConnection::journal(const policy::Decision& decision) {
 void WindowConnection::refuse_json(int status, std::string_view message) {
   state_ = State::kDone;
   if (timer_.data != nullptr) uv_timer_stop(&timer_);
-  if (query_ != nullptr) Resolver::cancel(query_);
+  if (query_ != nullptr) ctx_.resolver->cancel(query_);
   query_ = nullptr;
   if (ctx_.upstream_pool != nullptr) ctx_.upstream_pool->cancel(this);
   drop_upstream();

@@ -144,7 +144,7 @@ class WindowConnection final : public Connection, private UpstreamUser, private 
   std::optional<http::MessageParser> request_;
   std::optional<http::MessageParser> response_;
   uv_timer_t timer_{};
-  Resolver::Query* query_ = nullptr;
+  NameResolver::Query* query_ = nullptr;
   UpstreamConnection* upstream_ = nullptr;
   Exchange ex_;
   std::string next_bytes_;        // pipelined bytes of the next request (bounded)
