@@ -12,6 +12,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "appliance/loop/address.h"
 #include "policy/control_messages.h"
 
 namespace appliance {
@@ -90,11 +91,10 @@ int run_control_client(const std::vector<std::string>& args) {
   const std::string where = "127.0.0.1:" + std::to_string(port);
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return fail(kControlUnreachable, std::string("socket: ") + std::strerror(errno));
-  sockaddr_in sin{};
-  sin.sin_family = AF_INET;
-  sin.sin_port = htons(port);
-  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  int rc = ::connect(fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin);
+  loop::IpBytes loopback;
+  loopback.bytes = {127, 0, 0, 1};
+  const sockaddr_storage to = loop::socket_address(loopback, port);
+  int rc = ::connect(fd, loop::as_sockaddr(to), sizeof(sockaddr_in));
   if (rc != 0 && errno != EINPROGRESS) {
     const int e = errno;
     ::close(fd);

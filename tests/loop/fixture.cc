@@ -8,10 +8,10 @@
 #include <chrono>
 #include <csignal>
 
+#include "appliance/control/server.h"
+#include "appliance/corridor/corridor.h"
 #include "appliance/loop/handle.h"
-#include "appliance/serve/control_server.h"
-#include "appliance/serve/corridor.h"
-#include "appliance/serve/window.h"
+#include "appliance/window/window.h"
 #include "policy/address.h"
 
 namespace gk_loop_test {

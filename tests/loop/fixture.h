@@ -20,10 +20,10 @@
 #include <string>
 #include <vector>
 
+#include "appliance/dns/resolver.h"
 #include "appliance/serve/context.h"
 #include "appliance/serve/listener.h"
-#include "appliance/serve/resolver.h"
-#include "appliance/serve/upstream.h"
+#include "appliance/window/upstream.h"
 
 namespace gk_loop_test {
 

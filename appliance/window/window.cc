@@ -1,4 +1,4 @@
-#include "appliance/serve/window.h"
+#include "appliance/window/window.h"
 
 #include <openssl/mem.h>
 

@@ -1,4 +1,4 @@
-#include "appliance/serve/resolver.h"
+#include "appliance/dns/resolver.h"
 
 #include <ares.h>
 #include <netinet/in.h>

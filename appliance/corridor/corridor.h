@@ -13,10 +13,10 @@
 #include <optional>
 #include <string>
 
+#include "appliance/dns/resolver.h"
 #include "appliance/http/parser.h"
 #include "appliance/loop/pump.h"
 #include "appliance/serve/connection.h"
-#include "appliance/serve/resolver.h"
 #include "policy/corridor.h"
 
 namespace appliance::serve {

@@ -1,4 +1,4 @@
-#include "appliance/serve/upstream.h"
+#include "appliance/window/upstream.h"
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -6,10 +6,10 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "appliance/serve/connection.h"
-#include "appliance/serve/context.h"
 #include "appliance/loop/address.h"
 #include "appliance/loop/limits.h"
+#include "appliance/serve/connection.h"
+#include "appliance/serve/context.h"
 #include "appliance/serve/interfaces.h"
 #include "policy/secret.h"
 

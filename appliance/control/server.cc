@@ -1,9 +1,9 @@
-#include "appliance/serve/control_server.h"
+#include "appliance/control/server.h"
 
 #include <cstdio>
 
-#include "appliance/serve/corridor.h"
-#include "appliance/serve/upstream.h"
+#include "appliance/corridor/corridor.h"
+#include "appliance/window/upstream.h"
 #include "policy/control_messages.h"
 #include "policy/corridor.h"
 #include "policy/json.h"

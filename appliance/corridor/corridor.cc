@@ -1,4 +1,4 @@
-#include "appliance/serve/corridor.h"
+#include "appliance/corridor/corridor.h"
 
 #include <netinet/in.h>
 #include <sys/socket.h>

@@ -22,7 +22,7 @@
 
 #include "appliance/loop/handle.h"
 #include "appliance/loop/write.h"
-#include "appliance/serve/tls_client.h"
+#include "appliance/tls/tls_client.h"
 #include "policy/window.h"
 
 namespace appliance::serve {

@@ -3,7 +3,7 @@
 // queue is above loop::kHighWater and resumes below loop::kLowWater; EOF on one side becomes FIN
 // on the other once its queue drained). The tunnel ends when both directions ended, on any
 // error, or after --idle-seconds of silence.
-#include "appliance/serve/corridor.h"
+#include "appliance/corridor/corridor.h"
 
 namespace appliance::serve {
 

@@ -21,11 +21,11 @@
 #include <optional>
 #include <string>
 
+#include "appliance/dns/resolver.h"
 #include "appliance/http/parser.h"
 #include "appliance/loop/pump.h"
 #include "appliance/serve/connection.h"
-#include "appliance/serve/resolver.h"
-#include "appliance/serve/upstream.h"
+#include "appliance/window/upstream.h"
 #include "policy/window.h"
 
 namespace appliance::serve {
@@ -82,7 +82,7 @@ class WindowConnection final : public Connection, private UpstreamUser, private 
   void pool_has_room() override;
   static void on_timer(uv_timer_t* timer) noexcept;
 
-  // window_exchange.cc: streaming both ways
+  // exchange.cc: streaming both ways
   void upstream_ready() override;
   void upstream_data(const char* data, std::size_t length) override;
   void upstream_ended() override;

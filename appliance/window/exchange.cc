@@ -7,7 +7,7 @@
 #include <cstdio>
 
 #include "appliance/serve/http_conn.h"
-#include "appliance/serve/window.h"
+#include "appliance/window/window.h"
 #include "policy/secret.h"
 
 namespace appliance::serve {

@@ -1,20 +1,20 @@
-#include "appliance/serve/serve_main.h"
+#include "appliance/serve_main.h"
 
 #include <csignal>
 #include <cstdio>
 #include <memory>
 
+#include "appliance/control/server.h"
+#include "appliance/corridor/corridor.h"
+#include "appliance/dns/resolver.h"
 #include "appliance/loop/handle.h"
 #include "appliance/serve/confine.h"
 #include "appliance/serve/context.h"
-#include "appliance/serve/control_server.h"
-#include "appliance/serve/corridor.h"
 #include "appliance/serve/interfaces.h"
 #include "appliance/serve/listener.h"
-#include "appliance/serve/resolver.h"
-#include "appliance/serve/tls_client.h"
-#include "appliance/serve/upstream.h"
-#include "appliance/serve/window.h"
+#include "appliance/tls/tls_client.h"
+#include "appliance/window/upstream.h"
+#include "appliance/window/window.h"
 
 namespace appliance::serve {
 

@@ -1,4 +1,4 @@
-#include "appliance/serve/tls_client.h"
+#include "appliance/tls/tls_client.h"
 
 #include <openssl/err.h>
 #include <openssl/rand.h>
