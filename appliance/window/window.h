@@ -25,6 +25,7 @@
 #include "appliance/http/parser.h"
 #include "appliance/loop/pump.h"
 #include "appliance/serve/connection.h"
+#include "appliance/window/exchange.h"
 #include "appliance/window/upstream.h"
 #include "policy/window.h"
 
@@ -107,31 +108,6 @@ class WindowConnection final : public Connection, private UpstreamUser, private 
     void on_written(int status) noexcept override { self->client_written(status); }
   };
 
-  // One request and its answer; reset to {} before the next request on the same connection.
-  struct Exchange {
-    // What the decision chose, copied: a grant replaced meanwhile does not change this request.
-    std::string grant_id;
-    std::optional<policy::UpstreamUrl> upstream_url;
-    bool unsafe_private_upstream = false;  // the grant's own word (policy/control_messages.h)
-    std::optional<policy::WindowEndpoint> endpoint;
-    std::string pool_key;
-    std::string upstream_head;  // holds the secret until sent; wiped then
-    std::string pending_body;   // client bytes read with the head, parsed once the upstream is ready
-    policy::BodyFraming framing = policy::BodyFraming::kNone;
-    std::uint64_t body_left = 0;
-    bool expect_continue = false;
-    bool request_done = false;
-    bool response_head_sent = false;
-    bool response_done = false;
-    bool response_chunked = false;
-    bool keep_client = false;  // decided when the answer's head goes out
-    bool failed_journaled = false;
-    loop::WaterMarks answer_marks;  // the upstream is not read while the client's queue is high
-    bool retried = false;
-    bool reused_upstream = false;
-    bool any_response_byte = false;
-  };
-
   void read_head(const char* data, std::size_t length);
   void hold_next(const char* data, std::size_t length);
   void next_request();
@@ -141,12 +117,9 @@ class WindowConnection final : public Connection, private UpstreamUser, private 
   RequestSink request_sink_;
   ResponseSink response_sink_;
   ClientWrites client_writes_;
-  std::optional<http::MessageParser> request_;
-  std::optional<http::MessageParser> response_;
   uv_timer_t timer_{};
   NameResolver::Query* query_ = nullptr;
-  UpstreamConnection* upstream_ = nullptr;
-  Exchange ex_;
+  std::optional<Exchange> ex_;  // the request being read or answered (exchange.h)
   std::string next_bytes_;        // pipelined bytes of the next request (bounded)
   std::uint32_t served_ = 0;      // answers completed on this connection
   bool awaiting_request_ = false;  // kept alive, no byte of the next request yet
