@@ -158,8 +158,10 @@ std::optional<Word> upstream_refused_by_name(const UpstreamUrl& upstream) {
   return std::nullopt;
 }
 
-WindowAnswerDecision decide_window_answers(const UpstreamUrl& upstream, bool unsafe_private_upstream,
-                                           std::span<const Address> answers, const OwnListeners& own,
+WindowAnswerDecision decide_window_answers(const UpstreamUrl& upstream,
+                                           bool unsafe_private_upstream,
+                                           std::span<const Address> answers,
+                                           const OwnListeners& own,
                                            std::span<const Range> operator_blocked) {
   WindowAnswerDecision out;
   if (answers.empty()) {

@@ -70,8 +70,9 @@ class WindowEndpoint {
 
  private:
   friend struct WindowAnswerDecision;
-  friend WindowAnswerDecision decide_window_answers(const UpstreamUrl&, bool, std::span<const Address>,
-                                                    const OwnListeners&, std::span<const Range>);
+  friend WindowAnswerDecision decide_window_answers(const UpstreamUrl&, bool,
+                                                    std::span<const Address>, const OwnListeners&,
+                                                    std::span<const Range>);
   WindowEndpoint(Address address, std::uint16_t port) : address_(address), port_(port) {}
   Address address_;
   std::uint16_t port_;
@@ -85,8 +86,8 @@ struct WindowAnswerDecision {
 // Every answer is judged, as in the corridor (a name that answers with one inside address is
 // pointed at the inside on purpose); any refused answer refuses the request:
 //   1. the gatekeeper's own address (loopback, unspecified, an interface address): on one of our
-//      listener ports deny:own-listener (docs/reference-behaviour.md#window-grants), on any other port
-//      deny:blocked-address: it is the gatekeeper's own host either way;
+//      listener ports deny:own-listener (docs/reference-behaviour.md#window-grants), on any other
+//      port deny:blocked-address: it is the gatekeeper's own host either way;
 //   2. a cloud endpoint (ranges.h is_cloud_endpoint): deny:blocked-address, always;
 //   3. a range the operator blocked (serve --block, POST /blocked; `operator_blocked`), as the
 //      corridor refuses it: deny:blocked-address, always (neither the host's private-network
@@ -97,8 +98,10 @@ struct WindowAnswerDecision {
 // the upstream names an address literal (the host wrote the address itself). No port rule: a
 // grant is the user's decision. The address dialled is the first IPv4 answer, else
 // the first.
-WindowAnswerDecision decide_window_answers(const UpstreamUrl& upstream, bool unsafe_private_upstream,
-                                           std::span<const Address> answers, const OwnListeners& own,
+WindowAnswerDecision decide_window_answers(const UpstreamUrl& upstream,
+                                           bool unsafe_private_upstream,
+                                           std::span<const Address> answers,
+                                           const OwnListeners& own,
                                            std::span<const Range> operator_blocked = {});
 
 // An upstream host that is an address literal needs no DNS.

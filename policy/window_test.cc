@@ -116,21 +116,24 @@ TEST(WindowAnswersTest, OperatorBlockedRangeRefusesEvenWithTheHostsWordOrALitera
   // neither unsafe_private_upstream nor an address literal lifts it.
   const std::array<Range, 1> blocked = {parse_operator_range("203.0.113.0/24").value()};
   const auto word = [&](const char* url, bool unsafe, const char* answer) {
-    return decide_window_answers(parse_upstream_url(url).value(), unsafe, std::array{parse_answer(answer).value()},
-                                 OwnListeners{}, blocked)
+    return decide_window_answers(parse_upstream_url(url).value(), unsafe,
+                                 std::array{parse_answer(answer).value()}, OwnListeners{}, blocked)
         .decision.text();
   };
   for (bool unsafe : {false, true}) {
-    EXPECT_EQ(word("https://model.example/", unsafe, "203.0.113.0"), "deny:blocked-address");    // first
-    EXPECT_EQ(word("https://model.example/", unsafe, "203.0.113.255"), "deny:blocked-address");  // last
+    EXPECT_EQ(word("https://model.example/", unsafe, "203.0.113.0"),
+              "deny:blocked-address");  // first
+    EXPECT_EQ(word("https://model.example/", unsafe, "203.0.113.255"),
+              "deny:blocked-address");                                          // last
     EXPECT_EQ(word("https://model.example/", unsafe, "203.0.114.0"), "allow");  // just outside
     EXPECT_EQ(word("https://model.example/", unsafe, "203.0.112.255"), "allow");
   }
   EXPECT_EQ(word("http://203.0.113.7:8080/", true, "203.0.113.7"), "deny:blocked-address");
   // One blocked answer among allowed ones refuses the name.
-  const std::array<Address, 2> mixed = {parse_answer("93.184.215.14").value(), parse_answer("203.0.113.9").value()};
-  EXPECT_EQ(decide_window_answers(parse_upstream_url("https://m.example/").value(), false, mixed, OwnListeners{},
-                                  blocked)
+  const std::array<Address, 2> mixed = {parse_answer("93.184.215.14").value(),
+                                        parse_answer("203.0.113.9").value()};
+  EXPECT_EQ(decide_window_answers(parse_upstream_url("https://m.example/").value(), false, mixed,
+                                  OwnListeners{}, blocked)
                 .decision.text(),
             "deny:blocked-address");
 }

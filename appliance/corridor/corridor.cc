@@ -32,8 +32,8 @@ CorridorConnection::~CorridorConnection() {
 
 bool CorridorConnection::close_if_refused_by_policy() {
   if (closing() || !pending_ || state_ == State::kDone || state_ == State::kHead) return false;
-  const policy::TargetDecision now =
-      policy::decide_target(pending_->name() + ":" + std::to_string(pending_->port()), ctx_.network);
+  const policy::TargetDecision now = policy::decide_target(
+      pending_->name() + ":" + std::to_string(pending_->port()), ctx_.network);
   if (now.pending) return false;
   ctx_.journal.record(policy::Listener::kCorridor, pending_->name(), pending_->port(),
                       policy::Decision::of(policy::Word::kDenyPolicyChanged));
@@ -197,13 +197,14 @@ void CorridorConnection::on_resolved(void* owner, Resolution resolution) noexcep
   if (self->state_ != State::kResolving || self->closing()) return;
   ServeContext& ctx = self->ctx_;
   if (!resolution.ok) {
-    ctx.journal.record(policy::Listener::kCorridor, self->subject_.host, self->subject_.port,
-                       policy::Decision::with_detail(policy::Word::kDenyUnresolved, resolution.detail));
+    ctx.journal.record(
+        policy::Listener::kCorridor, self->subject_.host, self->subject_.port,
+        policy::Decision::with_detail(policy::Word::kDenyUnresolved, resolution.detail));
     self->refuse(403);
     return;
   }
-  policy::AnswerDecision answer =
-      policy::decide_answers(*self->pending_, resolution.addresses, ctx.own_addresses(), ctx.blocked);
+  policy::AnswerDecision answer = policy::decide_answers(*self->pending_, resolution.addresses,
+                                                         ctx.own_addresses(), ctx.blocked);
   self->subject_ = answer.subject;
   if (!answer.endpoint) {
     ctx.journal.record(policy::Listener::kCorridor, answer.subject.host, answer.subject.port,
@@ -224,8 +225,8 @@ void CorridorConnection::connect_to(const policy::ApprovedEndpoint& endpoint) {
   uv_tcp_init(ctx_.loop, &upstream_);
   opened(loop::as_handle(&upstream_));
   upstream_open_ = true;
-  const int rc = uv_tcp_connect(&connect_req_, &upstream_,
-                                loop::as_sockaddr(storage), on_connected);
+  const int rc =
+      uv_tcp_connect(&connect_req_, &upstream_, loop::as_sockaddr(storage), on_connected);
   if (rc != 0) {
     ctx_.journal.record(policy::Listener::kCorridor, subject_.host, subject_.port,
                         policy::Decision::of(policy::Word::kAllow));
@@ -244,8 +245,9 @@ void CorridorConnection::on_connected(uv_connect_t* req, int status) noexcept {
   if (status < 0) {
     self->ctx_.journal.record(policy::Listener::kCorridor, self->subject_.host, self->subject_.port,
                               policy::Decision::of(policy::Word::kAllow));
-    self->ctx_.journal.record(policy::Listener::kCorridor, self->subject_.host, self->subject_.port,
-                              policy::Decision::with_detail(policy::Word::kFailed, uv_err_name(status)));
+    self->ctx_.journal.record(
+        policy::Listener::kCorridor, self->subject_.host, self->subject_.port,
+        policy::Decision::with_detail(policy::Word::kFailed, uv_err_name(status)));
     self->refuse(502);
     return;
   }

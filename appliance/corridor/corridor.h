@@ -38,7 +38,14 @@ class CorridorConnection final : public Connection, private loop::Pump::Events {
   bool close_if_refused_by_policy();
 
  private:
-  enum class State : std::uint8_t { kHead, kResolving, kConnecting, kClientHello, kRelaying, kDone };
+  enum class State : std::uint8_t {
+    kHead,
+    kResolving,
+    kConnecting,
+    kClientHello,
+    kRelaying,
+    kDone
+  };
 
   // The client side as the relay's reader: reads go through Connection::on_read.
   struct ClientReader final : loop::Reader {

@@ -53,7 +53,8 @@ void CorridorConnection::pump_failed(loop::Pump& pump, int status) noexcept {
   relay_failed(&pump == &up_, status);
 }
 
-void CorridorConnection::on_upstream_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) noexcept {
+void CorridorConnection::on_upstream_read(uv_stream_t* stream, ssize_t nread,
+                                          const uv_buf_t* buf) noexcept {
   auto* self = owner_of<CorridorConnection>(stream);
   Chunk chunk(buf->base);
   if (self->closing() || nread == 0) return;

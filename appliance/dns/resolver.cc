@@ -31,19 +31,32 @@ namespace {
 
 std::string ares_detail(int status) {
   switch (status) {
-    case ARES_ENOTFOUND: return "ENOTFOUND";
-    case ARES_ENODATA: return "ENODATA";
-    case ARES_ESERVFAIL: return "ESERVFAIL";
-    case ARES_EREFUSED: return "EREFUSED";
-    case ARES_ETIMEOUT: return "ETIMEOUT";
-    case ARES_ECONNREFUSED: return "ECONNREFUSED";
-    case ARES_EBADNAME: return "EBADNAME";
-    case ARES_EFORMERR: return "EFORMERR";
-    case ARES_ENOTIMP: return "ENOTIMP";
-    case ARES_EBADRESP: return "EBADRESP";
-    case ARES_EDESTRUCTION: return "EDESTRUCTION";
-    case ARES_ECANCELLED: return "ECANCELLED";
-    default: return "other";  // int status, not an enum: c-ares has dozens of codes
+    case ARES_ENOTFOUND:
+      return "ENOTFOUND";
+    case ARES_ENODATA:
+      return "ENODATA";
+    case ARES_ESERVFAIL:
+      return "ESERVFAIL";
+    case ARES_EREFUSED:
+      return "EREFUSED";
+    case ARES_ETIMEOUT:
+      return "ETIMEOUT";
+    case ARES_ECONNREFUSED:
+      return "ECONNREFUSED";
+    case ARES_EBADNAME:
+      return "EBADNAME";
+    case ARES_EFORMERR:
+      return "EFORMERR";
+    case ARES_ENOTIMP:
+      return "ENOTIMP";
+    case ARES_EBADRESP:
+      return "EBADRESP";
+    case ARES_EDESTRUCTION:
+      return "EDESTRUCTION";
+    case ARES_ECANCELLED:
+      return "ECANCELLED";
+    default:
+      return "other";  // int status, not an enum: c-ares has dozens of codes
   }
 }
 
@@ -74,7 +87,8 @@ policy::Result<std::unique_ptr<Resolver>> Resolver::create(uv_loop_t* loop,
   const int mask = ARES_OPT_FLAGS | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES | ARES_OPT_LOOKUPS |
                    ARES_OPT_SOCK_STATE_CB;
   int rc = ares_init_options(&self->channel_, &options, mask);
-  if (rc != ARES_SUCCESS) return policy::Error{std::string("ares_init_options: ") + ares_strerror(rc)};
+  if (rc != ARES_SUCCESS)
+    return policy::Error{std::string("ares_init_options: ") + ares_strerror(rc)};
   if (!servers.empty()) {
     std::string csv;
     for (const DnsServer& s : servers) {

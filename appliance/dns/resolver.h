@@ -32,8 +32,8 @@ inline constexpr std::size_t kMaxOutstandingQueries = 256;
 
 struct Resolution {
   bool ok = false;
-  std::string detail;                       // when !ok: ENOTFOUND, ESERVFAIL, timeout, ...
-  std::vector<policy::Address> addresses;   // when ok: every answer in resolver order
+  std::string detail;                      // when !ok: ENOTFOUND, ESERVFAIL, timeout, ...
+  std::vector<policy::Address> addresses;  // when ok: every answer in resolver order
 };
 
 // What the corridor and the window ask of a resolver: the c-ares Resolver below in `gatekeeper

@@ -43,7 +43,8 @@ class LoopTest : public ::testing::Test {
 // -------------------------------------------------------------------------------- HandleOwner
 class TwoTimers final : public HandleOwner {
  public:
-  TwoTimers(uv_loop_t* loop, bool* deleted, int* all_closed) : deleted_(deleted), all_closed_(all_closed) {
+  TwoTimers(uv_loop_t* loop, bool* deleted, int* all_closed)
+      : deleted_(deleted), all_closed_(all_closed) {
     uv_timer_init(loop, &a_);
     opened(as_handle(&a_));
     uv_timer_init(loop, &b_);
@@ -306,22 +307,26 @@ TEST_F(LoopTest, PumpRelaysBothWaysWithBackpressureAndHalfClose) {
   const std::string block(64 * 1024, 'z');
   std::size_t sent = 0;
   const std::size_t total = 48 * 1024 * 1024;
-  run_until([&] {
-    const ssize_t n = ::write(a, block.data(), std::min(block.size(), total - sent));
-    if (n > 0) sent += static_cast<std::size_t>(n);
-    return sent == total;
-  }, 1500);
+  run_until(
+      [&] {
+        const ssize_t n = ::write(a, block.data(), std::min(block.size(), total - sent));
+        if (n > 0) sent += static_cast<std::size_t>(n);
+        return sent == total;
+      },
+      1500);
   EXPECT_LT(sent, total) << "the sender was never held back";
   // b reads: everything arrives, in order, and the sender finishes.
   std::string at_b;
-  EXPECT_TRUE(run_until([&] {
-    if (sent < total) {
-      const ssize_t n = ::write(a, block.data(), std::min(block.size(), total - sent));
-      if (n > 0) sent += static_cast<std::size_t>(n);
-    }
-    drain(b, at_b);
-    return at_b.size() == total;
-  }, 20000));
+  EXPECT_TRUE(run_until(
+      [&] {
+        if (sent < total) {
+          const ssize_t n = ::write(a, block.data(), std::min(block.size(), total - sent));
+          if (n > 0) sent += static_cast<std::size_t>(n);
+        }
+        drain(b, at_b);
+        return at_b.size() == total;
+      },
+      20000));
   EXPECT_EQ(at_b, std::string(total, 'z'));
   // The other way, then a half-close each side: FIN passes through, data still flows back.
   ASSERT_EQ(::write(b, "pong", 4), 4);

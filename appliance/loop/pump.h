@@ -27,7 +27,8 @@ class Reader {
 class StreamReader final : public Reader {
  public:
   StreamReader() = default;
-  StreamReader(uv_stream_t* stream, uv_read_cb on_read) noexcept : stream_(stream), on_read_(on_read) {}
+  StreamReader(uv_stream_t* stream, uv_read_cb on_read) noexcept
+      : stream_(stream), on_read_(on_read) {}
   void pause_reading() noexcept override;
   void resume_reading() noexcept override;
 
@@ -65,8 +66,8 @@ class Pump final : private WriteListener {
   class Events {
    public:
     virtual void pump_moved(Pump& pump, std::size_t bytes) noexcept = 0;  // read, or written
-    virtual void pump_finished(Pump& pump) noexcept = 0;                // FIN passed on
-    virtual void pump_failed(Pump& pump, int status) noexcept = 0;      // writing `to` failed
+    virtual void pump_finished(Pump& pump) noexcept = 0;                  // FIN passed on
+    virtual void pump_failed(Pump& pump, int status) noexcept = 0;        // writing `to` failed
 
    protected:
     ~Events() = default;

@@ -45,7 +45,8 @@ int write(uv_stream_t* stream, std::string bytes, WriteListener* listener, Wipe 
   return start(w, stream, uv_buf_init(w->text.data(), static_cast<unsigned>(w->text.size())));
 }
 
-int write(uv_stream_t* stream, Chunk chunk, std::size_t offset, std::size_t length, WriteListener* listener) {
+int write(uv_stream_t* stream, Chunk chunk, std::size_t offset, std::size_t length,
+          WriteListener* listener) {
   auto* w = new WriteRequest;
   w->chunk = std::move(chunk);
   w->listener = listener;

@@ -30,7 +30,8 @@ enum class Wipe : std::uint8_t { kNo = 0, kYes };
 // the bytes are already freed). `listener` may be null.
 int write(uv_stream_t* stream, std::string bytes, WriteListener* listener, Wipe wipe = Wipe::kNo);
 // The same for `length` bytes at `offset` of a read chunk, without a copy.
-int write(uv_stream_t* stream, Chunk chunk, std::size_t offset, std::size_t length, WriteListener* listener);
+int write(uv_stream_t* stream, Chunk chunk, std::size_t offset, std::size_t length,
+          WriteListener* listener);
 
 // Writes what the socket takes right now (uv_try_write) and erases it from `bytes`; the caller
 // queues the rest, if any. A write done this way costs no write request and, in libuv 1.44, no

@@ -1,10 +1,10 @@
 // One accepted socket and whatever handles its handler adds (upstream socket, timers). Handle
 // memory lives inside this object, a loop::HandleOwner: it never moves and deletes itself after
-// the last close callback (docs/decisions.md#handle-lifetime). A refusal is sent with finish_with(): the status
-// line, then FIN (uv_shutdown), then every byte still arriving is read and discarded until the peer
-// ends, so the close is never an RST that destroys the unread status line
-// (docs/reference-behaviour.md#corridor-refusals). At most kMaxLingering such sockets per listener
-// linger; the next one evicts the oldest.
+// the last close callback (docs/decisions.md#handle-lifetime). A refusal is sent with
+// finish_with(): the status line, then FIN (uv_shutdown), then every byte still arriving is read
+// and discarded until the peer ends, so the close is never an RST that destroys the unread status
+// line (docs/reference-behaviour.md#corridor-refusals). At most kMaxLingering such sockets per
+// listener linger; the next one evicts the oldest.
 #pragma once
 
 #include <uv.h>

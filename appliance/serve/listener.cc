@@ -29,8 +29,7 @@ policy::Result<std::uint16_t> TcpListener::listen_on(const policy::Address& addr
   uv_tcp_init(ctx_.loop, &handle_);
   handle_.data = this;
   initialised_ = true;
-  int rc = uv_tcp_bind(&handle_, loop::as_sockaddr(storage),
-                       address.is_v4() ? 0 : UV_TCP_IPV6ONLY);
+  int rc = uv_tcp_bind(&handle_, loop::as_sockaddr(storage), address.is_v4() ? 0 : UV_TCP_IPV6ONLY);
   if (rc == 0) rc = uv_listen(loop::as_stream(&handle_), 511, on_connection);
   if (rc != 0) return policy::Error{"bind " + where + ": " + uv_err_name(rc)};
   // Taken now, before any descriptor pressure; socket(2) stays allowed under the filter.

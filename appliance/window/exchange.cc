@@ -85,7 +85,8 @@ void WindowConnection::upstream_ready() {
     truncated_request();
     return;
   }
-  if (!ex_->request_done && client_paused_ && (ex_->upstream() == nullptr || ex_->upstream()->queued() < loop::kHighWater)) {
+  if (!ex_->request_done && client_paused_ &&
+      (ex_->upstream() == nullptr || ex_->upstream()->queued() < loop::kHighWater)) {
     client_paused_ = false;
     resume_client_reading();
   }
@@ -132,7 +133,8 @@ void WindowConnection::RequestSink::on_body(const char* data, std::size_t length
   } else {
     w.ex_->upstream()->send(std::string_view(data, length));
   }
-  if (w.ex_->upstream() != nullptr && w.ex_->upstream()->queued() > loop::kHighWater && !w.client_paused_) {
+  if (w.ex_->upstream() != nullptr && w.ex_->upstream()->queued() > loop::kHighWater &&
+      !w.client_paused_) {
     w.pause_client_reading();
     w.client_paused_ = true;
   }
@@ -141,7 +143,8 @@ void WindowConnection::RequestSink::on_body(const char* data, std::size_t length
 void WindowConnection::RequestSink::on_complete() {
   WindowConnection& w = *self;
   if (w.ex_->framing == policy::BodyFraming::kChunked && w.ex_->upstream() != nullptr) {
-    w.ex_->upstream()->send("0\r\n\r\n");  // trailers the space sent are not forwarded (RFC 9110 §6.5)
+    w.ex_->upstream()->send(
+        "0\r\n\r\n");  // trailers the space sent are not forwarded (RFC 9110 §6.5)
   }
   w.ex_->request_done = true;
 }
@@ -172,8 +175,8 @@ void WindowConnection::upstream_data(const char* data, std::size_t length) {
   flush_client();
   if (closing() || !ex_->response_done) return;
   // The connection is reusable only after a whole exchange with nothing left over.
-  const bool reusable = ex_->request_done && feed.consumed == length && ex_->response->keep_alive() &&
-                        !ex_->response->ends_at_close();
+  const bool reusable = ex_->request_done && feed.consumed == length &&
+                        ex_->response->keep_alive() && !ex_->response->ends_at_close();
   ex_->give_back(reusable);
   finish_success();
 }
@@ -195,10 +198,12 @@ bool WindowConnection::ResponseSink::on_head() {
     w.ex_->response_chunked = true;
     delimited = true;
   }
-  w.ex_->keep_client = delimited && w.ex_->request_done && !w.client_ended_ && w.ex_->request.keep_alive() &&
-                      !w.ex_->request.http10() && w.served_ + 1 < kMaxRequestsPerConnection;
-  head += w.ex_->keep_client ? "Keep-Alive: timeout=" + std::to_string(kClientIdleMs / 1000) + "\r\n\r\n"
-                            : std::string("Connection: close\r\n\r\n");
+  w.ex_->keep_client = delimited && w.ex_->request_done && !w.client_ended_ &&
+                       w.ex_->request.keep_alive() && !w.ex_->request.http10() &&
+                       w.served_ + 1 < kMaxRequestsPerConnection;
+  head += w.ex_->keep_client
+              ? "Keep-Alive: timeout=" + std::to_string(kClientIdleMs / 1000) + "\r\n\r\n"
+              : std::string("Connection: close\r\n\r\n");
   w.write_client(std::move(head));
   w.ex_->response_head_sent = true;
   return true;
@@ -243,8 +248,8 @@ void WindowConnection::upstream_failed(std::string_view detail) {
   // the answer arrived, the request had no body and its method is safe to repeat (RFC 9112
   // §9.3.1: a non-idempotent request is never retried automatically; policy::may_retry_method).
   if (state_ == State::kExchanging && !ex_->any_response_byte && !ex_->retried &&
-      ex_->framing == policy::BodyFraming::kNone && !ex_->upstream_head.empty() && ex_->reused_upstream &&
-      policy::may_retry_method(ex_->request.method_name())) {
+      ex_->framing == policy::BodyFraming::kNone && !ex_->upstream_head.empty() &&
+      ex_->reused_upstream && policy::may_retry_method(ex_->request.method_name())) {
     ex_->retried = true;
     acquire();
     return;
@@ -252,7 +257,8 @@ void WindowConnection::upstream_failed(std::string_view detail) {
   upstream_failure(detail, 502, kUpstreamNoAnswer);
 }
 
-void WindowConnection::upstream_failure(std::string_view detail, int status, std::string_view message) {
+void WindowConnection::upstream_failure(std::string_view detail, int status,
+                                        std::string_view message) {
   if (ex_->first_failure()) journal(policy::Decision::with_detail(policy::Word::kFailed, detail));
   drop_upstream();
   if (ctx_.upstream_pool != nullptr) ctx_.upstream_pool->cancel(this);
@@ -279,7 +285,8 @@ void WindowConnection::flush_client() {
   std::string bytes;
   bytes.swap(out_);
   send_client(std::move(bytes));
-  if (!closing() && ex_->upstream() != nullptr && ex_->answer_marks.over(uv_stream_get_write_queue_size(loop::as_stream(&client_)))) {
+  if (!closing() && ex_->upstream() != nullptr &&
+      ex_->answer_marks.over(uv_stream_get_write_queue_size(loop::as_stream(&client_)))) {
     ex_->upstream()->pause_reading();
   }
 }
@@ -310,7 +317,8 @@ void WindowConnection::client_written(int status) {
     return;
   }
   touch();
-  if (ex_->upstream() != nullptr && ex_->answer_marks.under(uv_stream_get_write_queue_size(loop::as_stream(&client_)))) {
+  if (ex_->upstream() != nullptr &&
+      ex_->answer_marks.under(uv_stream_get_write_queue_size(loop::as_stream(&client_)))) {
     ex_->upstream()->resume_reading();
   }
 }

@@ -18,7 +18,8 @@ namespace appliance::serve {
 
 class Exchange {
  public:
-  explicit Exchange(http::BodySink& request_sink) : request(http::MessageParser::Kind::kRequest, request_sink) {}
+  explicit Exchange(http::BodySink& request_sink)
+      : request(http::MessageParser::Kind::kRequest, request_sink) {}
   Exchange(const Exchange&) = delete;
   Exchange& operator=(const Exchange&) = delete;
   ~Exchange();

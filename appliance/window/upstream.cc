@@ -26,7 +26,8 @@ UpstreamConnection::UpstreamConnection(UpstreamPool& pool, std::string key)
   opened(as_handle(&timer_));
 }
 
-int UpstreamConnection::dial(const policy::WindowEndpoint& endpoint, std::unique_ptr<TlsSession> tls) {
+int UpstreamConnection::dial(const policy::WindowEndpoint& endpoint,
+                             std::unique_ptr<TlsSession> tls) {
   tls_ = std::move(tls);
   endpoint_ = endpoint;
   // docs/decisions.md#dial-only-what-was-approved: the only address dialled is the one
@@ -96,12 +97,15 @@ void UpstreamConnection::on_read(uv_stream_t* stream, ssize_t nread, const uv_bu
   const TlsSession::Progress p = self->tls_->receive(chunk.get(), length, plaintext, detail);
   self->flush_tls();
   if (self->closing()) return;
-  if (!was_done && self->tls_->handshake_done() && p == TlsSession::Progress::kOk) self->became_ready();
+  if (!was_done && self->tls_->handshake_done() && p == TlsSession::Progress::kOk)
+    self->became_ready();
   if (self->closing()) return;
-  if (!plaintext.empty() && self->user_ != nullptr) self->user_->upstream_data(plaintext.data(), plaintext.size());
+  if (!plaintext.empty() && self->user_ != nullptr)
+    self->user_->upstream_data(plaintext.data(), plaintext.size());
   if (self->closing()) return;
   switch (p) {
-    case TlsSession::Progress::kOk: return;
+    case TlsSession::Progress::kOk:
+      return;
     case TlsSession::Progress::kClosed:
       if (self->user_ != nullptr) {
         UpstreamUser* user = self->user_;
@@ -110,7 +114,9 @@ void UpstreamConnection::on_read(uv_stream_t* stream, ssize_t nread, const uv_bu
       }
       self->close();
       return;
-    case TlsSession::Progress::kFailed: self->fail(detail); return;
+    case TlsSession::Progress::kFailed:
+      self->fail(detail);
+      return;
   }
 }
 
@@ -201,11 +207,14 @@ void UpstreamConnection::close() {
 }
 
 // ------------------------------------------------------------------------------------- pool
-UpstreamPool::UpstreamPool(ServeContext& ctx, std::size_t max_total) : ctx_(ctx), max_total_(max_total) {}
+UpstreamPool::UpstreamPool(ServeContext& ctx, std::size_t max_total)
+    : ctx_(ctx), max_total_(max_total) {}
 
-UpstreamConnection* UpstreamPool::acquire(const std::string& key, const policy::WindowEndpoint& endpoint,
-                                          const TlsContext* tls_context, const policy::UpstreamUrl& upstream,
-                                          UpstreamUser* user, bool fresh_only, std::string& error) {
+UpstreamConnection* UpstreamPool::acquire(const std::string& key,
+                                          const policy::WindowEndpoint& endpoint,
+                                          const TlsContext* tls_context,
+                                          const policy::UpstreamUrl& upstream, UpstreamUser* user,
+                                          bool fresh_only, std::string& error) {
   if (shut_) {
     error = "shutting-down";
     return nullptr;
@@ -216,11 +225,13 @@ UpstreamConnection* UpstreamPool::acquire(const std::string& key, const policy::
       if ((*it)->key_ == key) return take_idle(*it, user);
     }
   }
-  if (all_.size() >= max_total_ && !idle_.empty()) idle_.front()->close();  // oldest idle makes room
+  if (all_.size() >= max_total_ && !idle_.empty())
+    idle_.front()->close();  // oldest idle makes room
   if (all_.size() >= max_total_) return nullptr;
   std::unique_ptr<TlsSession> tls;
   if (upstream.scheme == "https") {
-    auto session = TlsSession::start(*tls_context, upstream.host, policy::upstream_literal(upstream).has_value());
+    auto session = TlsSession::start(*tls_context, upstream.host,
+                                     policy::upstream_literal(upstream).has_value());
     if (!session) {
       error = "tls-setup";
       return nullptr;

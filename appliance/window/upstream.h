@@ -38,11 +38,11 @@ inline constexpr std::uint64_t kPoolIdleMs = 4'000;
 class UpstreamUser {
  public:
   virtual ~UpstreamUser() = default;
-  virtual void upstream_ready() = 0;                               // connected (and TLS verified)
+  virtual void upstream_ready() = 0;  // connected (and TLS verified)
   virtual void upstream_data(const char* data, std::size_t length) = 0;  // plaintext
-  virtual void upstream_ended() = 0;                               // FIN or close_notify
-  virtual void upstream_failed(std::string_view detail) = 0;      // errno name or tls-* word
-  virtual void upstream_drained() = 0;                             // write queue below kLowWater
+  virtual void upstream_ended() = 0;                                     // FIN or close_notify
+  virtual void upstream_failed(std::string_view detail) = 0;             // errno name or tls-* word
+  virtual void upstream_drained() = 0;  // write queue below kLowWater
 };
 
 class UpstreamConnection final : public loop::HandleOwner, private loop::WriteListener {

@@ -20,7 +20,8 @@ constexpr std::string_view kDoesNotResolve = "the upstream of this grant does no
 bool is_expect_continue(const std::vector<policy::Header>& headers) {
   for (const policy::Header& h : headers) {
     // RFC 9110 §10.1.1: the only expectation defined.
-    if (policy::header_name_is(h.name, "expect") && policy::header_name_is(h.value, "100-continue")) return true;
+    if (policy::header_name_is(h.name, "expect") && policy::header_name_is(h.value, "100-continue"))
+      return true;
   }
   return false;
 }
@@ -178,7 +179,8 @@ void WindowConnection::on_client_end(int status) {
   // before the upstream was ready is checked for completeness in upstream_ready().
   const bool past_head = state_ == State::kResolving || state_ == State::kWaitingRoom ||
                          state_ == State::kConnecting || state_ == State::kExchanging;
-  const bool whole = ex_->request_done || ex_->framing == policy::BodyFraming::kNone || state_ != State::kExchanging;
+  const bool whole = ex_->request_done || ex_->framing == policy::BodyFraming::kNone ||
+                     state_ != State::kExchanging;
   if (status == UV_EOF && past_head && whole) {
     client_ended_ = true;
     return;
@@ -216,7 +218,8 @@ void WindowConnection::on_head(const char* rest, std::size_t rest_length) {
     refuse_json(403, kNoSuchGrant);
     return;
   }
-  const auto found = route.grant_id ? ctx_.grants.find(std::string(*route.grant_id)) : ctx_.grants.end();
+  const auto found =
+      route.grant_id ? ctx_.grants.find(std::string(*route.grant_id)) : ctx_.grants.end();
   if (found == ctx_.grants.end()) {
     ctx_.journal.record(policy::Listener::kWindow, policy::kHostUnknownGrant, 0,
                         policy::Decision::of(policy::Word::kDenyNoGrant));
@@ -237,11 +240,17 @@ void WindowConnection::on_head(const char* rest, std::size_t rest_length) {
   {
     // Built in one buffer of the right size: the head holds the secret, and no temporary or
     // reallocation may leave a copy of it in freed memory (policy/secret.h).
-    std::string headers = policy::upstream_request_headers(fields, grant, ex_->framing, ex_->body_left);
+    std::string headers =
+        policy::upstream_request_headers(fields, grant, ex_->framing, ex_->body_left);
     const std::string_view method = ex_->request.method_name();
     const std::string target = policy::upstream_target(*ex_->upstream_url, route.rest);
     ex_->upstream_head.reserve(method.size() + target.size() + headers.size() + 16);
-    ex_->upstream_head.append(method).append(" ").append(target).append(" HTTP/1.1\r\n").append(headers).append("\r\n");
+    ex_->upstream_head.append(method)
+        .append(" ")
+        .append(target)
+        .append(" HTTP/1.1\r\n")
+        .append(headers)
+        .append("\r\n");
     policy::wipe_string(headers);
   }
   ex_->expect_continue = ex_->framing != policy::BodyFraming::kNone && is_expect_continue(fields);
@@ -270,8 +279,8 @@ void WindowConnection::on_resolved(void* owner, Resolution resolution) noexcept 
 void WindowConnection::decide_answers(const std::vector<policy::Address>& answers) {
   const std::vector<policy::Address>& own = ctx_.own_addresses();
   const policy::OwnListeners listeners{own, ctx_.own_ports};
-  policy::WindowAnswerDecision d = policy::decide_window_answers(*ex_->upstream_url, ex_->unsafe_private_upstream,
-                                                                 answers, listeners, ctx_.blocked);
+  policy::WindowAnswerDecision d = policy::decide_window_answers(
+      *ex_->upstream_url, ex_->unsafe_private_upstream, answers, listeners, ctx_.blocked);
   journal(d.decision);
   if (!d.endpoint) {
     const bool unresolved = d.decision.word() == policy::Word::kDenyUnresolved;
@@ -280,7 +289,8 @@ void WindowConnection::decide_answers(const std::vector<policy::Address>& answer
   }
   ex_->endpoint = std::move(d.endpoint);
   // A connection is reused only for the same grant, upstream and checked address.
-  ex_->pool_key = pool_route() + ex_->endpoint->address().to_string() + "\n" + std::to_string(ex_->endpoint->port());
+  ex_->pool_key = pool_route() + ex_->endpoint->address().to_string() + "\n" +
+                  std::to_string(ex_->endpoint->port());
   touch();
   acquire();
 }
@@ -290,7 +300,8 @@ std::string WindowConnection::pool_route() const {
   // this grant and upstream, whatever address they were dialled to. The grant's private-network
   // word is part of it: a connection dialled to a private address under the word is never reused
   // by the grant once replaced without it.
-  return ex_->grant_id + "\n" + ex_->upstream_url->to_string() + "\n" + (ex_->unsafe_private_upstream ? "1" : "0") + "\n";
+  return ex_->grant_id + "\n" + ex_->upstream_url->to_string() + "\n" +
+         (ex_->unsafe_private_upstream ? "1" : "0") + "\n";
 }
 
 bool WindowConnection::reuse_kept_connection() {
@@ -317,8 +328,8 @@ bool WindowConnection::reuse_kept_connection() {
 
 void WindowConnection::acquire() {
   std::string error;
-  UpstreamConnection* c = ctx_.upstream_pool->acquire(ex_->pool_key, *ex_->endpoint, ctx_.tls, *ex_->upstream_url,
-                                                      this, ex_->retried, error);
+  UpstreamConnection* c = ctx_.upstream_pool->acquire(
+      ex_->pool_key, *ex_->endpoint, ctx_.tls, *ex_->upstream_url, this, ex_->retried, error);
   if (c == nullptr && !error.empty()) {
     upstream_failure(error, 502, kUpstreamNoAnswer);
     return;
@@ -367,7 +378,9 @@ void WindowConnection::on_timer(uv_timer_t* timer) noexcept {
     case State::kConnecting:
     case State::kExchanging: {
       const std::uint64_t limit =
-          (self->state_ == State::kConnecting ? self->ctx_.options.connect_seconds : self->ctx_.options.idle_seconds) * 1000;
+          (self->state_ == State::kConnecting ? self->ctx_.options.connect_seconds
+                                              : self->ctx_.options.idle_seconds) *
+          1000;
       const std::uint64_t quiet = uv_now(self->ctx_.loop) - self->last_activity_;
       if (quiet >= limit) {
         self->upstream_failure("timeout", 504, kUpstreamLate);

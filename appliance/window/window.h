@@ -50,7 +50,14 @@ class WindowConnection final : public Connection, private UpstreamUser, private 
   WindowConnection(ServeContext& ctx, TcpListener& listener);
 
  private:
-  enum class State : std::uint8_t { kHead, kResolving, kWaitingRoom, kConnecting, kExchanging, kDone };
+  enum class State : std::uint8_t {
+    kHead,
+    kResolving,
+    kWaitingRoom,
+    kConnecting,
+    kExchanging,
+    kDone
+  };
 
   struct RequestSink final : http::BodySink {
     WindowConnection* self = nullptr;
@@ -119,9 +126,9 @@ class WindowConnection final : public Connection, private UpstreamUser, private 
   ClientWrites client_writes_;
   uv_timer_t timer_{};
   NameResolver::Query* query_ = nullptr;
-  std::optional<Exchange> ex_;  // the request being read or answered (exchange.h)
-  std::string next_bytes_;        // pipelined bytes of the next request (bounded)
-  std::uint32_t served_ = 0;      // answers completed on this connection
+  std::optional<Exchange> ex_;     // the request being read or answered (exchange.h)
+  std::string next_bytes_;         // pipelined bytes of the next request (bounded)
+  std::uint32_t served_ = 0;       // answers completed on this connection
   bool awaiting_request_ = false;  // kept alive, no byte of the next request yet
   bool client_ended_ = false;      // the client half-closed: answer, then close
   bool pipelined_ = false;         // next_bytes_ waits for the next loop turn (on_timer)

@@ -91,7 +91,9 @@ TEST_F(WindowTest, OperatorBlockedRangesRefuseTheWindowsUpstreamAndItsKeptConnec
   const int hits = plain_->hits.load();
   EXPECT_EQ(hits, 1);
   // Blocked again: the kept connection to the now blocked address is not reused either.
-  ASSERT_EQ(gk_->request("POST", "/blocked", R"({"ranges":[")" + net_->prefix() + R"(0/24"]})").status, 200);
+  ASSERT_EQ(
+      gk_->request("POST", "/blocked", R"({"ranges":[")" + net_->prefix() + R"(0/24"]})").status,
+      200);
   const Answer again = send_raw(gk_->window, get(window_path("registry", "/c")));
   EXPECT_EQ(again.status, 403) << again.raw;
   EXPECT_EQ(again.body, refused);

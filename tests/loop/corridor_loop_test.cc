@@ -21,7 +21,8 @@ std::string connect_head(const std::string& target) {
 class CorridorLoopTest : public LoopFixture {
  protected:
   void open_mode() {
-    ASSERT_NE(control("POST", "/network", R"({"mode":"open","domains":[]})").find(" 200 "), std::string::npos);
+    ASSERT_NE(control("POST", "/network", R"({"mode":"open","domains":[]})").find(" 200 "),
+              std::string::npos);
   }
 };
 
@@ -74,7 +75,10 @@ TEST_F(CorridorLoopTest, UnreadableHeadIsABare400) {
 }
 
 TEST_F(CorridorLoopTest, PlainProxyRequestIsRefused) {
-  EXPECT_EQ(exchange(corridor_port_, "GET http://example.test/ HTTP/1.1\r\nHost: example.test\r\n\r\n").bytes, k403);
+  EXPECT_EQ(
+      exchange(corridor_port_, "GET http://example.test/ HTTP/1.1\r\nHost: example.test\r\n\r\n")
+          .bytes,
+      k403);
   EXPECT_TRUE(journalled("deny:not-connect"));
 }
 

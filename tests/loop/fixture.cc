@@ -36,7 +36,8 @@ void ScriptedResolver::fail(const std::string& name, const std::string& detail) 
   script_[name] = Resolution{false, detail, {}};
 }
 
-appliance::serve::NameResolver::Query* ScriptedResolver::resolve(const std::string& name, Callback callback, void* owner) {
+appliance::serve::NameResolver::Query* ScriptedResolver::resolve(const std::string& name,
+                                                                 Callback callback, void* owner) {
   asked.push_back(name);
   auto q = std::make_unique<Scripted>();
   q->name = name;
@@ -69,7 +70,8 @@ void ScriptedResolver::on_turn(uv_timer_t* timer) noexcept {
     std::unique_ptr<Scripted> q = std::move(self->pending_.front());
     self->pending_.pop_front();
     const auto found = self->script_.find(q->name);
-    Resolution r = found != self->script_.end() ? found->second : Resolution{false, "ENOTFOUND", {}};
+    Resolution r =
+        found != self->script_.end() ? found->second : Resolution{false, "ENOTFOUND", {}};
     q->callback(q->owner, std::move(r));
   }
 }
@@ -92,12 +94,15 @@ void LoopFixture::SetUp() {
   pool_ = std::make_unique<appliance::serve::UpstreamPool>(*ctx_, options.max_upstream_sockets);
   ctx_->upstream_pool = pool_.get();
   using appliance::serve::TcpListener;
-  corridor_ = std::make_unique<TcpListener>(*ctx_, policy::Listener::kCorridor, options.max_corridor_sockets,
+  corridor_ = std::make_unique<TcpListener>(*ctx_, policy::Listener::kCorridor,
+                                            options.max_corridor_sockets,
                                             appliance::serve::make_corridor_connection);
-  window_ = std::make_unique<TcpListener>(*ctx_, policy::Listener::kWindow, options.max_window_sockets,
-                                          appliance::serve::make_window_connection);
-  control_ = std::make_unique<TcpListener>(*ctx_, policy::Listener::kControl, options.max_control_sockets,
-                                           appliance::serve::make_control_connection);
+  window_ =
+      std::make_unique<TcpListener>(*ctx_, policy::Listener::kWindow, options.max_window_sockets,
+                                    appliance::serve::make_window_connection);
+  control_ =
+      std::make_unique<TcpListener>(*ctx_, policy::Listener::kControl, options.max_control_sockets,
+                                    appliance::serve::make_control_connection);
   ctx_->listeners = {corridor_.get(), window_.get(), control_.get()};
   const policy::Address loopback = policy::Address::v4(0x7f000001);
   auto c = corridor_->listen_on(loopback, 0);
@@ -125,9 +130,12 @@ void LoopFixture::TearDown() {
   EXPECT_EQ(rc, 0) << "a handle was left open";
   if (rc != 0) {
     // Close what is left so the next test does not inherit it (the failure is recorded).
-    uv_walk(&loop_, [](uv_handle_t* h, void*) noexcept {
-      if (uv_is_closing(h) == 0) uv_close(h, nullptr);
-    }, nullptr);
+    uv_walk(
+        &loop_,
+        [](uv_handle_t* h, void*) noexcept {
+          if (uv_is_closing(h) == 0) uv_close(h, nullptr);
+        },
+        nullptr);
     uv_run(&loop_, UV_RUN_DEFAULT);
     uv_loop_close(&loop_);
   }
@@ -169,32 +177,37 @@ Reply LoopFixture::exchange(std::uint16_t port, const std::string& request, int 
   const int fd = connect_to(port);
   if (fd < 0) return reply;
   std::size_t sent = 0;
-  run_until([&] {
-    if (sent < request.size()) {
-      const ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-      if (n > 0) sent += static_cast<std::size_t>(n);
-    }
-    char buf[4096];
-    for (;;) {
-      const ssize_t n = ::read(fd, buf, sizeof buf);
-      if (n > 0) {
-        reply.bytes.append(buf, static_cast<std::size_t>(n));
-        continue;
-      }
-      if (n == 0 || (n < 0 && errno != EAGAIN)) reply.closed = true;
-      break;
-    }
-    return reply.closed;
-  }, ms);
+  run_until(
+      [&] {
+        if (sent < request.size()) {
+          const ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+          if (n > 0) sent += static_cast<std::size_t>(n);
+        }
+        char buf[4096];
+        for (;;) {
+          const ssize_t n = ::read(fd, buf, sizeof buf);
+          if (n > 0) {
+            reply.bytes.append(buf, static_cast<std::size_t>(n));
+            continue;
+          }
+          if (n == 0 || (n < 0 && errno != EAGAIN)) reply.closed = true;
+          break;
+        }
+        return reply.closed;
+      },
+      ms);
   ::close(fd);
   // Let the gatekeeper see the close of a socket it lingers on.
   run_until([] { return false; }, 5);
   return reply;
 }
 
-std::string LoopFixture::control(const std::string& method, const std::string& path, const std::string& body) {
+std::string LoopFixture::control(const std::string& method, const std::string& path,
+                                 const std::string& body) {
   std::string request = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n";
-  if (!body.empty()) request += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+  if (!body.empty())
+    request +=
+        "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
   request += "\r\n" + body;
   return exchange(control_port_, request).bytes;
 }

@@ -79,7 +79,8 @@ class LoopFixture : public ::testing::Test {
   // Sends `request`, then reads until the gatekeeper closes (or `ms` pass).
   Reply exchange(std::uint16_t port, const std::string& request, int ms = 5000);
   // A control-channel request; returns the whole answer.
-  std::string control(const std::string& method, const std::string& path, const std::string& body = "");
+  std::string control(const std::string& method, const std::string& path,
+                      const std::string& body = "");
   // True when the journal holds a record with this decision word.
   bool journalled(const std::string& decision);
 

@@ -15,7 +15,9 @@ const std::string kKey(64, 'a');
 constexpr std::string_view kNoSuchGrant = R"({"error":"no such grant"})";
 constexpr std::string_view kRefused = R"({"error":"refused destination"})";
 
-std::string get(const std::string& target) { return "GET " + target + " HTTP/1.1\r\nHost: gatekeeper\r\n\r\n"; }
+std::string get(const std::string& target) {
+  return "GET " + target + " HTTP/1.1\r\nHost: gatekeeper\r\n\r\n";
+}
 
 std::string body_of(const std::string& answer) {
   const auto at = answer.find("\r\n\r\n");
@@ -25,9 +27,12 @@ std::string body_of(const std::string& answer) {
 class WindowLoopTest : public LoopFixture {
  protected:
   void set_key_and_grant() {
-    ASSERT_NE(control("POST", "/window-key", R"({"key":")" + kKey + R"("})").find(" 200 "), std::string::npos);
-    ASSERT_NE(control("POST", "/grants", R"({"id":"model","upstream":"http://model.test:8080/v1/"})").find(" 200 "),
+    ASSERT_NE(control("POST", "/window-key", R"({"key":")" + kKey + R"("})").find(" 200 "),
               std::string::npos);
+    ASSERT_NE(
+        control("POST", "/grants", R"({"id":"model","upstream":"http://model.test:8080/v1/"})")
+            .find(" 200 "),
+        std::string::npos);
   }
   std::string model(const std::string& rest) { return "/k/" + kKey + "/model/model" + rest; }
 };
@@ -41,7 +46,8 @@ TEST_F(WindowLoopTest, EveryRequestIsRefusedUntilAKeyIsSet) {
 
 TEST_F(WindowLoopTest, UnknownGrantAndAWalkOutGetTheSameAnswer) {
   set_key_and_grant();
-  EXPECT_EQ(body_of(exchange(window_port_, get("/k/" + kKey + "/model/other/x")).bytes), kNoSuchGrant);
+  EXPECT_EQ(body_of(exchange(window_port_, get("/k/" + kKey + "/model/other/x")).bytes),
+            kNoSuchGrant);
   EXPECT_TRUE(journalled("deny:no-grant"));
   EXPECT_EQ(body_of(exchange(window_port_, get(model("/../../admin"))).bytes), kNoSuchGrant);
   EXPECT_TRUE(journalled("deny:path-walks-out"));
