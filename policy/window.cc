@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "policy/ascii.h"
 #include "policy/corridor.h"
 #include "policy/header_rules.h"
 #include "policy/json.h"
@@ -15,9 +16,8 @@ namespace {
 constexpr std::string_view kKeyPrefix = "/k/";
 constexpr std::string_view kModelPrefix = "/model/";
 
-char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+constexpr auto lower = ascii::to_lower;
+using ascii::is_hex;
 
 bool is_grant_char(char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
