@@ -99,8 +99,9 @@ int run_serve(const std::vector<std::string>& args) {
   std::vector<std::string> serve_args = args;
 #ifdef GATEKEEPER_TEST_BUILD
   const bool test_forbidden_syscall = take_test_forbidden_syscall_flag(serve_args);
-  if (!take_test_descriptor_limit(serve_args))
+  if (!take_test_descriptor_limit(serve_args)) {
     return startup_problem("--test-descriptor-limit needs 0..999999");
+  }
 #endif
   bool unsafe_no_confinement = false;
 #if defined(GATEKEEPER_TEST_BUILD) && defined(GK_SANITIZER_BUILD)
@@ -130,8 +131,9 @@ int run_serve(const std::vector<std::string>& args) {
   std::signal(SIGPIPE, SIG_IGN);
 
   uv_loop_t loop;
-  if (int rc = uv_loop_init(&loop); rc != 0)
+  if (int rc = uv_loop_init(&loop); rc != 0) {
     return startup_problem(std::string("uv_loop_init: ") + uv_err_name(rc));
+  }
   int exit_code = 0;
   {
     ServeContext ctx(&loop, options);
@@ -159,8 +161,9 @@ int run_serve(const std::vector<std::string>& args) {
       policy::Result<std::uint16_t> window_port = policy::Error{"not bound"};
       policy::Result<std::uint16_t> control_port = policy::Error{"not bound"};
       if (corridor_port) window_port = rt.window->listen_on(listen_address, options.window_port);
-      if (corridor_port && window_port)
+      if (corridor_port && window_port) {
         control_port = rt.control->listen_on(loopback, options.control_port);
+      }
       if (corridor_port && window_port && control_port) {
         ctx.own_ports = {corridor_port.value(), window_port.value(), control_port.value()};
       }
@@ -175,8 +178,13 @@ int run_serve(const std::vector<std::string>& args) {
         exit_code = startup_problem(e.message);
         shut_down(rt);
       } else {
-        uv_signal_start(&rt.sigterm, on_signal, SIGTERM);
-        uv_signal_start(&rt.sigint, on_signal, SIGINT);
+        // Without its SIGTERM handler the place could not stop the gatekeeper cleanly.
+        int rc = uv_signal_start(&rt.sigterm, on_signal, SIGTERM);
+        if (rc == 0) rc = uv_signal_start(&rt.sigint, on_signal, SIGINT);
+        if (rc != 0) {
+          exit_code = startup_problem(std::string("uv_signal_start: ") + uv_err_name(rc));
+          shut_down(rt);
+        }
       }
       // Self-confinement: after every bind and file read above, before the ready line
       // and the first accept (uv_run).

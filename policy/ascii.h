@@ -23,6 +23,8 @@ constexpr int hex_value(char c) noexcept {
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
 }
-constexpr char to_lower(char c) noexcept { return is_upper(c) ? static_cast<char>(c - 'A' + 'a') : c; }
+constexpr char to_lower(char c) noexcept {
+  return is_upper(c) ? static_cast<char>(c - 'A' + 'a') : c;
+}
 
 }  // namespace policy::ascii

@@ -2,8 +2,8 @@
 
 #include <utility>
 
-#include "policy/ascii.h"
 #include "policy/address.h"
+#include "policy/ascii.h"
 #include "policy/header_rules.h"
 #include "policy/json.h"
 #include "policy/name.h"

@@ -60,16 +60,18 @@ HttpResponse control_answer(ServeContext& ctx, const HttpRequest& request) {
   if (m == "GET" && p == "/health") return json_answer(200, health_json(ctx));
   if (m == "GET" && p == "/policy") return json_answer(200, policy_json(ctx));
   if (m == "GET" && p == "/journal") return json_answer(200, ctx.journal.json());
-  if (m == "GET" && p == "/blocked")
+  if (m == "GET" && p == "/blocked") {
     return json_answer(200, policy::blocked_request_json(ctx.blocked));
+  }
   if (m == "GET" && p == "/metrics") {
     HttpResponse r = json_answer(200, ctx.metrics.prometheus(ctx.gauges()));
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
     return r;
   }
   if (m == "POST" && p == "/window-key") {
-    if (request.body_over_limit || request.body.empty())
+    if (request.body_over_limit || request.body.empty()) {
       return error_answer(400, policy::kMsgNotJson);
+    }
     auto key = policy::parse_window_key_request(request.body);
     if (!key) return error_answer(400, key.error().message);
     // Replaces the key at once: the next window request must carry the new one.
@@ -77,8 +79,9 @@ HttpResponse control_answer(ServeContext& ctx, const HttpRequest& request) {
     return json_answer(200, policy::ok_json());
   }
   if (m == "POST" && p == "/blocked") {
-    if (request.body_over_limit || request.body.empty())
+    if (request.body_over_limit || request.body.empty()) {
       return error_answer(400, policy::kMsgNotJson);
+    }
     auto ranges = policy::parse_blocked_request(request.body);
     if (!ranges) return error_answer(400, ranges.error().message);
     ctx.blocked = std::move(ranges.value());  // live: the next answer is classified with it
@@ -87,8 +90,9 @@ HttpResponse control_answer(ServeContext& ctx, const HttpRequest& request) {
   if (m == "POST" && (p == "/network" || p == "/grants")) {
     // Over 1 MiB the body was discarded: it counts as not JSON
     // (docs/reference-behaviour.md#control-endpoints).
-    if (request.body_over_limit || request.body.empty())
+    if (request.body_over_limit || request.body.empty()) {
       return error_answer(400, policy::kMsgNotJson);
+    }
     if (p == "/network") {
       auto parsed = policy::parse_network_request(request.body);
       if (!parsed) return error_answer(400, parsed.error().message);

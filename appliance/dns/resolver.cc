@@ -87,8 +87,9 @@ policy::Result<std::unique_ptr<Resolver>> Resolver::create(uv_loop_t* loop,
   const int mask = ARES_OPT_FLAGS | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES | ARES_OPT_LOOKUPS |
                    ARES_OPT_SOCK_STATE_CB;
   int rc = ares_init_options(&self->channel_, &options, mask);
-  if (rc != ARES_SUCCESS)
+  if (rc != ARES_SUCCESS) {
     return policy::Error{std::string("ares_init_options: ") + ares_strerror(rc)};
+  }
   if (!servers.empty()) {
     std::string csv;
     for (const DnsServer& s : servers) {
@@ -148,7 +149,9 @@ void Resolver::on_sock_state(void* data, int fd, int readable, int writable) noe
     poll = it->second;
   }
   const int events = (readable ? UV_READABLE : 0) | (writable ? UV_WRITABLE : 0);
-  uv_poll_start(&poll->handle, events, on_poll);
+  // uv_poll_start fails only for a closing handle or a bad descriptor c-ares just handed over;
+  // a socket that cannot be watched leaves its query to our deadline (deny:unresolved:timeout).
+  (void)uv_poll_start(&poll->handle, events, on_poll);
 }
 
 void Resolver::on_poll(uv_poll_t* handle, int status, int events) noexcept {

@@ -14,6 +14,7 @@
 #include "appliance/loop/address.h"
 #include "appliance/loop/handle.h"
 #include "appliance/loop/pump.h"
+#include "appliance/loop/unique_fd.h"
 #include "appliance/loop/write.h"
 
 namespace appliance::loop {
@@ -229,6 +230,24 @@ TEST_F(LoopTest, WriteOwnsItsBytesAndTellsTheOutcome) {
   EXPECT_EQ(cancelled.status, UV_ECANCELED);
   ::close(fd);
   l.close(&loop_);
+}
+
+TEST(UniqueFdTest, ClosesOnceWhenItsOwnerGoesAndMoves) {
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  const int read_end = pipe_fds[0];
+  {
+    UniqueFd a(read_end);
+    UniqueFd b(std::move(a));
+    EXPECT_FALSE(a.valid());
+    EXPECT_EQ(b.get(), read_end);
+    EXPECT_NE(fcntl(read_end, F_GETFD), -1) << "open while owned";
+  }
+  EXPECT_EQ(fcntl(read_end, F_GETFD), -1) << "closed when its owner went";
+  EXPECT_EQ(errno, EBADF);
+  UniqueFd w(pipe_fds[1]);
+  w.reset();
+  EXPECT_EQ(fcntl(pipe_fds[1], F_GETFD), -1);
 }
 
 TEST_F(LoopTest, WipeBytesClearsEveryByte) {

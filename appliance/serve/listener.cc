@@ -17,9 +17,7 @@ namespace appliance::serve {
 TcpListener::TcpListener(ServeContext& ctx, policy::Listener which, std::size_t cap, Factory factory)
     : ctx_(ctx), which_(which), cap_(cap), factory_(factory) {}
 
-TcpListener::~TcpListener() {
-  if (reserve_fd_ >= 0) ::close(reserve_fd_);
-}
+TcpListener::~TcpListener() = default;
 
 policy::Result<std::uint16_t> TcpListener::listen_on(const policy::Address& address,
                                                      std::uint16_t port) {
@@ -33,8 +31,10 @@ policy::Result<std::uint16_t> TcpListener::listen_on(const policy::Address& addr
   if (rc == 0) rc = uv_listen(loop::as_stream(&handle_), 511, on_connection);
   if (rc != 0) return policy::Error{"bind " + where + ": " + uv_err_name(rc)};
   // Taken now, before any descriptor pressure; socket(2) stays allowed under the filter.
-  reserve_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (reserve_fd_ < 0) return policy::Error{"socket (reserve descriptor of the " + where + "): " + std::strerror(errno)};
+  reserve_.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!reserve_)
+    return policy::Error{"socket (reserve descriptor of the " + where +
+                         "): " + std::strerror(errno)};
   uv_timer_init(ctx_.loop, &retake_);
   retake_.data = this;
   retake_initialised_ = true;
@@ -65,9 +65,8 @@ void TcpListener::refuse_at_descriptor_limit() {
   // connection and close it at once (the space sees the connection closed, like any socket over
   // the cap), and return with the descriptor still free, so libuv's next accept4 sees EAGAIN and
   // its loop ends. The reserve is taken again on the next loop turn.
-  if (reserve_fd_ >= 0) {
-    ::close(reserve_fd_);
-    reserve_fd_ = -1;
+  if (reserve_) {
+    reserve_.reset();
   } else if (!evict_one()) {
     for (TcpListener* other : ctx_.listeners) {
       if (other != nullptr && other != this && other->evict_one()) break;
@@ -88,7 +87,7 @@ void TcpListener::refuse_at_descriptor_limit() {
 
 void TcpListener::on_retake_reserve(uv_timer_t* timer) noexcept {
   auto* self = static_cast<TcpListener*>(timer->data);
-  if (self->reserve_fd_ < 0) self->reserve_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (!self->reserve_) self->reserve_.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
 }
 
 bool TcpListener::evict_one() {

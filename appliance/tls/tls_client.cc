@@ -26,8 +26,9 @@ policy::Result<std::unique_ptr<TlsContext>> TlsContext::load(const std::string& 
   if (RAND_bytes(seed_probe, sizeof seed_probe) != 1) return policy::Error{"RAND_bytes: failed"};
   // The window speaks HTTP/1.1 upstream only.
   static const unsigned char kAlpn[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
-  if (SSL_CTX_set_alpn_protos(ctx, kAlpn, sizeof kAlpn) != 0)
+  if (SSL_CTX_set_alpn_protos(ctx, kAlpn, sizeof kAlpn) != 0) {
     return policy::Error{"SSL_CTX_set_alpn_protos: failed"};
+  }
   return context;
 }
 
@@ -48,11 +49,13 @@ policy::Result<std::unique_ptr<TlsSession>> TlsSession::start(const TlsContext& 
   X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
   if (host_is_ip) {
     // RFC 6066 §3: SNI carries names only.
-    if (X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str()) != 1)
+    if (X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str()) != 1) {
       return policy::Error{"verify ip " + host + ": failed"};
+    }
   } else {
-    if (SSL_set_tlsext_host_name(ssl, host.c_str()) != 1)
+    if (SSL_set_tlsext_host_name(ssl, host.c_str()) != 1) {
       return policy::Error{"SNI " + host + ": failed"};
+    }
     // BoringSSL accepts a wildcard only as the whole left-most label (RFC 9525 §6.3).
     if (X509_VERIFY_PARAM_set1_host(param, host.data(), host.size()) != 1) {
       return policy::Error{"verify host " + host + ": failed"};

@@ -97,11 +97,13 @@ void UpstreamConnection::on_read(uv_stream_t* stream, ssize_t nread, const uv_bu
   const TlsSession::Progress p = self->tls_->receive(chunk.get(), length, plaintext, detail);
   self->flush_tls();
   if (self->closing()) return;
-  if (!was_done && self->tls_->handshake_done() && p == TlsSession::Progress::kOk)
+  if (!was_done && self->tls_->handshake_done() && p == TlsSession::Progress::kOk) {
     self->became_ready();
+  }
   if (self->closing()) return;
-  if (!plaintext.empty() && self->user_ != nullptr)
+  if (!plaintext.empty() && self->user_ != nullptr) {
     self->user_->upstream_data(plaintext.data(), plaintext.size());
+  }
   if (self->closing()) return;
   switch (p) {
     case TlsSession::Progress::kOk:
@@ -225,8 +227,9 @@ UpstreamConnection* UpstreamPool::acquire(const std::string& key,
       if ((*it)->key_ == key) return take_idle(*it, user);
     }
   }
-  if (all_.size() >= max_total_ && !idle_.empty())
+  if (all_.size() >= max_total_ && !idle_.empty()) {
     idle_.front()->close();  // oldest idle makes room
+  }
   if (all_.size() >= max_total_) return nullptr;
   std::unique_ptr<TlsSession> tls;
   if (upstream.scheme == "https") {

@@ -88,7 +88,6 @@ class UpstreamConnection final : public loop::HandleOwner, private loop::WriteLi
   bool reused_ = false;
   std::list<UpstreamConnection*>::iterator idle_position_;
   std::list<UpstreamConnection*>::iterator all_position_;
-  std::uint64_t idle_since_ = 0;
 };
 
 // A request that waits for room in the pool.

@@ -20,8 +20,10 @@ constexpr std::string_view kDoesNotResolve = "the upstream of this grant does no
 bool is_expect_continue(const std::vector<policy::Header>& headers) {
   for (const policy::Header& h : headers) {
     // RFC 9110 §10.1.1: the only expectation defined.
-    if (policy::header_name_is(h.name, "expect") && policy::header_name_is(h.value, "100-continue"))
+    if (policy::header_name_is(h.name, "expect") &&
+        policy::header_name_is(h.value, "100-continue")) {
       return true;
+    }
   }
   return false;
 }

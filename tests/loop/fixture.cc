@@ -205,9 +205,10 @@ Reply LoopFixture::exchange(std::uint16_t port, const std::string& request, int 
 std::string LoopFixture::control(const std::string& method, const std::string& path,
                                  const std::string& body) {
   std::string request = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n";
-  if (!body.empty())
+  if (!body.empty()) {
     request +=
         "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+  }
   request += "\r\n" + body;
   return exchange(control_port_, request).bytes;
 }
