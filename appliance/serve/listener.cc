@@ -32,9 +32,10 @@ policy::Result<std::uint16_t> TcpListener::listen_on(const policy::Address& addr
   if (rc != 0) return policy::Error{"bind " + where + ": " + uv_err_name(rc)};
   // Taken now, before any descriptor pressure; socket(2) stays allowed under the filter.
   reserve_.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!reserve_)
+  if (!reserve_) {
     return policy::Error{"socket (reserve descriptor of the " + where +
                          "): " + std::strerror(errno)};
+  }
   uv_timer_init(ctx_.loop, &retake_);
   retake_.data = this;
   retake_initialised_ = true;

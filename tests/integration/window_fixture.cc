@@ -34,8 +34,9 @@ std::string read_line(int fd, int timeout_ms) {
 Answer parse_answer(const std::string& raw) {
   Answer a;
   a.raw = raw;
-  if (raw.size() >= 12 && raw.rfind("HTTP/1.1 ", 0) == 0)
+  if (raw.size() >= 12 && raw.rfind("HTTP/1.1 ", 0) == 0) {
     a.status = std::max(0, gk_test::leading_decimal(std::string_view(raw).substr(9)));
+  }
   const auto at = raw.find("\r\n\r\n");
   a.head = raw.substr(0, at);
   if (at != std::string::npos) a.body = raw.substr(at + 4);
