@@ -239,7 +239,7 @@ TEST(UniqueFdTest, ClosesOnceWhenItsOwnerGoesAndMoves) {
   {
     UniqueFd a(read_end);
     UniqueFd b(std::move(a));
-    EXPECT_FALSE(a.valid());
+    EXPECT_FALSE(a.valid());  // NOLINT(bugprone-use-after-move): the moved-from state is tested
     EXPECT_EQ(b.get(), read_end);
     EXPECT_NE(fcntl(read_end, F_GETFD), -1) << "open while owned";
   }

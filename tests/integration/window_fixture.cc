@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdlib>
 #include <filesystem>
+#include <system_error>
 
 #include "tests/support/environment.h"
 
@@ -107,7 +109,10 @@ long long metric(Gatekeeper& gk, const std::string& name_and_labels) {
   const std::string needle = "\n" + name_and_labels + " ";
   const auto at = ("\n" + text).find(needle);
   if (at == std::string::npos) return -1;
-  return std::atoll(text.c_str() + at + needle.size() - 1);
+  const std::string_view value = std::string_view(text).substr(at + needle.size() - 1);
+  long long n = -1;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+  return ec == std::errc() && end != value.data() ? n : -1;
 }
 
 void WindowTest::SetUp() {
