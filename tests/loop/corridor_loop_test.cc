@@ -74,6 +74,20 @@ TEST_F(CorridorLoopTest, UnreadableHeadIsABare400) {
   EXPECT_TRUE(resolver_->asked.empty());
 }
 
+TEST_F(CorridorLoopTest, ObsFoldAndAHeaderLinePastTheCapAreUnreadable) {
+  // One llhttp adapter for every listener (appliance/http): a folded field line (RFC 9112 §5.2)
+  // and a 129th field line are unreadable in a CONNECT head too, before any decision.
+  open_mode();
+  EXPECT_EQ(
+      exchange(corridor_port_, "CONNECT a.test:443 HTTP/1.1\r\nX-A: one\r\n two\r\n\r\n").bytes,
+      k400);
+  std::string many = "CONNECT a.test:443 HTTP/1.1\r\n";
+  for (int i = 0; i < 129; ++i) many += "X-" + std::to_string(i) + ": v\r\n";
+  EXPECT_EQ(exchange(corridor_port_, many + "\r\n").bytes, k400);
+  EXPECT_TRUE(journalled("deny:unreadable-request"));
+  EXPECT_TRUE(resolver_->asked.empty());
+}
+
 TEST_F(CorridorLoopTest, PlainProxyRequestIsRefused) {
   EXPECT_EQ(
       exchange(corridor_port_, "GET http://example.test/ HTTP/1.1\r\nHost: example.test\r\n\r\n")
