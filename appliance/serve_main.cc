@@ -1,19 +1,20 @@
-#include "appliance/serve/serve_main.h"
+#include "appliance/serve_main.h"
 
 #include <csignal>
 #include <cstdio>
 #include <memory>
 
+#include "appliance/control/server.h"
+#include "appliance/corridor/corridor.h"
+#include "appliance/dns/resolver.h"
+#include "appliance/loop/handle.h"
 #include "appliance/serve/confine.h"
 #include "appliance/serve/context.h"
-#include "appliance/serve/control_server.h"
-#include "appliance/serve/corridor.h"
 #include "appliance/serve/interfaces.h"
 #include "appliance/serve/listener.h"
-#include "appliance/serve/resolver.h"
-#include "appliance/serve/tls_client.h"
-#include "appliance/serve/upstream.h"
-#include "appliance/serve/window.h"
+#include "appliance/tls/tls_client.h"
+#include "appliance/window/upstream.h"
+#include "appliance/window/window.h"
 
 namespace appliance::serve {
 
@@ -74,8 +75,8 @@ void shut_down(Runtime& rt) {
   if (rt.upstream_pool) rt.upstream_pool->shut_down();
   if (rt.resolver) rt.resolver->close();
   rt.ctx->journal.close();
-  uv_close(reinterpret_cast<uv_handle_t*>(&rt.sigterm), nullptr);
-  uv_close(reinterpret_cast<uv_handle_t*>(&rt.sigint), nullptr);
+  uv_close(loop::as_handle(&rt.sigterm), nullptr);
+  uv_close(loop::as_handle(&rt.sigint), nullptr);
 }
 
 void on_signal(uv_signal_t* handle, int) noexcept {
@@ -98,21 +99,26 @@ int run_serve(const std::vector<std::string>& args) {
   std::vector<std::string> serve_args = args;
 #ifdef GATEKEEPER_TEST_BUILD
   const bool test_forbidden_syscall = take_test_forbidden_syscall_flag(serve_args);
-  if (!take_test_descriptor_limit(serve_args)) return startup_problem("--test-descriptor-limit needs 0..999999");
+  if (!take_test_descriptor_limit(serve_args)) {
+    return startup_problem("--test-descriptor-limit needs 0..999999");
+  }
 #endif
   bool unsafe_no_confinement = false;
 #if defined(GATEKEEPER_TEST_BUILD) && defined(GK_SANITIZER_BUILD)
   unsafe_no_confinement = take_unsafe_test_no_confinement_flag(serve_args);
   if (unsafe_no_confinement) {
-    std::fputs("gatekeeper: UNSAFE: --unsafe-test-no-confinement: no seccomp filter, capabilities "
-               "or limits are applied (sanitizer test build, leak checks only)\n", stderr);
+    std::fputs(
+        "gatekeeper: UNSAFE: --unsafe-test-no-confinement: no seccomp filter, capabilities "
+        "or limits are applied (sanitizer test build, leak checks only)\n",
+        stderr);
   }
 #endif
   auto parsed = parse_serve_options(serve_args);
   if (!parsed) return startup_problem(parsed.error().message + " (see gatekeeper serve --help)");
   ServeOptions options = std::move(parsed.value());
 
-  auto local = options.bind ? own_bind_address(*options.bind) : address_in_subnet(*options.inner_subnet);
+  auto local =
+      options.bind ? own_bind_address(*options.bind) : address_in_subnet(*options.inner_subnet);
   if (!local) return startup_problem(local.error().message);
   const policy::Address listen_address = local.value();
   const policy::Address loopback = policy::Address::v4(0x7f000001);
@@ -125,7 +131,9 @@ int run_serve(const std::vector<std::string>& args) {
   std::signal(SIGPIPE, SIG_IGN);
 
   uv_loop_t loop;
-  if (int rc = uv_loop_init(&loop); rc != 0) return startup_problem(std::string("uv_loop_init: ") + uv_err_name(rc));
+  if (int rc = uv_loop_init(&loop); rc != 0) {
+    return startup_problem(std::string("uv_loop_init: ") + uv_err_name(rc));
+  }
   int exit_code = 0;
   {
     ServeContext ctx(&loop, options);
@@ -141,19 +149,21 @@ int run_serve(const std::vector<std::string>& args) {
       rt.upstream_pool = std::make_unique<UpstreamPool>(ctx, options.max_upstream_sockets);
       ctx.upstream_pool = rt.upstream_pool.get();
       ctx.own_addresses();
-      rt.corridor = std::make_unique<TcpListener>(ctx, policy::Listener::kCorridor,
-                                                  options.max_corridor_sockets, make_corridor_connection);
+      rt.corridor = std::make_unique<TcpListener>(
+          ctx, policy::Listener::kCorridor, options.max_corridor_sockets, make_corridor_connection);
       rt.window = std::make_unique<TcpListener>(ctx, policy::Listener::kWindow,
                                                 options.max_window_sockets, make_window_connection);
-      rt.control = std::make_unique<TcpListener>(ctx, policy::Listener::kControl,
-                                                 options.max_control_sockets, make_control_connection);
+      rt.control = std::make_unique<TcpListener>(
+          ctx, policy::Listener::kControl, options.max_control_sockets, make_control_connection);
       ctx.listeners = {rt.corridor.get(), rt.window.get(), rt.control.get()};
       // Bind order: corridor, window, control last (an answer on /health means all are up).
       auto corridor_port = rt.corridor->listen_on(listen_address, options.corridor_port);
       policy::Result<std::uint16_t> window_port = policy::Error{"not bound"};
       policy::Result<std::uint16_t> control_port = policy::Error{"not bound"};
       if (corridor_port) window_port = rt.window->listen_on(listen_address, options.window_port);
-      if (corridor_port && window_port) control_port = rt.control->listen_on(loopback, options.control_port);
+      if (corridor_port && window_port) {
+        control_port = rt.control->listen_on(loopback, options.control_port);
+      }
       if (corridor_port && window_port && control_port) {
         ctx.own_ports = {corridor_port.value(), window_port.value(), control_port.value()};
       }
@@ -168,8 +178,13 @@ int run_serve(const std::vector<std::string>& args) {
         exit_code = startup_problem(e.message);
         shut_down(rt);
       } else {
-        uv_signal_start(&rt.sigterm, on_signal, SIGTERM);
-        uv_signal_start(&rt.sigint, on_signal, SIGINT);
+        // Without its SIGTERM handler the place could not stop the gatekeeper cleanly.
+        int rc = uv_signal_start(&rt.sigterm, on_signal, SIGTERM);
+        if (rc == 0) rc = uv_signal_start(&rt.sigint, on_signal, SIGINT);
+        if (rc != 0) {
+          exit_code = startup_problem(std::string("uv_signal_start: ") + uv_err_name(rc));
+          shut_down(rt);
+        }
       }
       // Self-confinement: after every bind and file read above, before the ready line
       // and the first accept (uv_run).
@@ -198,7 +213,8 @@ int run_serve(const std::vector<std::string>& args) {
   }
   if (uv_loop_close(&loop) != 0) {
     int open = 0;
-    uv_walk(&loop, [](uv_handle_t*, void* arg) noexcept { ++*static_cast<int*>(arg); }, &open);
+    uv_walk(
+        &loop, [](uv_handle_t*, void* arg) noexcept { ++*static_cast<int*>(arg); }, &open);
     std::fprintf(stderr, "gatekeeper: %d handles still open at exit\n", open);
     return 1;
   }

@@ -1,7 +1,8 @@
 // Connections from the window to grant upstreams, and their keep-alive pool.
 //
-// An UpstreamConnection owns its TCP handle (and a TLS session for https). Its memory lives until
-// the handle's close callback (docs/decisions.md#handle-lifetime); it outlives the window request
+// An UpstreamConnection owns its TCP handle (and a TLS session for https). It is a
+// loop::HandleOwner: its memory lives until the last close callback
+// (docs/decisions.md#handle-lifetime); it outlives the window request
 // that dialled it when it goes back to the pool. A connection serves one key (grant id + upstream +
 // the address decide_window_answers() checked when it was dialled). The pool is bounded: at most
 // --max-upstream-sockets connections in all, idle or busy, whatever their keys (idle ones are
@@ -19,7 +20,9 @@
 #include <string>
 #include <string_view>
 
-#include "appliance/serve/tls_client.h"
+#include "appliance/loop/handle.h"
+#include "appliance/loop/write.h"
+#include "appliance/tls/tls_client.h"
 #include "policy/window.h"
 
 namespace appliance::serve {
@@ -30,25 +33,20 @@ class UpstreamPool;
 // Shorter than common server keep-alive timeouts (nginx 75 s, Node 5 s) so the window rarely
 // sends on a connection the upstream is closing.
 inline constexpr std::uint64_t kPoolIdleMs = 4'000;
-inline constexpr std::size_t kUpstreamHighWater = 256 * 1024;
-inline constexpr std::size_t kUpstreamLowWater = 64 * 1024;
 
 // The window side of one exchange.
 class UpstreamUser {
  public:
   virtual ~UpstreamUser() = default;
-  virtual void upstream_ready() = 0;                               // connected (and TLS verified)
+  virtual void upstream_ready() = 0;  // connected (and TLS verified)
   virtual void upstream_data(const char* data, std::size_t length) = 0;  // plaintext
-  virtual void upstream_ended() = 0;                               // FIN or close_notify
-  virtual void upstream_failed(std::string_view detail) = 0;      // errno name or tls-* word
-  virtual void upstream_drained() = 0;                             // write queue below low water
+  virtual void upstream_ended() = 0;                                     // FIN or close_notify
+  virtual void upstream_failed(std::string_view detail) = 0;             // errno name or tls-* word
+  virtual void upstream_drained() = 0;  // write queue below kLowWater
 };
 
-class UpstreamConnection {
+class UpstreamConnection final : public loop::HandleOwner, private loop::WriteListener {
  public:
-  UpstreamConnection(const UpstreamConnection&) = delete;
-  UpstreamConnection& operator=(const UpstreamConnection&) = delete;
-
   // Writes plaintext (encrypted first for https). Errors reach the user as upstream_failed.
   void send(std::string_view plaintext);
   [[nodiscard]] std::size_t queued() const noexcept;
@@ -71,30 +69,25 @@ class UpstreamConnection {
   void write_raw(std::string bytes);
   void flush_tls();
   void became_ready();
+  void on_written(int status) noexcept override;
   static void on_connected(uv_connect_t* req, int status) noexcept;
-  static void on_alloc(uv_handle_t* handle, std::size_t suggested, uv_buf_t* buf) noexcept;
   static void on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) noexcept;
-  static void on_written(uv_write_t* req, int status) noexcept;
   static void on_idle_timeout(uv_timer_t* timer) noexcept;
-  static void on_closed(uv_handle_t* handle) noexcept;
 
   UpstreamPool& pool_;
   std::string key_;
   uv_tcp_t tcp_{};
   uv_timer_t timer_{};
   uv_connect_t connect_req_{};
-  int open_handles_ = 0;
   std::unique_ptr<TlsSession> tls_;
   std::optional<policy::WindowEndpoint> endpoint_;
   UpstreamUser* user_ = nullptr;
   bool connected_ = false;
-  bool closing_ = false;
   bool idle_ = false;
   bool reading_ = false;
   bool reused_ = false;
   std::list<UpstreamConnection*>::iterator idle_position_;
   std::list<UpstreamConnection*>::iterator all_position_;
-  std::uint64_t idle_since_ = 0;
 };
 
 // A request that waits for room in the pool.

@@ -1,9 +1,9 @@
-#include "appliance/serve/control_server.h"
+#include "appliance/control/server.h"
 
 #include <cstdio>
 
-#include "appliance/serve/corridor.h"
-#include "appliance/serve/upstream.h"
+#include "appliance/corridor/corridor.h"
+#include "appliance/window/upstream.h"
 #include "policy/control_messages.h"
 #include "policy/corridor.h"
 #include "policy/json.h"
@@ -60,14 +60,18 @@ HttpResponse control_answer(ServeContext& ctx, const HttpRequest& request) {
   if (m == "GET" && p == "/health") return json_answer(200, health_json(ctx));
   if (m == "GET" && p == "/policy") return json_answer(200, policy_json(ctx));
   if (m == "GET" && p == "/journal") return json_answer(200, ctx.journal.json());
-  if (m == "GET" && p == "/blocked") return json_answer(200, policy::blocked_request_json(ctx.blocked));
+  if (m == "GET" && p == "/blocked") {
+    return json_answer(200, policy::blocked_request_json(ctx.blocked));
+  }
   if (m == "GET" && p == "/metrics") {
     HttpResponse r = json_answer(200, ctx.metrics.prometheus(ctx.gauges()));
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
     return r;
   }
   if (m == "POST" && p == "/window-key") {
-    if (request.body_over_limit || request.body.empty()) return error_answer(400, policy::kMsgNotJson);
+    if (request.body_over_limit || request.body.empty()) {
+      return error_answer(400, policy::kMsgNotJson);
+    }
     auto key = policy::parse_window_key_request(request.body);
     if (!key) return error_answer(400, key.error().message);
     // Replaces the key at once: the next window request must carry the new one.
@@ -75,7 +79,9 @@ HttpResponse control_answer(ServeContext& ctx, const HttpRequest& request) {
     return json_answer(200, policy::ok_json());
   }
   if (m == "POST" && p == "/blocked") {
-    if (request.body_over_limit || request.body.empty()) return error_answer(400, policy::kMsgNotJson);
+    if (request.body_over_limit || request.body.empty()) {
+      return error_answer(400, policy::kMsgNotJson);
+    }
     auto ranges = policy::parse_blocked_request(request.body);
     if (!ranges) return error_answer(400, ranges.error().message);
     ctx.blocked = std::move(ranges.value());  // live: the next answer is classified with it
@@ -84,7 +90,9 @@ HttpResponse control_answer(ServeContext& ctx, const HttpRequest& request) {
   if (m == "POST" && (p == "/network" || p == "/grants")) {
     // Over 1 MiB the body was discarded: it counts as not JSON
     // (docs/reference-behaviour.md#control-endpoints).
-    if (request.body_over_limit || request.body.empty()) return error_answer(400, policy::kMsgNotJson);
+    if (request.body_over_limit || request.body.empty()) {
+      return error_answer(400, policy::kMsgNotJson);
+    }
     if (p == "/network") {
       auto parsed = policy::parse_network_request(request.body);
       if (!parsed) return error_answer(400, parsed.error().message);
@@ -98,8 +106,10 @@ HttpResponse control_answer(ServeContext& ctx, const HttpRequest& request) {
     std::string id = grant->id;
     if (grant->unsafe_private_upstream) {
       // docs/decisions.md#weakening-is-announced (the id passed is_grant_id).
-      std::fprintf(stderr, "gatekeeper: warning: grant %s may reach private networks (unsafe_private_upstream)\n",
-                   id.c_str());
+      std::fprintf(
+          stderr,
+          "gatekeeper: warning: grant %s may reach private networks (unsafe_private_upstream)\n",
+          id.c_str());
     }
     ctx.grants.insert_or_assign(std::move(id), std::move(grant.value()));  // same id replaces
     return json_answer(200, policy::ok_json());
@@ -110,7 +120,8 @@ HttpResponse control_answer(ServeContext& ctx, const HttpRequest& request) {
     if (found == ctx.grants.end()) return error_answer(404, policy::kMsgNoSuchGrant);
     ctx.grants.erase(found);  // the grant's secret is wiped with it (policy::Secret)
     if (ctx.upstream_pool != nullptr) ctx.upstream_pool->close_grant(id, "grant-deleted");
-    ctx.journal.record(policy::Listener::kWindow, id, 0, policy::Decision::of(policy::Word::kDenyPolicyChanged));
+    ctx.journal.record(policy::Listener::kWindow, id, 0,
+                       policy::Decision::of(policy::Word::kDenyPolicyChanged));
     return json_answer(200, policy::ok_json());
   }
   return error_answer(404, policy::kMsgNoEndpoint);

@@ -33,7 +33,8 @@ class TlsSession {
   // A client session for `host`: SNI when it is a name, and the certificate must match the name
   // (or the IP address when the upstream is an address literal).
   static policy::Result<std::unique_ptr<TlsSession>> start(const TlsContext& context,
-                                                           const std::string& host, bool host_is_ip);
+                                                           const std::string& host,
+                                                           bool host_is_ip);
 
   enum class Progress : std::uint8_t { kOk, kClosed, kFailed };
 
@@ -43,7 +44,8 @@ class TlsSession {
   Progress handshake(std::string& detail);
   // Ciphertext from the peer: appended to the session; the plaintext available is appended to
   // `plaintext` (only once the handshake is done). kClosed: the peer sent close_notify.
-  Progress receive(const char* data, std::size_t length, std::string& plaintext, std::string& detail);
+  Progress receive(const char* data, std::size_t length, std::string& plaintext,
+                   std::string& detail);
   // Encrypts `plaintext`; the ciphertext waits in take_output().
   Progress send(std::string_view plaintext, std::string& detail);
   // Ciphertext to write to the socket (may be empty).

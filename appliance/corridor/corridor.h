@@ -13,16 +13,14 @@
 #include <optional>
 #include <string>
 
+#include "appliance/dns/resolver.h"
 #include "appliance/http/parser.h"
+#include "appliance/loop/pump.h"
 #include "appliance/serve/connection.h"
-#include "appliance/serve/resolver.h"
 #include "policy/corridor.h"
 
 namespace appliance::serve {
 
-inline constexpr std::size_t kMaxHeldBytes = 64 * 1024;     // client bytes held before the 200
-inline constexpr std::size_t kRelayHighWater = 256 * 1024;  // stop reading the other side above
-inline constexpr std::size_t kRelayLowWater = 64 * 1024;    // resume below
 inline constexpr std::uint64_t kClientHelloDeadlineMs = 10'000;  // 200 → whole ClientHello
 
 Connection* make_corridor_connection(ServeContext& ctx, TcpListener& listener);
@@ -32,7 +30,7 @@ Connection* make_corridor_connection(ServeContext& ctx, TcpListener& listener);
 // the generic 403). Returns how many were closed.
 std::size_t close_tunnels_refused_by_policy(ServeContext& ctx);
 
-class CorridorConnection final : public Connection {
+class CorridorConnection final : public Connection, private loop::Pump::Events {
  public:
   CorridorConnection(ServeContext& ctx, TcpListener& listener);
   ~CorridorConnection() override;
@@ -40,18 +38,21 @@ class CorridorConnection final : public Connection {
   bool close_if_refused_by_policy();
 
  private:
-  enum class State : std::uint8_t { kHead, kResolving, kConnecting, kClientHello, kRelaying, kDone };
-
-  // One direction of the relay: bytes read from `from` are written to `to`.
-  struct Direction {
-    uv_stream_t* from = nullptr;
-    uv_stream_t* to = nullptr;
-    bool from_ended = false;  // EOF read on `from`
-    bool paused = false;      // reading `from` stopped for backpressure
-    bool done = false;        // FIN passed on to `to`
-    bool upstream_side = false;  // true: client → upstream
+  enum class State : std::uint8_t {
+    kHead,
+    kResolving,
+    kConnecting,
+    kClientHello,
+    kRelaying,
+    kDone
   };
-  struct RelayWrite;
+
+  // The client side as the relay's reader: reads go through Connection::on_read.
+  struct ClientReader final : loop::Reader {
+    CorridorConnection* self = nullptr;
+    void pause_reading() noexcept override { self->pause_client_reading(); }
+    void resume_reading() noexcept override { self->resume_client_reading(); }
+  };
 
   // corridor.cc
   void on_started() override;
@@ -71,13 +72,11 @@ class CorridorConnection final : public Connection {
 
   // relay.cc
   void start_relay();
-  void relay(Direction& d, Chunk chunk, std::size_t length);
-  void end_of(Direction& d);
-  void relay_failed(Direction& d, bool upstream_failed, int status);
-  void finish_direction(Direction& d);
+  void relay_failed(bool upstream_failed, int status);
+  void pump_moved(loop::Pump& pump, std::size_t bytes) noexcept override;
+  void pump_finished(loop::Pump& pump) noexcept override;
+  void pump_failed(loop::Pump& pump, int status) noexcept override;
   static void on_upstream_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) noexcept;
-  static void on_relay_written(uv_write_t* req, int status) noexcept;
-  static void on_relay_shutdown(uv_shutdown_t* req, int status) noexcept;
   static void on_idle_check(uv_timer_t* timer) noexcept;
 
   State state_ = State::kHead;
@@ -87,14 +86,16 @@ class CorridorConnection final : public Connection {
   uv_tcp_t upstream_{};
   bool upstream_open_ = false;
   uv_connect_t connect_req_{};
-  Resolver::Query* query_ = nullptr;
+  NameResolver::Query* query_ = nullptr;
   std::optional<policy::PendingResolution> pending_;
   std::string approved_name_;  // the normalised CONNECT name the ClientHello must name
   policy::JournalSubject subject_;
   bool holds_slot_ = false;
   std::string held_;  // bytes after the CONNECT head, forwarded first once connected
-  Direction up_;
-  Direction down_;
+  ClientReader client_reader_;
+  loop::StreamReader upstream_reader_;
+  loop::Pump up_;    // client → upstream
+  loop::Pump down_;  // upstream → client
   std::uint64_t last_activity_ = 0;
   bool registered_ = false;
   std::list<CorridorConnection*>::iterator registry_position_;

@@ -1,4 +1,4 @@
-#include "appliance/serve/upstream.h"
+#include "appliance/window/upstream.h"
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -6,48 +6,41 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "appliance/loop/address.h"
+#include "appliance/loop/limits.h"
 #include "appliance/serve/connection.h"
 #include "appliance/serve/context.h"
 #include "appliance/serve/interfaces.h"
 #include "policy/secret.h"
 
 namespace appliance::serve {
-namespace {
 
-struct UpstreamWrite {
-  uv_write_t req{};
-  std::string bytes;
-  UpstreamConnection* self = nullptr;
-};
-
-constexpr std::size_t kUpstreamReadChunk = 64 * 1024;
-
-}  // namespace
+using loop::as_handle;
+using loop::as_stream;
 
 UpstreamConnection::UpstreamConnection(UpstreamPool& pool, std::string key)
     : pool_(pool), key_(std::move(key)) {
   uv_tcp_init(pool_.ctx_.loop, &tcp_);
+  opened(as_handle(&tcp_));
   uv_timer_init(pool_.ctx_.loop, &timer_);
-  tcp_.data = this;
-  timer_.data = this;
-  open_handles_ = 2;
+  opened(as_handle(&timer_));
 }
 
-int UpstreamConnection::dial(const policy::WindowEndpoint& endpoint, std::unique_ptr<TlsSession> tls) {
+int UpstreamConnection::dial(const policy::WindowEndpoint& endpoint,
+                             std::unique_ptr<TlsSession> tls) {
   tls_ = std::move(tls);
   endpoint_ = endpoint;
   // docs/decisions.md#dial-only-what-was-approved: the only address dialled is the one
   // decide_window_answers() checked.
   const sockaddr_storage storage = socket_address(endpoint.address(), endpoint.port());
-  connect_req_.data = this;
-  return uv_tcp_connect(&connect_req_, &tcp_, reinterpret_cast<const sockaddr*>(&storage), on_connected);
+  return uv_tcp_connect(&connect_req_, &tcp_, loop::as_sockaddr(storage), on_connected);
 }
 
 void UpstreamConnection::attach(UpstreamUser* user) { user_ = user; }
 
 void UpstreamConnection::on_connected(uv_connect_t* req, int status) noexcept {
-  auto* self = static_cast<UpstreamConnection*>(req->data);
-  if (status == UV_ECANCELED || self->closing_) return;
+  auto* self = owner_of<UpstreamConnection>(req->handle);
+  if (status == UV_ECANCELED || self->closing()) return;
   if (status < 0) {
     self->fail(uv_err_name(status));
     return;
@@ -71,15 +64,10 @@ void UpstreamConnection::became_ready() {
   if (user_ != nullptr) user_->upstream_ready();
 }
 
-void UpstreamConnection::on_alloc(uv_handle_t*, std::size_t, uv_buf_t* buf) noexcept {
-  buf->base = static_cast<char*>(std::malloc(kUpstreamReadChunk));
-  buf->len = buf->base == nullptr ? 0 : kUpstreamReadChunk;
-}
-
 void UpstreamConnection::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) noexcept {
-  auto* self = static_cast<UpstreamConnection*>(stream->data);
-  std::unique_ptr<char, decltype(&std::free)> chunk(buf->base, &std::free);
-  if (self->closing_ || nread == 0) return;
+  auto* self = owner_of<UpstreamConnection>(stream);
+  const loop::Chunk chunk(buf->base);
+  if (self->closing() || nread == 0) return;
   if (self->idle_) {
     // An idle connection owes nothing: a byte is a protocol error, EOF is the server closing.
     self->close();
@@ -108,13 +96,18 @@ void UpstreamConnection::on_read(uv_stream_t* stream, ssize_t nread, const uv_bu
   std::string detail;
   const TlsSession::Progress p = self->tls_->receive(chunk.get(), length, plaintext, detail);
   self->flush_tls();
-  if (self->closing_) return;
-  if (!was_done && self->tls_->handshake_done() && p == TlsSession::Progress::kOk) self->became_ready();
-  if (self->closing_) return;
-  if (!plaintext.empty() && self->user_ != nullptr) self->user_->upstream_data(plaintext.data(), plaintext.size());
-  if (self->closing_) return;
+  if (self->closing()) return;
+  if (!was_done && self->tls_->handshake_done() && p == TlsSession::Progress::kOk) {
+    self->became_ready();
+  }
+  if (self->closing()) return;
+  if (!plaintext.empty() && self->user_ != nullptr) {
+    self->user_->upstream_data(plaintext.data(), plaintext.size());
+  }
+  if (self->closing()) return;
   switch (p) {
-    case TlsSession::Progress::kOk: return;
+    case TlsSession::Progress::kOk:
+      return;
     case TlsSession::Progress::kClosed:
       if (self->user_ != nullptr) {
         UpstreamUser* user = self->user_;
@@ -123,18 +116,20 @@ void UpstreamConnection::on_read(uv_stream_t* stream, ssize_t nread, const uv_bu
       }
       self->close();
       return;
-    case TlsSession::Progress::kFailed: self->fail(detail); return;
+    case TlsSession::Progress::kFailed:
+      self->fail(detail);
+      return;
   }
 }
 
 void UpstreamConnection::flush_tls() {
-  if (!tls_ || closing_) return;
+  if (!tls_ || closing()) return;
   std::string out = tls_->take_output();
   if (!out.empty()) write_raw(std::move(out));
 }
 
 void UpstreamConnection::send(std::string_view plaintext) {
-  if (closing_) return;
+  if (closing()) return;
   if (!tls_) {
     write_raw(std::string(plaintext));  // the copy is wiped by write_raw's paths
     return;
@@ -149,63 +144,41 @@ void UpstreamConnection::send(std::string_view plaintext) {
 
 void UpstreamConnection::write_raw(std::string bytes) {
   // A plain-http request head holds the grant's secret: every write buffer is wiped before it is
-  // freed (what was written, and the stale bytes write_what_fits leaves past the end).
-  auto* stream = reinterpret_cast<uv_stream_t*>(&tcp_);
-  if (connected_) {
-    if (const int rc = write_what_fits(stream, bytes); rc != 0) {
-      policy::wipe_string(bytes);
-      fail(uv_err_name(rc));
-      return;
-    }
-    if (bytes.empty()) {
-      policy::wipe_string(bytes);
-      return;
-    }
-  }
-  auto* w = new UpstreamWrite;
-  w->bytes = std::move(bytes);
-  w->self = this;
-  w->req.data = w;
-  uv_buf_t buf = uv_buf_init(w->bytes.data(), static_cast<unsigned>(w->bytes.size()));
-  const int rc = uv_write(&w->req, stream, &buf, 1, on_written);
-  if (rc != 0) {
-    policy::wipe_string(w->bytes);
-    delete w;
-    fail(uv_err_name(rc));
-  }
+  // freed (what was written, and the stale bytes uv_try_write leaves past the end). Before the
+  // connection is up, everything is queued (uv_try_write needs a connected socket).
+  auto* stream = as_stream(&tcp_);
+  const int rc = connected_ ? loop::send(stream, std::move(bytes), this, loop::Wipe::kYes)
+                            : loop::write(stream, std::move(bytes), this, loop::Wipe::kYes);
+  if (rc != 0) fail(uv_err_name(rc));
 }
 
-void UpstreamConnection::on_written(uv_write_t* req, int status) noexcept {
-  auto* w = static_cast<UpstreamWrite*>(req->data);
-  UpstreamConnection* self = w->self;
-  policy::wipe_string(w->bytes);
-  delete w;
-  if (status == UV_ECANCELED || self->closing_) return;
+void UpstreamConnection::on_written(int status) noexcept {
+  if (status == UV_ECANCELED || closing()) return;
   if (status < 0) {
-    self->fail(uv_err_name(status));
+    fail(uv_err_name(status));
     return;
   }
-  if (self->user_ != nullptr && self->queued() < kUpstreamLowWater) self->user_->upstream_drained();
+  if (user_ != nullptr && queued() < loop::kLowWater) user_->upstream_drained();
 }
 
 std::size_t UpstreamConnection::queued() const noexcept {
-  return uv_stream_get_write_queue_size(reinterpret_cast<const uv_stream_t*>(&tcp_));
+  return uv_stream_get_write_queue_size(loop::as_stream(&tcp_));
 }
 
 void UpstreamConnection::pause_reading() {
-  if (!reading_ || closing_) return;
-  uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
+  if (!reading_ || closing()) return;
+  uv_read_stop(loop::as_stream(&tcp_));
   reading_ = false;
 }
 
 void UpstreamConnection::resume_reading() {
-  if (reading_ || closing_ || !connected_) return;
-  if (uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), on_alloc, on_read) == 0) reading_ = true;
+  if (reading_ || closing() || !connected_) return;
+  if (uv_read_start(as_stream(&tcp_), loop::alloc_chunk, on_read) == 0) reading_ = true;
 }
 
 void UpstreamConnection::release(bool reusable) {
   user_ = nullptr;
-  if (closing_) return;
+  if (closing()) return;
   if (!reusable || !connected_ || queued() != 0 || pool_.shut_) {
     close();
     return;
@@ -215,7 +188,7 @@ void UpstreamConnection::release(bool reusable) {
 }
 
 void UpstreamConnection::fail(std::string_view detail) {
-  if (closing_) return;
+  if (closing()) return;
   UpstreamUser* user = user_;
   user_ = nullptr;
   close();
@@ -223,30 +196,27 @@ void UpstreamConnection::fail(std::string_view detail) {
 }
 
 void UpstreamConnection::on_idle_timeout(uv_timer_t* timer) noexcept {
-  auto* self = static_cast<UpstreamConnection*>(timer->data);
+  auto* self = owner_of<UpstreamConnection>(timer);
   if (self->idle_) self->close();
 }
 
 void UpstreamConnection::close() {
-  if (closing_) return;
-  closing_ = true;
+  if (!begin_closing()) return;
   user_ = nullptr;
   pool_.closing(this);
-  uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), on_closed);
-  uv_close(reinterpret_cast<uv_handle_t*>(&timer_), on_closed);
-}
-
-void UpstreamConnection::on_closed(uv_handle_t* handle) noexcept {
-  auto* self = static_cast<UpstreamConnection*>(handle->data);
-  if (--self->open_handles_ == 0) delete self;
+  close_handle(as_handle(&tcp_));
+  close_handle(as_handle(&timer_));
 }
 
 // ------------------------------------------------------------------------------------- pool
-UpstreamPool::UpstreamPool(ServeContext& ctx, std::size_t max_total) : ctx_(ctx), max_total_(max_total) {}
+UpstreamPool::UpstreamPool(ServeContext& ctx, std::size_t max_total)
+    : ctx_(ctx), max_total_(max_total) {}
 
-UpstreamConnection* UpstreamPool::acquire(const std::string& key, const policy::WindowEndpoint& endpoint,
-                                          const TlsContext* tls_context, const policy::UpstreamUrl& upstream,
-                                          UpstreamUser* user, bool fresh_only, std::string& error) {
+UpstreamConnection* UpstreamPool::acquire(const std::string& key,
+                                          const policy::WindowEndpoint& endpoint,
+                                          const TlsContext* tls_context,
+                                          const policy::UpstreamUrl& upstream, UpstreamUser* user,
+                                          bool fresh_only, std::string& error) {
   if (shut_) {
     error = "shutting-down";
     return nullptr;
@@ -257,11 +227,14 @@ UpstreamConnection* UpstreamPool::acquire(const std::string& key, const policy::
       if ((*it)->key_ == key) return take_idle(*it, user);
     }
   }
-  if (all_.size() >= max_total_ && !idle_.empty()) idle_.front()->close();  // oldest idle makes room
+  if (all_.size() >= max_total_ && !idle_.empty()) {
+    idle_.front()->close();  // oldest idle makes room
+  }
   if (all_.size() >= max_total_) return nullptr;
   std::unique_ptr<TlsSession> tls;
   if (upstream.scheme == "https") {
-    auto session = TlsSession::start(*tls_context, upstream.host, policy::upstream_literal(upstream).has_value());
+    auto session = TlsSession::start(*tls_context, upstream.host,
+                                     policy::upstream_literal(upstream).has_value());
     if (!session) {
       error = "tls-setup";
       return nullptr;

@@ -1,4 +1,4 @@
-#include "appliance/serve/tls_client.h"
+#include "appliance/tls/tls_client.h"
 
 #include <openssl/err.h>
 #include <openssl/rand.h>
@@ -26,12 +26,15 @@ policy::Result<std::unique_ptr<TlsContext>> TlsContext::load(const std::string& 
   if (RAND_bytes(seed_probe, sizeof seed_probe) != 1) return policy::Error{"RAND_bytes: failed"};
   // The window speaks HTTP/1.1 upstream only.
   static const unsigned char kAlpn[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
-  if (SSL_CTX_set_alpn_protos(ctx, kAlpn, sizeof kAlpn) != 0) return policy::Error{"SSL_CTX_set_alpn_protos: failed"};
+  if (SSL_CTX_set_alpn_protos(ctx, kAlpn, sizeof kAlpn) != 0) {
+    return policy::Error{"SSL_CTX_set_alpn_protos: failed"};
+  }
   return context;
 }
 
 policy::Result<std::unique_ptr<TlsSession>> TlsSession::start(const TlsContext& context,
-                                                              const std::string& host, bool host_is_ip) {
+                                                              const std::string& host,
+                                                              bool host_is_ip) {
   std::unique_ptr<TlsSession> s(new TlsSession);
   s->ssl_.reset(SSL_new(context.get()));
   if (!s->ssl_) return policy::Error{"SSL_new: failed"};
@@ -46,9 +49,13 @@ policy::Result<std::unique_ptr<TlsSession>> TlsSession::start(const TlsContext& 
   X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
   if (host_is_ip) {
     // RFC 6066 §3: SNI carries names only.
-    if (X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str()) != 1) return policy::Error{"verify ip " + host + ": failed"};
+    if (X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str()) != 1) {
+      return policy::Error{"verify ip " + host + ": failed"};
+    }
   } else {
-    if (SSL_set_tlsext_host_name(ssl, host.c_str()) != 1) return policy::Error{"SNI " + host + ": failed"};
+    if (SSL_set_tlsext_host_name(ssl, host.c_str()) != 1) {
+      return policy::Error{"SNI " + host + ": failed"};
+    }
     // BoringSSL accepts a wildcard only as the whole left-most label (RFC 9525 §6.3).
     if (X509_VERIFY_PARAM_set1_host(param, host.data(), host.size()) != 1) {
       return policy::Error{"verify host " + host + ": failed"};
@@ -81,8 +88,8 @@ TlsSession::Progress TlsSession::handshake(std::string& detail) {
   return failure(err, detail);
 }
 
-TlsSession::Progress TlsSession::receive(const char* data, std::size_t length, std::string& plaintext,
-                                         std::string& detail) {
+TlsSession::Progress TlsSession::receive(const char* data, std::size_t length,
+                                         std::string& plaintext, std::string& detail) {
   if (length > 0 && BIO_write(in_, data, static_cast<int>(length)) != static_cast<int>(length)) {
     detail = "tls-memory";
     return Progress::kFailed;
@@ -107,7 +114,8 @@ TlsSession::Progress TlsSession::receive(const char* data, std::size_t length, s
 TlsSession::Progress TlsSession::send(std::string_view plaintext, std::string& detail) {
   while (!plaintext.empty()) {
     // A memory BIO takes everything: SSL_write only stops on a real failure.
-    const int n = SSL_write(ssl_.get(), plaintext.data(), static_cast<int>(std::min<std::size_t>(plaintext.size(), 1 << 20)));
+    const int n = SSL_write(ssl_.get(), plaintext.data(),
+                            static_cast<int>(std::min<std::size_t>(plaintext.size(), 1 << 20)));
     if (n <= 0) return failure(SSL_get_error(ssl_.get(), n), detail);
     plaintext.remove_prefix(static_cast<std::size_t>(n));
   }

@@ -1,10 +1,11 @@
-#include "appliance/serve/corridor.h"
+#include "appliance/corridor/corridor.h"
 
 #include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <cstring>
 
+#include "appliance/loop/address.h"
 #include "appliance/serve/interfaces.h"
 #include "appliance/serve/listener.h"
 #include "appliance/serve/refusal.h"
@@ -31,8 +32,8 @@ CorridorConnection::~CorridorConnection() {
 
 bool CorridorConnection::close_if_refused_by_policy() {
   if (closing() || !pending_ || state_ == State::kDone || state_ == State::kHead) return false;
-  const policy::TargetDecision now =
-      policy::decide_target(pending_->name() + ":" + std::to_string(pending_->port()), ctx_.network);
+  const policy::TargetDecision now = policy::decide_target(
+      pending_->name() + ":" + std::to_string(pending_->port()), ctx_.network);
   if (now.pending) return false;
   ctx_.journal.record(policy::Listener::kCorridor, pending_->name(), pending_->port(),
                       policy::Decision::of(policy::Word::kDenyPolicyChanged));
@@ -65,17 +66,17 @@ std::size_t close_tunnels_refused_by_policy(ServeContext& ctx) {
 
 void CorridorConnection::on_started() {
   uv_timer_init(ctx_.loop, &timer_);
-  opened(reinterpret_cast<uv_handle_t*>(&timer_));
+  opened(loop::as_handle(&timer_));
   // Header deadline: a slowloris head ends as an unreadable request.
   uv_timer_start(&timer_, on_deadline, http::kHeadDeadlineMs, 0);
 }
 
 void CorridorConnection::close_own_handles() {
   release_slot();
-  if (query_ != nullptr) Resolver::cancel(query_);
+  if (query_ != nullptr) ctx_.resolver->cancel(query_);
   query_ = nullptr;
-  close_handle(reinterpret_cast<uv_handle_t*>(&timer_));
-  close_handle(reinterpret_cast<uv_handle_t*>(&upstream_));
+  close_handle(loop::as_handle(&timer_));
+  close_handle(loop::as_handle(&upstream_));
 }
 
 void CorridorConnection::release_slot() {
@@ -88,9 +89,9 @@ void CorridorConnection::refuse(int status) {
   state_ = State::kDone;
   if (timer_.data != nullptr) uv_timer_stop(&timer_);
   release_slot();
-  if (query_ != nullptr) Resolver::cancel(query_);
+  if (query_ != nullptr) ctx_.resolver->cancel(query_);
   query_ = nullptr;
-  close_handle(reinterpret_cast<uv_handle_t*>(&upstream_));
+  close_handle(loop::as_handle(&upstream_));
   ctx_.metrics.refused(policy::Listener::kCorridor, status);
   finish_with(refusal_bytes(status));
 }
@@ -121,10 +122,10 @@ void CorridorConnection::on_read(Chunk chunk, std::size_t length) {
     case State::kConnecting:
       // Held in order and sent first once connected; bounded: past the cap the client waits.
       held_.append(chunk.get(), length);
-      if (held_.size() >= kMaxHeldBytes) uv_read_stop(reinterpret_cast<uv_stream_t*>(&client_));
+      if (held_.size() >= loop::kMaxHeldBytes) pause_client_reading();
       return;
     case State::kRelaying:
-      relay(up_, std::move(chunk), length);
+      up_.push(std::move(chunk), length);
       return;
     case State::kDone:
       return;
@@ -135,9 +136,9 @@ void CorridorConnection::on_client_end(int status) {
   switch (state_) {
     case State::kRelaying:
       if (status == UV_EOF) {
-        end_of(up_);
+        up_.end();
       } else {
-        relay_failed(up_, false, status);
+        relay_failed(false, status);
       }
       return;
     case State::kClientHello:
@@ -196,13 +197,14 @@ void CorridorConnection::on_resolved(void* owner, Resolution resolution) noexcep
   if (self->state_ != State::kResolving || self->closing()) return;
   ServeContext& ctx = self->ctx_;
   if (!resolution.ok) {
-    ctx.journal.record(policy::Listener::kCorridor, self->subject_.host, self->subject_.port,
-                       policy::Decision::with_detail(policy::Word::kDenyUnresolved, resolution.detail));
+    ctx.journal.record(
+        policy::Listener::kCorridor, self->subject_.host, self->subject_.port,
+        policy::Decision::with_detail(policy::Word::kDenyUnresolved, resolution.detail));
     self->refuse(403);
     return;
   }
-  policy::AnswerDecision answer =
-      policy::decide_answers(*self->pending_, resolution.addresses, ctx.own_addresses(), ctx.blocked);
+  policy::AnswerDecision answer = policy::decide_answers(*self->pending_, resolution.addresses,
+                                                         ctx.own_addresses(), ctx.blocked);
   self->subject_ = answer.subject;
   if (!answer.endpoint) {
     ctx.journal.record(policy::Listener::kCorridor, answer.subject.host, answer.subject.port,
@@ -221,11 +223,10 @@ void CorridorConnection::connect_to(const policy::ApprovedEndpoint& endpoint) {
   // decide_answers() checked.
   const sockaddr_storage storage = socket_address(endpoint.address(), endpoint.port());
   uv_tcp_init(ctx_.loop, &upstream_);
-  opened(reinterpret_cast<uv_handle_t*>(&upstream_));
+  opened(loop::as_handle(&upstream_));
   upstream_open_ = true;
-  connect_req_.data = this;
-  const int rc = uv_tcp_connect(&connect_req_, &upstream_,
-                                reinterpret_cast<const sockaddr*>(&storage), on_connected);
+  const int rc =
+      uv_tcp_connect(&connect_req_, &upstream_, loop::as_sockaddr(storage), on_connected);
   if (rc != 0) {
     ctx_.journal.record(policy::Listener::kCorridor, subject_.host, subject_.port,
                         policy::Decision::of(policy::Word::kAllow));
@@ -239,13 +240,14 @@ void CorridorConnection::connect_to(const policy::ApprovedEndpoint& endpoint) {
 }
 
 void CorridorConnection::on_connected(uv_connect_t* req, int status) noexcept {
-  auto* self = static_cast<CorridorConnection*>(req->data);
+  auto* self = owner_of<CorridorConnection>(req->handle);
   if (status == UV_ECANCELED || self->state_ != State::kConnecting || self->closing()) return;
   if (status < 0) {
     self->ctx_.journal.record(policy::Listener::kCorridor, self->subject_.host, self->subject_.port,
                               policy::Decision::of(policy::Word::kAllow));
-    self->ctx_.journal.record(policy::Listener::kCorridor, self->subject_.host, self->subject_.port,
-                              policy::Decision::with_detail(policy::Word::kFailed, uv_err_name(status)));
+    self->ctx_.journal.record(
+        policy::Listener::kCorridor, self->subject_.host, self->subject_.port,
+        policy::Decision::with_detail(policy::Word::kFailed, uv_err_name(status)));
     self->refuse(502);
     return;
   }
@@ -258,7 +260,7 @@ void CorridorConnection::await_client_hello() {
   // it.
   state_ = State::kClientHello;
   uv_timer_stop(&timer_);
-  write_text(reinterpret_cast<uv_stream_t*>(&client_), std::string(kEstablished));
+  write_text(loop::as_stream(&client_), std::string(kEstablished));
   if (closing()) return;
   uv_timer_start(&timer_, on_deadline, kClientHelloDeadlineMs, 0);
   check_client_hello();
@@ -293,7 +295,7 @@ void CorridorConnection::refuse_tunnel(const policy::Decision& decision) {
 }
 
 void CorridorConnection::on_deadline(uv_timer_t* timer) noexcept {
-  auto* self = static_cast<CorridorConnection*>(timer->data);
+  auto* self = owner_of<CorridorConnection>(timer);
   if (self->closing()) return;
   switch (self->state_) {
     case State::kHead:

@@ -21,10 +21,12 @@
 #include <optional>
 #include <string>
 
+#include "appliance/dns/resolver.h"
 #include "appliance/http/parser.h"
+#include "appliance/loop/pump.h"
 #include "appliance/serve/connection.h"
-#include "appliance/serve/resolver.h"
-#include "appliance/serve/upstream.h"
+#include "appliance/window/exchange.h"
+#include "appliance/window/upstream.h"
 #include "policy/window.h"
 
 namespace appliance::serve {
@@ -48,7 +50,14 @@ class WindowConnection final : public Connection, private UpstreamUser, private 
   WindowConnection(ServeContext& ctx, TcpListener& listener);
 
  private:
-  enum class State : std::uint8_t { kHead, kResolving, kWaitingRoom, kConnecting, kExchanging, kDone };
+  enum class State : std::uint8_t {
+    kHead,
+    kResolving,
+    kWaitingRoom,
+    kConnecting,
+    kExchanging,
+    kDone
+  };
 
   struct RequestSink final : http::BodySink {
     WindowConnection* self = nullptr;
@@ -81,7 +90,7 @@ class WindowConnection final : public Connection, private UpstreamUser, private 
   void pool_has_room() override;
   static void on_timer(uv_timer_t* timer) noexcept;
 
-  // window_exchange.cc: streaming both ways
+  // exchange.cc: streaming both ways
   void upstream_ready() override;
   void upstream_data(const char* data, std::size_t length) override;
   void upstream_ended() override;
@@ -97,32 +106,13 @@ class WindowConnection final : public Connection, private UpstreamUser, private 
   void finish_success();
   void drop_upstream();
   void touch();
-  static void on_client_written(uv_write_t* req, int status) noexcept;
+  void client_written(int status);
   static void on_client_shutdown(uv_shutdown_t* req, int status) noexcept;
 
-  // One request and its answer; reset to {} before the next request on the same connection.
-  struct Exchange {
-    // What the decision chose, copied: a grant replaced meanwhile does not change this request.
-    std::string grant_id;
-    std::optional<policy::UpstreamUrl> upstream_url;
-    bool unsafe_private_upstream = false;  // the grant's own word (policy/control_messages.h)
-    std::optional<policy::WindowEndpoint> endpoint;
-    std::string pool_key;
-    std::string upstream_head;  // holds the secret until sent; wiped then
-    std::string pending_body;   // client bytes read with the head, parsed once the upstream is ready
-    policy::BodyFraming framing = policy::BodyFraming::kNone;
-    std::uint64_t body_left = 0;
-    bool expect_continue = false;
-    bool request_done = false;
-    bool response_head_sent = false;
-    bool response_done = false;
-    bool response_chunked = false;
-    bool keep_client = false;  // decided when the answer's head goes out
-    bool failed_journaled = false;
-    bool upstream_paused = false;
-    bool retried = false;
-    bool reused_upstream = false;
-    bool any_response_byte = false;
+  // The outcome of each write of the answer to the client.
+  struct ClientWrites final : loop::WriteListener {
+    WindowConnection* self = nullptr;
+    void on_written(int status) noexcept override { self->client_written(status); }
   };
 
   void read_head(const char* data, std::size_t length);
@@ -133,14 +123,12 @@ class WindowConnection final : public Connection, private UpstreamUser, private 
   State state_ = State::kHead;
   RequestSink request_sink_;
   ResponseSink response_sink_;
-  std::optional<http::MessageParser> request_;
-  std::optional<http::MessageParser> response_;
+  ClientWrites client_writes_;
   uv_timer_t timer_{};
-  Resolver::Query* query_ = nullptr;
-  UpstreamConnection* upstream_ = nullptr;
-  Exchange ex_;
-  std::string next_bytes_;        // pipelined bytes of the next request (bounded)
-  std::uint32_t served_ = 0;      // answers completed on this connection
+  NameResolver::Query* query_ = nullptr;
+  std::optional<Exchange> ex_;     // the request being read or answered (exchange.h)
+  std::string next_bytes_;         // pipelined bytes of the next request (bounded)
+  std::uint32_t served_ = 0;       // answers completed on this connection
   bool awaiting_request_ = false;  // kept alive, no byte of the next request yet
   bool client_ended_ = false;      // the client half-closed: answer, then close
   bool pipelined_ = false;         // next_bytes_ waits for the next loop turn (on_timer)

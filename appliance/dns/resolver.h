@@ -32,29 +32,44 @@ inline constexpr std::size_t kMaxOutstandingQueries = 256;
 
 struct Resolution {
   bool ok = false;
-  std::string detail;                       // when !ok: ENOTFOUND, ESERVFAIL, timeout, ...
-  std::vector<policy::Address> addresses;   // when ok: every answer in resolver order
+  std::string detail;                      // when !ok: ENOTFOUND, ESERVFAIL, timeout, ...
+  std::vector<policy::Address> addresses;  // when ok: every answer in resolver order
 };
 
-class Resolver {
+// What the corridor and the window ask of a resolver: the c-ares Resolver below in `gatekeeper
+// serve`, a scripted one in the loop tests (tests/loop/).
+class NameResolver {
  public:
   using Callback = void (*)(void* owner, Resolution resolution);
-  struct Query;
+  // One lookup in flight; what it holds is its resolver's business.
+  struct Query {
+    virtual ~Query() = default;
+  };
 
+  virtual ~NameResolver() = default;
+  // Starts a lookup. `callback` runs exactly once, unless cancel() is called first; it may run
+  // before resolve() returns (then nullptr is returned), e.g. with "busy" at the cap.
+  virtual Query* resolve(const std::string& name, Callback callback, void* owner) = 0;
+  // The owner goes away: its callback will not run.
+  virtual void cancel(Query* query) = 0;
+  [[nodiscard]] virtual std::size_t outstanding() const noexcept = 0;
+};
+
+class Resolver final : public NameResolver {
+ public:
   static policy::Result<std::unique_ptr<Resolver>> create(uv_loop_t* loop,
                                                           const std::vector<DnsServer>& servers);
-  ~Resolver();
+  ~Resolver() override;
   Resolver(const Resolver&) = delete;
   Resolver& operator=(const Resolver&) = delete;
 
-  // Starts a lookup. `callback` runs exactly once, unless cancel() is called first; it may run
-  // before resolve() returns (then nullptr is returned), e.g. with "busy" at the cap.
-  Query* resolve(const std::string& name, Callback callback, void* owner);
-  [[nodiscard]] std::size_t outstanding() const noexcept { return outstanding_; }
-  // The owner goes away: its callback will not run.
-  static void cancel(Query* query);
+  Query* resolve(const std::string& name, Callback callback, void* owner) override;
+  [[nodiscard]] std::size_t outstanding() const noexcept override { return outstanding_; }
+  void cancel(Query* query) override;
   // Ends every query and closes every handle (shutdown).
   void close();
+
+  struct AresQuery;  // one getaddrinfo and its deadline timer (resolver.cc)
 
  private:
   explicit Resolver(uv_loop_t* loop);

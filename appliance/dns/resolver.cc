@@ -1,4 +1,4 @@
-#include "appliance/serve/resolver.h"
+#include "appliance/dns/resolver.h"
 
 #include <ares.h>
 #include <netinet/in.h>
@@ -6,6 +6,9 @@
 
 #include <array>
 #include <cstring>
+
+#include "appliance/loop/handle.h"
+#include "appliance/serve/interfaces.h"
 
 namespace appliance::serve {
 
@@ -15,7 +18,7 @@ struct Resolver::Poll {
   int fd = -1;
 };
 
-struct Resolver::Query {
+struct Resolver::AresQuery final : NameResolver::Query {
   Resolver* resolver = nullptr;
   Callback callback = nullptr;
   void* owner = nullptr;
@@ -28,23 +31,36 @@ namespace {
 
 std::string ares_detail(int status) {
   switch (status) {
-    case ARES_ENOTFOUND: return "ENOTFOUND";
-    case ARES_ENODATA: return "ENODATA";
-    case ARES_ESERVFAIL: return "ESERVFAIL";
-    case ARES_EREFUSED: return "EREFUSED";
-    case ARES_ETIMEOUT: return "ETIMEOUT";
-    case ARES_ECONNREFUSED: return "ECONNREFUSED";
-    case ARES_EBADNAME: return "EBADNAME";
-    case ARES_EFORMERR: return "EFORMERR";
-    case ARES_ENOTIMP: return "ENOTIMP";
-    case ARES_EBADRESP: return "EBADRESP";
-    case ARES_EDESTRUCTION: return "EDESTRUCTION";
-    case ARES_ECANCELLED: return "ECANCELLED";
-    default: return "other";  // int status, not an enum: c-ares has dozens of codes
+    case ARES_ENOTFOUND:
+      return "ENOTFOUND";
+    case ARES_ENODATA:
+      return "ENODATA";
+    case ARES_ESERVFAIL:
+      return "ESERVFAIL";
+    case ARES_EREFUSED:
+      return "EREFUSED";
+    case ARES_ETIMEOUT:
+      return "ETIMEOUT";
+    case ARES_ECONNREFUSED:
+      return "ECONNREFUSED";
+    case ARES_EBADNAME:
+      return "EBADNAME";
+    case ARES_EFORMERR:
+      return "EFORMERR";
+    case ARES_ENOTIMP:
+      return "ENOTIMP";
+    case ARES_EBADRESP:
+      return "EBADRESP";
+    case ARES_EDESTRUCTION:
+      return "EDESTRUCTION";
+    case ARES_ECANCELLED:
+      return "ECANCELLED";
+    default:
+      return "other";  // int status, not an enum: c-ares has dozens of codes
   }
 }
 
-void maybe_free(Resolver::Query* q) {
+void maybe_free(Resolver::AresQuery* q) {
   if (q->answered && q->timer_closed) delete q;
 }
 
@@ -71,7 +87,9 @@ policy::Result<std::unique_ptr<Resolver>> Resolver::create(uv_loop_t* loop,
   const int mask = ARES_OPT_FLAGS | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES | ARES_OPT_LOOKUPS |
                    ARES_OPT_SOCK_STATE_CB;
   int rc = ares_init_options(&self->channel_, &options, mask);
-  if (rc != ARES_SUCCESS) return policy::Error{std::string("ares_init_options: ") + ares_strerror(rc)};
+  if (rc != ARES_SUCCESS) {
+    return policy::Error{std::string("ares_init_options: ") + ares_strerror(rc)};
+  }
   if (!servers.empty()) {
     std::string csv;
     for (const DnsServer& s : servers) {
@@ -101,7 +119,7 @@ void Resolver::close() {
   // socket closed (which closes its poll handle).
   if (channel_ != nullptr) ares_destroy(channel_);
   channel_ = nullptr;
-  uv_close(reinterpret_cast<uv_handle_t*>(&timer_), nullptr);
+  uv_close(loop::as_handle(&timer_), nullptr);
 }
 
 void Resolver::on_sock_state(void* data, int fd, int readable, int writable) noexcept {
@@ -112,7 +130,7 @@ void Resolver::on_sock_state(void* data, int fd, int readable, int writable) noe
     Poll* poll = it->second;
     self->polls_.erase(it);
     uv_poll_stop(&poll->handle);
-    uv_close(reinterpret_cast<uv_handle_t*>(&poll->handle),
+    uv_close(loop::as_handle(&poll->handle),
              [](uv_handle_t* h) noexcept { delete static_cast<Poll*>(h->data); });
     return;
   }
@@ -131,7 +149,9 @@ void Resolver::on_sock_state(void* data, int fd, int readable, int writable) noe
     poll = it->second;
   }
   const int events = (readable ? UV_READABLE : 0) | (writable ? UV_WRITABLE : 0);
-  uv_poll_start(&poll->handle, events, on_poll);
+  // uv_poll_start fails only for a closing handle or a bad descriptor c-ares just handed over;
+  // a socket that cannot be watched leaves its query to our deadline (deny:unresolved:timeout).
+  (void)uv_poll_start(&poll->handle, events, on_poll);
 }
 
 void Resolver::on_poll(uv_poll_t* handle, int status, int events) noexcept {
@@ -166,13 +186,13 @@ void Resolver::reschedule() {
   uv_timer_start(&timer_, on_timer, ms, 0);
 }
 
-Resolver::Query* Resolver::resolve(const std::string& name, Callback callback, void* owner) {
+NameResolver::Query* Resolver::resolve(const std::string& name, Callback callback, void* owner) {
   if (outstanding_ >= kMaxOutstandingQueries || channel_ == nullptr) {
     callback(owner, Resolution{false, "busy", {}});
     return nullptr;
   }
   ++outstanding_;
-  auto* q = new Query;
+  auto* q = new AresQuery;
   q->resolver = this;
   q->callback = callback;
   q->owner = owner;
@@ -191,40 +211,33 @@ Resolver::Query* Resolver::resolve(const std::string& name, Callback callback, v
 }
 
 void Resolver::cancel(Query* query) {
-  query->callback = nullptr;
-  query->owner = nullptr;
+  auto* q = static_cast<AresQuery*>(query);
+  q->callback = nullptr;
+  q->owner = nullptr;
 }
 
 void Resolver::on_deadline(uv_timer_t* handle) noexcept {
-  auto* q = static_cast<Query*>(handle->data);
+  auto* q = static_cast<AresQuery*>(handle->data);
   if (q->callback != nullptr) {
     Callback cb = q->callback;
     void* owner = q->owner;
     q->callback = nullptr;
     cb(owner, Resolution{false, "timeout", {}});
   }
-  uv_close(reinterpret_cast<uv_handle_t*>(&q->deadline), [](uv_handle_t* h) noexcept {
-    auto* query = static_cast<Query*>(h->data);
+  uv_close(loop::as_handle(&q->deadline), [](uv_handle_t* h) noexcept {
+    auto* query = static_cast<AresQuery*>(h->data);
     query->timer_closed = true;
     maybe_free(query);
   });
 }
 
 void Resolver::on_answer(void* arg, int status, int, ares_addrinfo* result) noexcept {
-  auto* q = static_cast<Query*>(arg);
+  auto* q = static_cast<AresQuery*>(arg);
   Resolution resolution;
   if (status == ARES_SUCCESS && result != nullptr) {
     resolution.ok = true;
     for (ares_addrinfo_node* node = result->nodes; node != nullptr; node = node->ai_next) {
-      if (node->ai_family == AF_INET && node->ai_addr != nullptr) {
-        std::array<std::uint8_t, 4> bytes{};
-        std::memcpy(bytes.data(), &reinterpret_cast<sockaddr_in*>(node->ai_addr)->sin_addr, 4);
-        resolution.addresses.push_back(policy::Address::v4_bytes(bytes));
-      } else if (node->ai_family == AF_INET6 && node->ai_addr != nullptr) {
-        std::array<std::uint8_t, 16> bytes{};
-        std::memcpy(bytes.data(), &reinterpret_cast<sockaddr_in6*>(node->ai_addr)->sin6_addr, 16);
-        resolution.addresses.push_back(policy::Address::v6(bytes));
-      }
+      if (auto a = address_of(node->ai_addr)) resolution.addresses.push_back(*a);
     }
   } else {
     resolution.detail = ares_detail(status);
@@ -238,9 +251,9 @@ void Resolver::on_answer(void* arg, int status, int, ares_addrinfo* result) noex
     q->callback = nullptr;
     cb(owner, std::move(resolution));
   }
-  if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(&q->deadline))) {
-    uv_close(reinterpret_cast<uv_handle_t*>(&q->deadline), [](uv_handle_t* h) noexcept {
-      auto* query = static_cast<Query*>(h->data);
+  if (!uv_is_closing(loop::as_handle(&q->deadline))) {
+    uv_close(loop::as_handle(&q->deadline), [](uv_handle_t* h) noexcept {
+      auto* query = static_cast<AresQuery*>(h->data);
       query->timer_closed = true;
       maybe_free(query);
     });
