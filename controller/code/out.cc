@@ -13,7 +13,6 @@
 #include <cerrno>
 #include <cstring>
 #include <random>
-#include <unordered_set>
 
 #include "controller/code/out_steps.h"
 #include "controller/code/project.h"
@@ -146,18 +145,6 @@ bool copy_file(const std::string& from, const std::string& to) {
   if (!ok) unlink(to.c_str());
   return ok;
 }
-
-struct OidSetHash {
-  std::size_t operator()(const git_oid& o) const noexcept {
-    std::size_t h = 0;
-    std::memcpy(&h, o.id, sizeof h);
-    return h;
-  }
-};
-struct OidSetEq {
-  bool operator()(const git_oid& a, const git_oid& b) const noexcept { return git_oid_equal(&a, &b) != 0; }
-};
-using OidSet = std::unordered_set<git_oid, OidSetHash, OidSetEq>;
 
 int collect_oid(const git_oid* id, void* payload) {
   static_cast<std::vector<git_oid>*>(payload)->push_back(*id);
