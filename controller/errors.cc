@@ -43,6 +43,17 @@ std::string_view code_word(Code code) {
     case Code::kResultRefused: return "result_refused";
     case Code::kResultMissing: return "result_missing";
     case Code::kCodeOutFailed: return "code_out_failed";
+    case Code::kBranchExists: return "branch_exists";
+    case Code::kChangesRouteClosed: return "changes_route_closed";
+    case Code::kChangesTooLarge: return "changes_too_large";
+    case Code::kNameNotAllowedHere: return "name_not_allowed_here";
+    case Code::kCaseOnlyRename: return "case_only_rename";
+    case Code::kChangesBlockedByLink: return "changes_blocked_by_link";
+    case Code::kChangesDoNotApply: return "changes_do_not_apply";
+    case Code::kChangesPartlyApplied: return "changes_partly_applied";
+    case Code::kChangesUndecided: return "changes_undecided";
+    case Code::kChangesNeedFilter: return "changes_need_filter";
+    case Code::kApplyFailed: return "apply_failed";
   }
   return "internal";
 }
@@ -88,6 +99,17 @@ int exit_status(Code code) {
     case Code::kResultRefused: return 28;
     case Code::kResultMissing: return 29;
     case Code::kCodeOutFailed: return 30;
+    case Code::kBranchExists: return 32;
+    case Code::kChangesRouteClosed: return 33;
+    case Code::kChangesTooLarge: return 34;
+    case Code::kNameNotAllowedHere: return 35;
+    case Code::kCaseOnlyRename: return 36;
+    case Code::kChangesBlockedByLink: return 37;
+    case Code::kChangesDoNotApply: return 38;
+    case Code::kChangesPartlyApplied: return 39;
+    case Code::kChangesUndecided: return 40;
+    case Code::kChangesNeedFilter: return 41;
+    case Code::kApplyFailed: return 42;
   }
   return 1;
 }

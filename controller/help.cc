@@ -34,7 +34,11 @@ constexpr std::array<Topic, 9> kTopics = {{
      "spacectl fetches exactly that commit into a quarantine, checks every object and tree name,\n"
      "and only then writes it to refs/openchamber/spaces/ID/result (nothing else; nothing at all\n"
      "when it refuses):\n\n"
-     "  spacectl code out ID [--timeout S]    (changed paths, bytes, nested repositories, unmerged)\n"},
+     "  spacectl code out ID [--timeout S]    (changed paths, bytes, nested repositories, unmerged)\n\n"
+     "The agent's work comes back once brought out, as a new branch or as uncommitted changes (only\n"
+     "what is new since the last apply; checked whole before anything is written):\n\n"
+     "  spacectl apply ID --as-branch NAME      spacectl apply ID --as-changes [--remove-afterwards]\n"
+     "  spacectl apply-state ID                 (read-only: what the next apply would do)\n"},
     {"gatekeeper", "the appliance in front of every space",
      "Each space has its own gatekeeper: one static program in an otherwise empty image, pinned by\n"
      "image ID (spacectl --version prints the pins). It offers the space two ports on the inner\n"
@@ -82,7 +86,8 @@ constexpr std::array<Topic, 9> kTopics = {{
      "--json prints exactly one JSON document; an error is {\"error\":{\"code\":...,\"message\":...}}.\n"
      "Exit status: 0 done; 1 a place command failed; 2 usage or a refused value; 3 the place is\n"
      "unreachable or unusable; 4 no such space or not running; 5 verify failed; 6 the gatekeeper\n"
-     "is not ready, refused or unreachable. `space exec` exits with the command's status.\n"},
+     "is not ready, refused or unreachable; 10-23 code in, 24-30 code out, 32-42 apply.\n"
+     "`space exec` exits with the command's status.\n"},
 }};
 
 }  // namespace

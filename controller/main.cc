@@ -20,6 +20,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "controller/code/apply_cli.h"
 #include "controller/code/cli.h"
 #include "controller/escape_runner.h"
 #include "controller/help.h"
@@ -43,8 +44,8 @@ constexpr const char* kExitCodes =
     "Exit status: 0 done; 1 a place command failed or an internal error; 2 usage or a refused value;\n"
     "3 place_unreachable / place_unusable / place_not_found (daemon down, no seccomp, isolation not\n"
     "proved); 4 space_not_found / space_not_running; 5 verify_failed; 6 gatekeeper_not_ready /\n"
-    "gatekeeper_refused / gatekeeper_unreachable; 10-23 code in refusals and failures, one status each\n"
-    "(controller/README.md lists them). `space exec` exits with the command's status.\n"
+    "gatekeeper_refused / gatekeeper_unreachable; 10-23 code in, 24-30 code out and 32-42 apply refusals and failures,\n"
+    "one status each (controller/README.md lists them). `space exec` exits with the command's status.\n"
     "--json prints one document; an error is {\"error\":{\"code\":\"…\",\"message\":\"…\"}}.";
 
 std::string self_dir() {
@@ -283,6 +284,8 @@ int run(int argc, char** argv) {
 
   controller::code::CodeCli code_cli;  // code in / history / files / forget; space create --repo
   controller::code::add_code_cli(app, create_cmd, code_cli);
+  controller::code::ApplyCli apply_cli;  // apply --as-branch | --as-changes; apply-state
+  controller::code::add_apply_cli(app, apply_cli);
 
   // --version needs no subcommand; CLI11 would refuse the missing one first.
   for (int i = 1; i < argc; ++i) {
@@ -383,6 +386,7 @@ int run(int argc, char** argv) {
   if (start_cmd->parsed()) return report(manager.start(id), as_json);
   if (remove_cmd->parsed()) return report(controller::code::remove_with_refs(manager, id), as_json);
   if (auto r = controller::code::run_code_cli(code_cli, manager, {}); r) return report(*r, as_json);
+  if (auto r = controller::code::run_apply_cli(apply_cli, manager); r) return report(*r, as_json);
   if (exec_cmd->parsed()) {
     if (in_gatekeeper) {
       Result<controller::ExecOutput> r = (*place)->exec(id, controller::ExecTarget::kGatekeeper, exec_args, {}, std::chrono::milliseconds(60000));

@@ -99,7 +99,7 @@ struct Checked {
 };
 
 // Every object reachable from `result` that the user's object store lacks: present, of the
-// type its parent names, under the caps, trees passing policy/git_tree_names, .gitmodules and
+// type its parent names, under the caps, trees passing policy/git_tree_names.h, .gitmodules and
 // link targets checked. Objects the user already holds end the walk there.
 Result<Checked> check_objects(git_repository* quarantine, git_odb* user_odb, const std::string& result, const OutLimits& limits);
 

@@ -11,7 +11,7 @@ _spacectl() {
   cur=${COMP_WORDS[COMP_CWORD]}
   prev=${COMP_WORDS[COMP_CWORD-1]}
   local global_opts="--json --place --state-dir --owner --gatekeeper-image-file --space-image-file --seccomp-space --seccomp-gatekeeper --version --help"
-  local top="place space code network grant window-key journal policy escape-test help"
+  local top="place space code apply apply-state network grant window-key journal policy escape-test help"
 
   # The command path so far (words that are not options or option values).
   local path=() i w
@@ -20,7 +20,7 @@ _spacectl() {
     case $w in
       --place|--state-dir|--owner|--gatekeeper-image-file|--space-image-file|--seccomp-space|--seccomp-gatekeeper|\
       --name|--image|--memory|--mode|--domain|--upstream|--header|--format|--output|--only|--binary|--test-gatekeeper-image-file|\
-      --repo|--timeout)
+      --repo|--timeout|--as-branch)
         ((i++)) ;;
       --) break ;;
       -*) ;;
@@ -35,7 +35,7 @@ _spacectl() {
     --place) COMPREPLY=($(compgen -W "docker" -- "$cur")); return ;;
     --mode) COMPREPLY=($(compgen -W "allowlist open" -- "$cur")); return ;;
     --format) COMPREPLY=($(compgen -W "text json tap junit sarif html" -- "$cur")); return ;;
-    --name|--image|--memory|--domain|--upstream|--header|--only|--owner|--timeout) return ;;
+    --name|--image|--memory|--domain|--upstream|--header|--only|--owner|--timeout|--as-branch) return ;;
   esac
 
   local cmd=${path[0]-} sub=${path[1]-} opts=""
@@ -71,8 +71,9 @@ _spacectl() {
       if [ -z "$sub" ]; then COMPREPLY=($(compgen -W "add" -- "$cur")); return; fi
       opts="--upstream --header"
       if [ ${#path[@]} -eq 2 ] && [[ $cur != -* ]]; then COMPREPLY=($(compgen -W "$(_spacectl_space_ids)" -- "$cur")); return; fi ;;
-    window-key|journal|policy|escape-test)
+    window-key|journal|policy|escape-test|apply|apply-state)
       [ "$cmd" = escape-test ] && opts="--format --output --only --binary --test-gatekeeper-image-file --no-exhaustion"
+      [ "$cmd" = apply ] && opts="--as-branch --as-changes --remove-afterwards"
       if [ ${#path[@]} -eq 1 ] && [[ $cur != -* ]]; then COMPREPLY=($(compgen -W "$(_spacectl_space_ids)" -- "$cur")); return; fi ;;
   esac
   COMPREPLY=($(compgen -W "$opts --help" -- "$cur"))
