@@ -2,7 +2,16 @@
 // promote. Nothing reaches the user's repository before every check passed.
 #include "controller/code/out.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <git2/sys/odb_backend.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <random>
 
 #include "controller/code/out_steps.h"
@@ -101,10 +110,108 @@ Result<void> matches_report(git_repository* quarantine, const InsideSnapshot& sn
   return {};
 }
 
-Result<void> promote(git_repository* quarantine, const Project& project, const std::vector<git_oid>& objects, const std::string& space_id,
-                     const std::string& result) {
+bool copy_file(const std::string& from, const std::string& to) {
+  const int in = open(from.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (in < 0) return false;
+  const int out = open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0444);
+  if (out < 0) {
+    close(in);
+    return false;
+  }
+  bool ok = true;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = read(in, buffer, sizeof buffer);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      ok = false;
+      break;
+    }
+    for (ssize_t done = 0; done < n;) {
+      const ssize_t w = write(out, buffer + done, static_cast<std::size_t>(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        ok = false;
+        break;
+      }
+      done += w;
+    }
+    if (!ok) break;
+  }
+  ok = fsync(out) == 0 && ok;
+  close(in);
+  ok = close(out) == 0 && ok;
+  if (!ok) unlink(to.c_str());
+  return ok;
+}
+
+int collect_oid(const git_oid* id, void* payload) {
+  static_cast<std::vector<git_oid>*>(payload)->push_back(*id);
+  return 0;
+}
+
+// The quarantine's one pack, copied as it is when every object in it passed the checks or is
+// the user's already (the indexer appends the user's own objects that completed a thin pack).
+// Copying streams; libgit2's packbuilder would hold the largest object and its compressed copy.
+// false: anything else was sent along (or the pack is not alone), and nothing was written.
+bool copy_clean_pack(const std::string& quarantine_path, const std::string& pack_dir, const std::vector<git_oid>& objects, git_odb* user_odb) {
+  const std::string from_dir = quarantine_path + "/objects/pack";
+  std::vector<std::string> names;
+  if (DIR* d = opendir(from_dir.c_str()); d != nullptr) {
+    while (const dirent* e = readdir(d)) {
+      const std::string n = e->d_name;
+      if (n != "." && n != "..") names.push_back(n);
+    }
+    closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  if (names.size() != 2 || names[0].rfind("pack-", 0) != 0 || names[1] != names[0].substr(0, names[0].size() - 4) + ".pack" ||
+      names[0].size() != 5 + 40 + 4 || names[0].compare(45, 4, ".idx") != 0)
+    return false;
+  const std::string stem = names[0].substr(0, 45);
+  git_odb_backend* backend = nullptr;
+  if (git_odb_backend_one_pack(&backend, (from_dir + "/" + stem + ".idx").c_str()) < 0) return false;
+  git_odb* raw = nullptr;
+  if (git_odb_new(&raw) < 0) {
+    backend->free(backend);
+    return false;
+  }
+  Odb pack_odb(raw);
+  if (git_odb_add_backend(pack_odb.get(), backend, 1) < 0) {
+    backend->free(backend);
+    return false;
+  }
+  std::vector<git_oid> in_pack;
+  if (git_odb_foreach(pack_odb.get(), collect_oid, &in_pack) < 0) return false;
+  const OidSet checked(objects.begin(), objects.end());
+  for (const git_oid& id : in_pack)
+    if (checked.count(id) == 0 && git_odb_exists(user_odb, &id) == 0) return false;
+  struct stat st{};
+  if (lstat((pack_dir + "/" + stem + ".pack").c_str(), &st) == 0 || lstat((pack_dir + "/" + stem + ".idx").c_str(), &st) == 0)
+    return false;  // the same pack is there already: let the packbuilder write a pack of its own
+  // The pack first, its index last: a pack without an index is never read.
+  const std::string token = fetch_token().substr(0, 8);
+  for (const char* ext : {".pack", ".idx"}) {
+    const std::string tmp = pack_dir + "/tmp_openchamber_" + token + ext;
+    if (!copy_file(from_dir + "/" + stem + ext, tmp) || rename(tmp.c_str(), (pack_dir + "/" + stem + ext).c_str()) != 0) {
+      unlink(tmp.c_str());
+      unlink((pack_dir + "/" + stem + ".pack").c_str());
+      return false;
+    }
+  }
+  return true;
+}
+
+Result<void> promote(git_repository* quarantine, const std::string& quarantine_path, const Project& project, const std::vector<git_oid>& objects,
+                     const std::string& space_id, const std::string& result, std::string& how) {
   const std::string where = "code out: promote the result: ";
-  if (!objects.empty()) {
+  git_odb* raw_user = nullptr;
+  if (auto r = git2_check(git_repository_odb(&raw_user, project.repo.get()), where + "the repository's objects", Code::kCodeOutFailed); !r) return r;
+  Odb user(raw_user);
+  how = objects.empty() ? "nothing new" : "the quarantine's pack";
+  if (!objects.empty() && !copy_clean_pack(quarantine_path, project.common_dir + "objects/pack", objects, user.get())) {
+    how = "a pack of the checked objects";
     git_packbuilder* raw = nullptr;
     if (auto r = git2_check(git_packbuilder_new(&raw, quarantine), where + "new pack", Code::kCodeOutFailed); !r) return r;
     Packbuilder pb(raw);
@@ -202,8 +309,10 @@ Result<BringOut> bring_code_out(const std::string& repository, const std::string
   if (auto r = measure_change(quarantine->repo(), *start, snap->result, options.limits, out); !r) return r.error();
   say(options, "checked " + std::to_string(out.new_objects) + " new objects, " + std::to_string(out.changed.size()) + " changed paths");
 
-  if (auto r = promote(quarantine->repo(), *project, checked->new_objects, space_id, snap->result); !r) return r.error();
-  say(options, "promoted to " + result_ref_name(space_id));
+  std::string how;
+  if (auto r = promote(quarantine->repo(), quarantine->path(), *project, checked->new_objects, space_id, snap->result, how); !r)
+    return r.error();
+  say(options, "promoted to " + result_ref_name(space_id) + " (" + how + ")");
   return out;
 }
 

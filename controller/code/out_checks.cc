@@ -1,7 +1,6 @@
 // Code out, step 3: every object the user lacks is checked before any of it is promoted.
 #include <algorithm>
 #include <cstring>
-#include <unordered_set>
 
 #include "controller/code/out_steps.h"
 #include "policy/git_tree_names.h"
@@ -10,17 +9,6 @@ namespace controller::code {
 namespace {
 
 namespace gt = policy::git_tree;
-
-struct OidHash {
-  std::size_t operator()(const git_oid& o) const noexcept {
-    std::size_t h = 0;
-    std::memcpy(&h, o.id, sizeof h);
-    return h;
-  }
-};
-struct OidEq {
-  bool operator()(const git_oid& a, const git_oid& b) const noexcept { return git_oid_equal(&a, &b) != 0; }
-};
 
 std::string shown(std::string_view text) {
   std::string t(text.substr(0, 300));
@@ -60,7 +48,7 @@ Result<Checked> check_objects(git_repository* quarantine, git_odb* user_odb, con
   git_odb* raw_odb = nullptr;
   if (auto r = git2_check(git_repository_odb(&raw_odb, quarantine), where + "the quarantine's objects", Code::kCodeOutFailed); !r) return r.error();
   Odb odb(raw_odb);
-  std::unordered_set<git_oid, OidHash, OidEq> seen;
+  OidSet seen;
   std::vector<Pending> stack;
   git_oid top;
   if (git_oid_fromstr(&top, result.c_str()) < 0) return fail(Code::kInternal, where + "result id " + result);

@@ -162,6 +162,32 @@ TEST_F(CodeOutHostileTest, TwentyThousandFilesFiveHundredFoldersDeep) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(120));
 }
 
+// Chains 470 folders deep with a file at every level, all chains sharing their trees: 13 chains
+// stay just under the 3,200,000 nesting steps (each chain: 470·471/2 for its folders plus as much
+// again and 470 for its files, 221,840) and come out; 15 chains pass it and are refused.
+TEST_F(CodeOutHostileTest, NestingStepsJustUnderTheCapComeOutJustOverAreRefused) {
+  const std::string f = blob("level\n");
+  std::string t = git(inside_, {"hash-object", "-t", "tree", "-w", "--stdin"}, entry("100644", "f", f)).substr(0, 40);
+  for (int depth = 1; depth < 470; ++depth)
+    t = git(inside_, {"hash-object", "-t", "tree", "-w", "--stdin"}, entry("40000", "a", t) + entry("100644", "f", f)).substr(0, 40);
+  auto top_of = [&](int chains) {
+    std::vector<std::string> names;
+    for (int i = 0; i < chains; ++i) names.push_back("c" + std::to_string(i));
+    std::sort(names.begin(), names.end());
+    std::string top;
+    for (const std::string& n : names) top += entry("40000", n, t);
+    return git(inside_, {"hash-object", "-t", "tree", "-w", "--stdin"}, top);
+  };
+  write_file(root_ + "/tree-id", top_of(15));
+  expect_refused(out("lietree"), Code::kResultTooManyChanges, "steps", "15 chains 470 deep");
+  write_file(root_ + "/tree-id", top_of(13));
+  Result<BringOut> r = out("lietree");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->changed_folders, 13u * 470u);
+  EXPECT_GT(r->steps, 13u * 221840u - 1);
+  EXPECT_LE(r->steps, 3200000u);
+}
+
 TEST_F(CodeOutHostileTest, ChangedFoldersCapAtTheLimitAndOnePast) {
   // 300 paths x<i>/y/f sharing one subtree: 4 new objects, 300 paths, 600 folders.
   const std::string f = git(inside_, {"hash-object", "-t", "tree", "-w", "--stdin"}, entry("100644", "f", blob("f\n"))).substr(0, 40);

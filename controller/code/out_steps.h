@@ -4,7 +4,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "controller/code/git2.h"
@@ -13,6 +15,19 @@
 #include "controller/errors.h"
 
 namespace controller::code {
+
+// A set of object ids (what was checked, what was seen).
+struct OidHash {
+  std::size_t operator()(const git_oid& o) const noexcept {
+    std::size_t h = 0;
+    std::memcpy(&h, o.id, sizeof h);
+    return h;
+  }
+};
+struct OidEq {
+  bool operator()(const git_oid& a, const git_oid& b) const noexcept { return git_oid_equal(&a, &b) != 0; }
+};
+using OidSet = std::unordered_set<git_oid, OidHash, OidEq>;
 
 inline constexpr std::chrono::milliseconds kInsideCommandTimeout{300000};  // each fixed command inside
 inline constexpr std::size_t kUnmergedReportCap = 256u << 10;              // bytes of ls-files --unmerged read

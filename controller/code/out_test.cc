@@ -55,6 +55,28 @@ TEST_F(CodeOutTest, BringsOutCommitsEditsAndUntrackedFiles) {
   EXPECT_EQ(git(repo_, {"fsck", "--no-dangling", "--connectivity-only"}), "");
 }
 
+TEST_F(CodeOutTest, PromoteCopiesTheQuarantinesPackOnlyWhenItHoldsNothingUnchecked) {
+  write_file(inside_ + "/work.txt", "work\n");
+  std::vector<std::string> said;
+  OutOptions o = options();
+  o.progress = [&said](const std::string& line) { said.push_back(line); };
+  Result<BringOut> r = out("ok", o);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_NE(said.back().find("(the quarantine's pack)"), std::string::npos) << said.back();
+  // The space's pack-objects sends an object nothing in the result names: it never reaches the
+  // user's repository; the checked objects are packed anew instead.
+  const std::string junk = git(inside_, {"hash-object", "-w", "--stdin"}, "sent along, named by nothing\n").substr(0, 40);
+  write_file(root_ + "/junk-hook.sh", "#!/bin/sh\n{ echo " + junk + "; cat; } | \"$@\"\n", 0755);
+  write_file(inside_ + "/work.txt", "more work\n");
+  said.clear();
+  Result<BringOut> again = out("junk", o);
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_NE(said.back().find("(a pack of the checked objects)"), std::string::npos) << said.back();
+  EXPECT_NE(git_status(repo_, {"cat-file", "-e", junk}), 0) << "the unchecked object reached the user's repository";
+  EXPECT_EQ(git(repo_, {"show", again->result_commit + ":work.txt"}), "more work\n");
+  EXPECT_EQ(git(repo_, {"fsck", "--no-dangling", "--connectivity-only"}), "");
+}
+
 TEST_F(CodeOutTest, UnchangedTreeTakesHead) {
   git(inside_, {"add", "--all"});
   git(inside_, {"commit", "-q", "-m", "everything"});

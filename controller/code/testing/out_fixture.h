@@ -4,7 +4,7 @@
 // refusal must leave the user's repository exactly as it was (not even an object), a success
 // may add pack files and the result ref only. The stand-in's upload-pack can also hang with a
 // grandchild, send garbage, or move the space's result ref before it answers; its write-tree can
-// report a tree the test built.
+// report a tree the test built, or its pack-objects can be made to send an object more.
 #pragma once
 
 #include <dirent.h>
@@ -45,6 +45,7 @@ if [ $pack = yes ]; then
     garbage) printf 'zzzz'; sleep 5; exit 0;;
     move) /usr/bin/git -C "$repo" update-ref refs/openchamber/result "$(cat "$root/move-to")";;
     refuse) echo "fatal: the space says no" >&2; exit 1;;
+    junk) GIT_CONFIG_PARAMETERS="'uploadpack.packobjectshook=$root/junk-hook.sh'"; export GIT_CONFIG_PARAMETERS;;
   esac
 fi
 # A space whose git lies about the tree it wrote (the host must check what it then gets).
