@@ -64,6 +64,7 @@ int InstallTest::install_status_ = -1;
 
 TEST_F(InstallTest, EveryFileLandsInTheLayoutSpacectlReads) {
   for (const char* path : {"bin/spacectl", "bin/gatekeeper", "libexec/gatekeeper-spaces/escape-suite",
+                           "libexec/gatekeeper-spaces/spacectl-bridge",
                            "share/gatekeeper-spaces/gatekeeper-image.id", "share/gatekeeper-spaces/gatekeeper-image.tar",
                            "share/gatekeeper-spaces/space-image.id", "share/gatekeeper-spaces/space-image.tar",
                            "share/gatekeeper-spaces/seccomp/space.json", "share/gatekeeper-spaces/seccomp/gatekeeper.json",
@@ -76,6 +77,8 @@ TEST_F(InstallTest, EveryFileLandsInTheLayoutSpacectlReads) {
     EXPECT_TRUE(fs::exists(prefix_ + "/" + path)) << path;
   EXPECT_EQ(::access((prefix_ + "/bin/spacectl").c_str(), X_OK), 0);
   EXPECT_EQ(::access((prefix_ + "/libexec/gatekeeper-spaces/escape-suite").c_str(), X_OK), 0);
+  // Place::connect copies it into spaces (controller/docker_bridge.cc).
+  EXPECT_EQ(::access((prefix_ + "/libexec/gatekeeper-spaces/spacectl-bridge").c_str(), X_OK), 0);
 }
 
 TEST_F(InstallTest, VersionNamesTheInstalledPinsWithoutFlags) {
