@@ -25,8 +25,8 @@ add_compile_options(${GK_HARDENING})
 # the same gatekeeper image ID, and the image does not tell whoever holds it how the build host is
 # laid out. Outer folders first (the last matching map wins): the checkout, then the dependency
 # folder and the build folder inside it. cmake/BoringSSL.cmake and cmake/Llhttp.cmake map their
-# own sources the same way; tests/meta/appliance_binary_test.cc and image/reproducible_build_test.cc prove
-# the result.
+# own sources the same way; tests/meta/appliance_binary_test.cc and
+# image/reproducible_build_test.cc prove the result.
 include(PathMap)
 gk_path_map_flags(_gk_map_source ${CMAKE_BINARY_DIR} "" ${CMAKE_SOURCE_DIR})
 gk_path_map_flags(_gk_map_deps ${CMAKE_BINARY_DIR} "deps/" ${GK_DEPS_DIR})
