@@ -104,12 +104,11 @@ std::optional<Address> upstream_literal(const UpstreamUrl& upstream);
 std::optional<Word> upstream_refused_by_name(const UpstreamUrl& upstream);
 
 // --- header rules --------------------------------------------------------------------------
+// A field of a head as read (the parser, appliance/http, bounds how many: kMaxHeaderLines).
 struct Header {
   std::string name;  // as sent
   std::string value;
 };
-
-inline constexpr std::size_t kMaxHeaderLines = 128;
 
 // How the request body is framed. Anything else was refused by the framing check.
 enum class BodyFraming : std::uint8_t { kNone = 0, kLength, kChunked };

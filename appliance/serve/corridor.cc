@@ -67,7 +67,7 @@ void CorridorConnection::on_started() {
   uv_timer_init(ctx_.loop, &timer_);
   opened(reinterpret_cast<uv_handle_t*>(&timer_));
   // Header deadline: a slowloris head ends as an unreadable request.
-  uv_timer_start(&timer_, on_deadline, kHeadDeadlineMs, 0);
+  uv_timer_start(&timer_, on_deadline, http::kHeadDeadlineMs, 0);
 }
 
 void CorridorConnection::close_own_handles() {
@@ -98,17 +98,17 @@ void CorridorConnection::refuse(int status) {
 void CorridorConnection::on_read(Chunk chunk, std::size_t length) {
   switch (state_) {
     case State::kHead: {
-      const RequestParser::Feed feed = parser_.feed(chunk.get(), length);
+      const http::MessageParser::Feed feed = parser_.feed(chunk.get(), length);
       switch (feed.status) {
-        case RequestParser::Status::kError:
+        case http::MessageParser::Status::kError:
           ctx_.journal.note(policy::Listener::kCorridor, policy::Word::kDenyUnreadableRequest);
           refuse(400);
           return;
-        case RequestParser::Status::kHeadDone:
-        case RequestParser::Status::kMessageDone:
+        case http::MessageParser::Status::kHeadDone:
+        case http::MessageParser::Status::kComplete:
           on_head(feed.consumed, chunk.get(), length);
           return;
-        case RequestParser::Status::kNeedMore:
+        case http::MessageParser::Status::kNeedMore:
           return;
       }
       return;

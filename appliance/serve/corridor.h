@@ -13,8 +13,8 @@
 #include <optional>
 #include <string>
 
+#include "appliance/http/parser.h"
 #include "appliance/serve/connection.h"
-#include "appliance/serve/http_parser.h"
 #include "appliance/serve/resolver.h"
 #include "policy/corridor.h"
 
@@ -81,7 +81,8 @@ class CorridorConnection final : public Connection {
   static void on_idle_check(uv_timer_t* timer) noexcept;
 
   State state_ = State::kHead;
-  RequestParser parser_{true, 0};
+  http::IgnoreBody no_body_;  // the corridor reads a head only: what follows is the tunnel's
+  http::MessageParser parser_{http::MessageParser::Kind::kRequest, no_body_};
   uv_timer_t timer_{};
   uv_tcp_t upstream_{};
   bool upstream_open_ = false;

@@ -2,6 +2,7 @@
 
 #include "appliance/serve/refusal.h"
 #include "policy/control_messages.h"
+#include "policy/secret.h"
 
 namespace appliance::serve {
 
@@ -27,12 +28,26 @@ std::string serialise_response(const HttpResponse& response) {
 }
 
 HttpConnection::HttpConnection(ServeContext& ctx, TcpListener& listener, policy::Listener which)
-    : Connection(ctx, listener), which_(which), parser_(false, policy::kMaxControlBody) {}
+    : Connection(ctx, listener), which_(which) {}
+
+HttpConnection::Body::~Body() { policy::wipe_string(bytes); }
+
+void HttpConnection::Body::on_body(const char* data, std::size_t length) {
+  if (over_limit) return;
+  if (bytes.size() + length > policy::kMaxControlBody) {
+    // Past the cap the body is discarded and later treated as not JSON
+    // (docs/reference-behaviour.md#control-endpoints).
+    over_limit = true;
+    policy::wipe_string(bytes);
+    return;
+  }
+  policy::append_wiping(bytes, std::string_view(data, length));
+}
 
 void HttpConnection::on_started() {
   uv_timer_init(ctx_.loop, &timer_);
   opened(reinterpret_cast<uv_handle_t*>(&timer_));
-  uv_timer_start(&timer_, on_deadline, kHeadDeadlineMs, 0);
+  uv_timer_start(&timer_, on_deadline, http::kHeadDeadlineMs, 0);
 }
 
 void HttpConnection::close_own_handles() { close_handle(reinterpret_cast<uv_handle_t*>(&timer_)); }
@@ -63,20 +78,26 @@ void HttpConnection::on_read(Chunk chunk, std::size_t length) {
     }
   } wipe_chunk{chunk.get(), length};
   if (answered_) return;
-  const RequestParser::Feed feed = parser_.feed(chunk.get(), length);
-  switch (feed.status) {
-    case RequestParser::Status::kError:
+  const http::MessageParser::Feed feed = parser_.feed(chunk.get(), length);
+  if (feed.status != http::MessageParser::Status::kHeadDone || parser_.is_connect()) {
+    // A CONNECT request's message is its head: answered as it is.
+    answer_if_complete(feed.status);
+    return;
+  }
+  // Head complete: the whole request now has kRequestDeadlineMs from the start.
+  uv_timer_start(&timer_, on_deadline, kRequestDeadlineMs, 0);
+  answer_if_complete(parser_.feed(chunk.get() + feed.consumed, length - feed.consumed).status);
+}
+
+void HttpConnection::answer_if_complete(http::MessageParser::Status status) {
+  switch (status) {
+    case http::MessageParser::Status::kError:
       unreadable();
       return;
-    case RequestParser::Status::kNeedMore:
-      if (!head_seen_ && !parser_.method_name().empty()) {
-        // Head complete: the whole request now has kRequestDeadlineMs from the start.
-        head_seen_ = true;
-        uv_timer_start(&timer_, on_deadline, kRequestDeadlineMs, 0);
-      }
+    case http::MessageParser::Status::kNeedMore:
       return;
-    case RequestParser::Status::kHeadDone:
-    case RequestParser::Status::kMessageDone:
+    case http::MessageParser::Status::kHeadDone:
+    case http::MessageParser::Status::kComplete:
       break;
   }
   uv_timer_stop(&timer_);
@@ -86,10 +107,10 @@ void HttpConnection::on_read(Chunk chunk, std::size_t length) {
   HttpRequest request;
   request.method = parser_.method_name();
   request.path = url.substr(0, query);
-  request.body = parser_.body();
-  request.body_over_limit = parser_.body_over_limit();
+  request.body = body_.bytes;
+  request.body_over_limit = body_.over_limit;
   const HttpResponse response = handle(request);
-  parser_.wipe_body();
+  policy::wipe_string(body_.bytes);
   if (response.status >= 400) ctx_.metrics.refused(which_, response.status);
   finish_with(serialise_response(response));
 }

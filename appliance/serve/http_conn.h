@@ -7,8 +7,8 @@
 
 #include <string>
 
+#include "appliance/http/parser.h"
 #include "appliance/serve/connection.h"
-#include "appliance/serve/http_parser.h"
 
 namespace appliance::serve {
 
@@ -44,10 +44,22 @@ class HttpConnection : public Connection {
   void unreadable();
   static void on_deadline(uv_timer_t* timer) noexcept;
 
+  // The body, at most kMaxControlBody bytes: past it the bytes are dropped and the handler sees
+  // body_over_limit. It may hold a secret: grown without leaving copies, wiped once answered.
+  struct Body final : http::BodySink {
+    ~Body() override;
+    bool on_head() override { return true; }
+    void on_body(const char* data, std::size_t length) override;
+    void on_complete() override {}
+    std::string bytes;
+    bool over_limit = false;
+  };
+  void answer_if_complete(http::MessageParser::Status status);
+
   policy::Listener which_;
-  RequestParser parser_;
+  Body body_;
+  http::MessageParser parser_{http::MessageParser::Kind::kRequest, body_};
   uv_timer_t timer_{};
-  bool head_seen_ = false;
   bool answered_ = false;
 };
 

@@ -30,6 +30,13 @@ bool is_expect_continue(const std::vector<policy::Header>& headers) {
 
 }  // namespace
 
+std::vector<policy::Header> policy_fields(const std::vector<http::Header>& fields) {
+  std::vector<policy::Header> out;
+  out.reserve(fields.size());
+  for (const http::Header& f : fields) out.push_back({f.name, f.value});
+  return out;
+}
+
 Connection* make_window_connection(ServeContext& ctx, TcpListener& listener) {
   return new WindowConnection(ctx, listener);
 }
@@ -38,7 +45,7 @@ WindowConnection::WindowConnection(ServeContext& ctx, TcpListener& listener)
     : Connection(ctx, listener) {
   request_sink_.self = this;
   response_sink_.self = this;
-  request_.emplace(HTTP_REQUEST, request_sink_);
+  request_.emplace(http::MessageParser::Kind::kRequest, request_sink_);
 }
 
 void WindowConnection::on_started() {
@@ -46,7 +53,7 @@ void WindowConnection::on_started() {
   opened(reinterpret_cast<uv_handle_t*>(&timer_));
   // Header deadline (docs/reference-behaviour.md#listeners: headersTimeout): a slowloris head is an
   // unreadable request.
-  uv_timer_start(&timer_, on_timer, kHeadDeadlineMs, 0);
+  uv_timer_start(&timer_, on_timer, http::kHeadDeadlineMs, 0);
 }
 
 void WindowConnection::close_own_handles() {
@@ -125,11 +132,11 @@ void WindowConnection::read_head(const char* data, std::size_t length) {
     // The first byte of a kept-alive connection's next request: its head has the usual deadline.
     awaiting_request_ = false;
     mark_idle(false);
-    uv_timer_start(&timer_, on_timer, kHeadDeadlineMs, 0);
+    uv_timer_start(&timer_, on_timer, http::kHeadDeadlineMs, 0);
   }
-  const MessageParser::Feed feed = request_->feed(data, length);
+  const http::MessageParser::Feed feed = request_->feed(data, length);
   switch (feed.status) {
-    case MessageParser::Status::kError:
+    case http::MessageParser::Status::kError:
       if (request_->framing_error()) {
         ctx_.journal.record(policy::Listener::kWindow, policy::kHostRequestFraming, 0,
                             policy::Decision::of(policy::Word::kDenyMalformed));
@@ -138,10 +145,10 @@ void WindowConnection::read_head(const char* data, std::size_t length) {
       }
       refuse_bare_400();
       return;
-    case MessageParser::Status::kNeedMore:
+    case http::MessageParser::Status::kNeedMore:
       return;
-    case MessageParser::Status::kHeadDone:
-    case MessageParser::Status::kComplete:
+    case http::MessageParser::Status::kHeadDone:
+    case http::MessageParser::Status::kComplete:
       on_head(data + feed.consumed, length - feed.consumed);
       return;
   }
@@ -188,7 +195,8 @@ void WindowConnection::on_client_end(int status) {
 
 void WindowConnection::on_head(const char* rest, std::size_t rest_length) {
   uv_timer_stop(&timer_);
-  const policy::FramingCheck framing = policy::check_request_framing(request_->headers(), request_->http10());
+  const std::vector<policy::Header> fields = policy_fields(request_->headers());
+  const policy::FramingCheck framing = policy::check_request_framing(fields, request_->http10());
   if (!framing.ok) {
     ctx_.journal.record(policy::Listener::kWindow, policy::kHostRequestFraming, 0,
                         policy::Decision::of(policy::Word::kDenyMalformed));
@@ -231,14 +239,14 @@ void WindowConnection::on_head(const char* rest, std::size_t rest_length) {
   {
     // Built in one buffer of the right size: the head holds the secret, and no temporary or
     // reallocation may leave a copy of it in freed memory (policy/secret.h).
-    std::string headers = policy::upstream_request_headers(request_->headers(), grant, ex_.framing, ex_.body_left);
+    std::string headers = policy::upstream_request_headers(fields, grant, ex_.framing, ex_.body_left);
     const std::string_view method = request_->method_name();
     const std::string target = policy::upstream_target(*ex_.upstream_url, route.rest);
     ex_.upstream_head.reserve(method.size() + target.size() + headers.size() + 16);
     ex_.upstream_head.append(method).append(" ").append(target).append(" HTTP/1.1\r\n").append(headers).append("\r\n");
     policy::wipe_string(headers);
   }
-  ex_.expect_continue = ex_.framing != policy::BodyFraming::kNone && is_expect_continue(request_->headers());
+  ex_.expect_continue = ex_.framing != policy::BodyFraming::kNone && is_expect_continue(fields);
   ex_.pending_body.assign(rest, rest_length);
   if (reuse_kept_connection()) return;
   if (auto literal = policy::upstream_literal(*ex_.upstream_url)) {

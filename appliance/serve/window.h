@@ -21,8 +21,8 @@
 #include <optional>
 #include <string>
 
+#include "appliance/http/parser.h"
 #include "appliance/serve/connection.h"
-#include "appliance/serve/message_parser.h"
 #include "appliance/serve/resolver.h"
 #include "appliance/serve/upstream.h"
 #include "policy/window.h"
@@ -40,6 +40,9 @@ inline constexpr std::uint32_t kMaxRequestsPerConnection = 1'000;  // nginx keep
 
 Connection* make_window_connection(ServeContext& ctx, TcpListener& listener);
 
+// A head's fields as the policy functions take them.
+std::vector<policy::Header> policy_fields(const std::vector<http::Header>& fields);
+
 class WindowConnection final : public Connection, private UpstreamUser, private PoolWaiter {
  public:
   WindowConnection(ServeContext& ctx, TcpListener& listener);
@@ -47,13 +50,13 @@ class WindowConnection final : public Connection, private UpstreamUser, private 
  private:
   enum class State : std::uint8_t { kHead, kResolving, kWaitingRoom, kConnecting, kExchanging, kDone };
 
-  struct RequestSink final : BodySink {
+  struct RequestSink final : http::BodySink {
     WindowConnection* self = nullptr;
     bool on_head() override { return true; }
     void on_body(const char* data, std::size_t length) override;
     void on_complete() override;
   };
-  struct ResponseSink final : BodySink {
+  struct ResponseSink final : http::BodySink {
     WindowConnection* self = nullptr;
     bool on_head() override;
     void on_body(const char* data, std::size_t length) override;
@@ -130,8 +133,8 @@ class WindowConnection final : public Connection, private UpstreamUser, private 
   State state_ = State::kHead;
   RequestSink request_sink_;
   ResponseSink response_sink_;
-  std::optional<MessageParser> request_;
-  std::optional<MessageParser> response_;
+  std::optional<http::MessageParser> request_;
+  std::optional<http::MessageParser> response_;
   uv_timer_t timer_{};
   Resolver::Query* query_ = nullptr;
   UpstreamConnection* upstream_ = nullptr;

@@ -54,7 +54,7 @@ void WindowConnection::upstream_ready() {
   state_ = State::kExchanging;
   touch();
   uv_timer_start(&timer_, on_timer, ctx_.options.idle_seconds * 1000, 0);
-  response_.emplace(HTTP_RESPONSE, response_sink_);
+  response_.emplace(http::MessageParser::Kind::kResponse, response_sink_);
   response_->set_head_request(request_->is_head_method());
   upstream_->send(ex_.upstream_head);
   if (closing() || upstream_ == nullptr) return;
@@ -97,13 +97,13 @@ void WindowConnection::feed_request(const char* data, std::size_t length) {
     hold_next(data, length);
     return;
   }
-  const MessageParser::Feed feed = request_->feed(data, length);
-  if (feed.status == MessageParser::Status::kError) {
+  const http::MessageParser::Feed feed = request_->feed(data, length);
+  if (feed.status == http::MessageParser::Status::kError) {
     // The body's framing broke half-way (a bad chunk): the upstream has a partial request.
     truncated_request();
     return;
   }
-  if (feed.status == MessageParser::Status::kComplete && feed.consumed < length) {
+  if (feed.status == http::MessageParser::Status::kComplete && feed.consumed < length) {
     hold_next(data + feed.consumed, length - feed.consumed);
   }
 }
@@ -151,9 +151,9 @@ void WindowConnection::upstream_data(const char* data, std::size_t length) {
   }
   // What this piece of the answer produces (head, body, re-chunking) leaves in one write.
   batching_ = true;
-  const MessageParser::Feed feed = response_->feed(data, length);
+  const http::MessageParser::Feed feed = response_->feed(data, length);
   batching_ = false;
-  if (feed.status == MessageParser::Status::kError) {
+  if (feed.status == http::MessageParser::Status::kError) {
     out_.clear();
     upstream_failure("bad-response", 502, kUpstreamNoAnswer);
     return;
@@ -173,10 +173,10 @@ void WindowConnection::upstream_data(const char* data, std::size_t length) {
 
 bool WindowConnection::ResponseSink::on_head() {
   WindowConnection& w = *self;
-  const MessageParser& r = *w.response_;
+  const http::MessageParser& r = *w.response_;
   const int status = r.status_code();
   std::string head = "HTTP/1.1 " + std::to_string(status) + " " + r.reason() + "\r\n";
-  head += policy::client_response_headers(r.headers());
+  head += policy::client_response_headers(policy_fields(r.headers()));
   const bool no_body = w.request_->is_head_method() || status == 204 || status == 304;
   bool delimited = no_body;  // the client can tell where this answer ends without a close
   if (r.has_length() && status != 204) {
@@ -221,7 +221,7 @@ void WindowConnection::upstream_ended() {
   if (closing() || state_ == State::kDone) return;
   if (response_ && ex_.response_head_sent && response_->ends_at_close()) {
     // RFC 9112 §6.3 item 8: a body without length ends with the connection.
-    if (response_->finish().status == MessageParser::Status::kComplete) {
+    if (response_->finish().status == http::MessageParser::Status::kComplete) {
       finish_success();
       return;
     }
@@ -346,7 +346,7 @@ void WindowConnection::finish_success() {
 void WindowConnection::next_request() {
   ++served_;
   response_.reset();
-  request_.emplace(HTTP_REQUEST, request_sink_);
+  request_.emplace(http::MessageParser::Kind::kRequest, request_sink_);
   ex_ = Exchange{};
   state_ = State::kHead;
   awaiting_request_ = true;

@@ -1,4 +1,4 @@
-// The window's request side, as the space drives it: the strict llhttp MessageParser fed in
+// The window's request side, as the space drives it: the strict llhttp adapter (appliance/http) fed in
 // pieces whose sizes the input chooses, then the framing check, the route split, the path rule
 // and the header block that would go upstream. Never crashes, and whatever the space wrote:
 //   - no credential header it sent reaches the upstream block (the kCredential rows of
@@ -10,8 +10,9 @@
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <vector>
 
-#include "appliance/serve/message_parser.h"
+#include "appliance/http/parser.h"
 #include "policy/header_rules.h"
 #include "policy/window.h"
 #include "policy/window_path.h"
@@ -21,7 +22,7 @@ namespace {
 constexpr std::string_view kSecret = "sk-grant-FUZZ-SECRET";
 constexpr std::string_view kGrantHeader = "authorization";  // the grant's own header
 
-class Sink final : public appliance::serve::BodySink {
+class Sink final : public appliance::http::BodySink {
  public:
   bool on_head() override { return true; }
   void on_body(const char*, std::size_t length) override { body += length; }
@@ -70,23 +71,27 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::size_t length = size - 1;
 
   Sink sink;
-  appliance::serve::MessageParser request(HTTP_REQUEST, sink);
+  using appliance::http::MessageParser;
+  MessageParser request(MessageParser::Kind::kRequest, sink);
   std::size_t at = 0;
   bool head = false;
   while (at < length && !head) {
     const std::size_t n = std::min(piece, length - at);
     const auto feed = request.feed(bytes + at, n);
     if (feed.consumed > n) std::abort();
-    if (feed.status == appliance::serve::MessageParser::Status::kError) return 0;
+    if (feed.status == MessageParser::Status::kError) return 0;
     if (sink.body != 0) std::abort();  // nothing of a body before the head was decided
-    head = feed.status == appliance::serve::MessageParser::Status::kHeadDone ||
-           feed.status == appliance::serve::MessageParser::Status::kComplete;
+    head = feed.status == MessageParser::Status::kHeadDone ||
+           feed.status == MessageParser::Status::kComplete;
     at += head ? feed.consumed : n;
   }
   if (!head) return 0;
-  if (request.headers().size() > policy::kMaxHeaderLines) std::abort();
+  if (request.headers().size() > appliance::http::kMaxHeaderLines) std::abort();
+  if (at > appliance::http::kMaxRequestHeadBytes) std::abort();
+  std::vector<policy::Header> fields;
+  for (const auto& f : request.headers()) fields.push_back({f.name, f.value});
 
-  const policy::FramingCheck framing = policy::check_request_framing(request.headers(), request.http10());
+  const policy::FramingCheck framing = policy::check_request_framing(fields, request.http10());
   const policy::WindowRoute route = policy::split_window_route(request.url());
   if (route.grant_id && !policy::is_grant_id(*route.grant_id)) std::abort();
   (void)policy::walks_out(route.rest);
@@ -96,7 +101,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!url) std::abort();
   policy::Grant grant{"fuzz", std::move(url.value()), std::string(kGrantHeader), policy::Secret(std::string(kSecret))};
   (void)policy::upstream_target(grant.upstream, route.rest);
-  check_upstream_block(policy::upstream_request_headers(request.headers(), grant, framing.framing, framing.length));
+  check_upstream_block(policy::upstream_request_headers(fields, grant, framing.framing, framing.length));
 
   // The body, as the window reads it once the upstream is ready.
   std::size_t fed = 0;
@@ -104,9 +109,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::size_t n = std::min(piece, length - at);
     const auto feed = request.feed(bytes + at, n);
     fed += n;  // on an error, part of this piece may have been delivered already
-    if (feed.status == appliance::serve::MessageParser::Status::kError) break;
+    if (feed.status == MessageParser::Status::kError) break;
     at += n;
-    if (feed.status == appliance::serve::MessageParser::Status::kComplete) break;
+    if (feed.status == MessageParser::Status::kComplete) break;
   }
   if (sink.body > fed) std::abort();
   if (framing.framing == policy::BodyFraming::kLength && sink.body > framing.length) std::abort();
