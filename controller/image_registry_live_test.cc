@@ -289,5 +289,30 @@ TEST_F(ImageRegistryLiveTest, AnotherImageUnderTheSameTagIsNeverPulledAndARecord
   EXPECT_NE(message.find(other_digest), std::string::npos) << "names the reference pulled: " << message;
 }
 
+// With no registry configured the archive next to the pin is streamed through the engine's CLI;
+// an archive that holds another image is refused the same way.
+TEST_F(ImageRegistryLiveTest, WithoutARecordTheArchiveIsLoadedAndOneThatIsNotThePinIsRefused) {
+  GK_REQUIRE(ready(), "needs a Docker engine, docker-registry, skopeo and the built images (bin/*-image.{id,tar})");
+  ASSERT_NO_FATAL_FAILURE(copy_pins());
+  const std::string pin = first_line(pins_ + "/gatekeeper-image.id");
+  const std::string other = first_line(pins_ + "/gatekeeper-test-image.id");
+
+  ASSERT_NO_FATAL_FAILURE(delete_from_engine("gatekeeper-image"));
+  const std::string id = create_space();
+  ASSERT_FALSE(id.empty());
+  EXPECT_TRUE(run({"docker", "image", "inspect", pin}).succeeded()) << "loaded from " << pins_ << "/gatekeeper-image.tar";
+  EXPECT_EQ(spacectl({"space", "remove", id}).exit_code, 0);
+
+  fs::copy_file(pins_ + "/gatekeeper-test-image.tar", pins_ + "/gatekeeper-image.tar", fs::copy_options::overwrite_existing);
+  ASSERT_NO_FATAL_FAILURE(delete_from_engine("gatekeeper-image"));
+  const ProcessOutcome refused = spacectl({"space", "create", "--name", "refused", "--memory", "256m"});
+  const json d = json::parse(refused.out, nullptr, false);
+  ASSERT_TRUE(d.is_object()) << refused.out << refused.err;
+  EXPECT_EQ(d["error"]["code"], "image_mismatch") << refused.out;
+  const std::string message = d["error"].value("message", "");
+  EXPECT_NE(message.find(pin), std::string::npos) << message;
+  EXPECT_NE(message.find(other), std::string::npos) << message;
+}
+
 }  // namespace
 }  // namespace controller
