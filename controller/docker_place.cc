@@ -67,12 +67,12 @@ bool is_image_reference(std::string_view text) {
 }
 
 Result<EnvFile> EnvFile::write(const std::vector<std::string>& lines) {
-  char tmpl[] = "/tmp/spacectl-env-XXXXXX";
-  const char* dir = mkdtemp(tmpl);
-  if (dir == nullptr) return fail(Code::kInternal, std::string("mkdtemp for an env file: ") + std::strerror(errno));
+  // An owned folder (controller/temp_dir.h): a spacectl killed before removing it leaves it to sweep.
+  Result<OwnedTempDir> dir = OwnedTempDir::make("env");
+  if (!dir) return dir.error();
   EnvFile f;
-  f.dir_ = dir;
-  const std::string path = f.dir_ + "/env";
+  f.dir_.emplace(std::move(*dir));
+  const std::string path = f.dir_->path() + "/env";
   const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return fail(Code::kInternal, "open " + path + ": " + std::strerror(errno));
   std::string text;
@@ -83,11 +83,7 @@ Result<EnvFile> EnvFile::write(const std::vector<std::string>& lines) {
   return f;
 }
 
-EnvFile::~EnvFile() {
-  if (dir_.empty()) return;
-  unlink((dir_ + "/env").c_str());
-  rmdir(dir_.c_str());
-}
+EnvFile::~EnvFile() = default;
 
 namespace {
 
@@ -140,7 +136,8 @@ bool no_such_object(const std::string& err) {
 }  // namespace
 
 DockerPlace::DockerPlace(PlaceOptions options, DockerCli cli)
-    : options_(std::move(options)), cli_(std::move(cli)), probe_(host_has_ipv4_on) {}
+    : options_(std::move(options)), cli_(std::move(cli)), probe_(host_has_ipv4_on), loop_probe_(read_loop_state),
+      io_probe_(host_io_weight_supported) {}
 
 Result<int> DockerPlace::engine_major() {
   Result<std::string> v = cli_.run({"version", "--format", "{{.Server.Version}}"}, "", kProbeTimeout);
@@ -238,7 +235,13 @@ Result<void> DockerPlace::start_gatekeeper_and_key(const std::string& id, const 
 
 Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   SpaceSpec spec;
-  spec.id = random_hex(6);
+  if (!request.id.empty() && !is_space_id(request.id))
+    return fail(Code::kInvalidArgument, "space create: an id is 12 lowercase hex digits");
+  spec.id = request.id.empty() ? random_hex(6) : request.id;
+  auto progress = [&](std::string_view step) {
+    if (request.progress) request.progress(step);
+  };
+  progress("resolving_images");
   spec.owner = options_.owner;
   spec.name = request.name;
   spec.created = now_iso();
@@ -249,6 +252,9 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   spec.seccomp_gatekeeper = options_.seccomp_gatekeeper;
   spec.memory_bytes = request.memory_bytes > 0 ? request.memory_bytes : kDefaultSpaceMemory;
   if (spec.memory_bytes < kMinSpaceMemory) return fail(Code::kInvalidArgument, "space create: memory below 64 MiB");
+  spec.disk_bytes = request.disk_bytes > 0 ? request.disk_bytes : kDefaultDiskBytes;
+  if (spec.disk_bytes < kMinDiskBytes || spec.disk_bytes > kMaxDiskBytes)
+    return fail(Code::kInvalidArgument, "space create: --disk is outside 64 MiB to 16 TiB");
   if (!is_display_name(spec.name))
     return fail(Code::kInvalidArgument, "space create: a name is 1 to 100 bytes of UTF-8 without control characters");
   if (!request.space_image.empty() && !is_image_reference(request.space_image))
@@ -298,6 +304,7 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   auto step = [&](const std::vector<std::string>& args, const std::string& what) -> Result<std::string> {
     return cli_.run(args, what, kChangeTimeout);
   };
+  progress("creating_networks");
   if (Result<std::string> r = step(inner_network_argv(spec), n.inner); !r) return rollback(r.error());
   if (Result<std::string> r = step(outer_network_argv(spec), n.outer); !r) return rollback(r.error());
   Result<json> inner = inspect({"network", "inspect", "--", n.inner}, n.inner);
@@ -308,6 +315,8 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
     subnet = (*inner)[0]["IPAM"]["Config"][0].value("Subnet", "");
   if (subnet.empty() || subnet.find(':') != std::string::npos)
     return rollback(fail(Code::kCommandFailed, "docker network inspect " + n.inner + ": no IPv4 subnet"));
+  progress("creating_volumes");
+  if (Result<void> r = make_disks(spec); !r) return rollback(r.error());
   if (Result<std::string> r = step(volume_argv(spec, Role::kHomeVolume), n.home); !r) return rollback(r.error());
   if (Result<std::string> r = step(volume_argv(spec, Role::kWorkVolume), n.work); !r) return rollback(r.error());
   // The work volume takes the owner of the image's /spaces (spec.h work_volume_owner_argv).
@@ -316,12 +325,14 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
     return rollback(r.error());
   // The gatekeeper first, so it holds the first address on the inner subnet
   // (docs/reference-behaviour.md#networks).
+  progress("creating_gatekeeper");
   if (Result<std::string> r = step(gatekeeper_create_argv(spec, subnet), n.gatekeeper); !r) return rollback(r.error());
   if (Result<std::string> r = step({"network", "connect", "--", n.outer, n.gatekeeper}, n.gatekeeper); !r)
     return rollback(r.error());
   {
     // The window key reaches the space through an env file (0600, in a 0700 directory, removed
     // right after), never through an argv that every host process can read.
+    progress("creating_space");
     Result<EnvFile> env = EnvFile::write({std::string(kWindowEnv) + "=" + std::string(kWindowBase) + spec.window_key});
     if (!env) return rollback(env.error());
     spec.env_file = env->path();
@@ -329,6 +340,7 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
     if (!r) return rollback(r.error());
   }
 
+  progress("verifying");
   Result<Verified> verified = verify_ids(spec.id);
   if (!verified) return rollback(verified.error());
   if (!verified->differences.empty()) {
@@ -337,6 +349,7 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
     return rollback(fail(Code::kVerifyFailed, message));
   }
   // By the IDs verify inspected: no name-based gap between the check and the use.
+  progress("starting");
   if (Result<void> r = start_gatekeeper_and_key(spec.id, verified->gatekeeper_id, spec.window_key); !r) return rollback(r.error());
   if (Result<std::string> r = step({"start", "--", verified->space_id}, n.space); !r) return rollback(r.error());
 
@@ -394,6 +407,8 @@ Result<std::vector<SpaceSummary>> DockerPlace::list() {
       if (role == role_word(Role::kSpace)) {
         s.space_state = state_of(c);
         s.window_url = window_url_of(c);
+        if (c.contains("State") && c["State"].is_object() && c["State"].contains("ExitCode") && c["State"]["ExitCode"].is_number_integer())
+          s.space_exit_code = c["State"]["ExitCode"].get<int>();
       } else if (role == role_word(Role::kGatekeeper)) {
         s.gatekeeper_state = state_of(c);
         // A container's labels include its image's: the OCI version and revision it was built from.
@@ -496,12 +511,6 @@ Result<std::vector<std::string>> DockerPlace::exec_argv(const std::string& id) {
   return std::vector<std::string>{cli_.program(), "exec", "--interactive", "--user", std::string(kSpaceUser), "--", name};
 }
 
-Result<std::vector<std::string>> DockerPlace::connect(const std::string& id, std::uint16_t port) {
-  Result<std::vector<std::string>> argv = exec_argv(id);
-  if (!argv) return argv.error();
-  argv->insert(argv->end(), {"nc", "127.0.0.1", std::to_string(port)});
-  return argv;
-}
 
 Result<void> DockerPlace::stop(const std::string& id) {
   // The space first, so it never runs without its gatekeeper
@@ -521,6 +530,8 @@ Result<void> DockerPlace::stop(const std::string& id) {
 Result<void> DockerPlace::start(const std::string& id) {
   Result<json> space = owned_container(id, Role::kSpace);
   if (!space) return space.error();
+  // After a reboot the loop devices are gone: attach each image again at its recorded number.
+  if (Result<void> r = attach_disks(id); !r) return r;
   // A space that fails verify is never started (docs/decisions.md#create-verify-start); what is
   // started is what verify inspected (by ID).
   Result<Verified> verified = verify_ids(id);
@@ -581,6 +592,8 @@ Result<void> DockerPlace::remove_everything(const std::string& id, bool also_by_
   for (const std::string& c : containers) remove({"rm", "--force", "--volumes", "--", c}, c);
   for (const std::string& v : volumes) remove({"volume", "rm", "--force", "--", v}, v);
   for (const std::string& w : networks) remove({"network", "rm", "--", w}, w);
+  // The disk images go last: a volume still mounted holds its loop device.
+  failures += release_disks(id);
   if (!failures.empty()) return fail(Code::kCommandFailed, "space remove " + id + ":" + failures);
   return {};
 }

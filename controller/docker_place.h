@@ -4,6 +4,7 @@
 
 #include <map>
 #include <set>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 
 #include "controller/docker_cli.h"
 #include "controller/place.h"
+#include "controller/temp_dir.h"
 #include "controller/spec.h"
 
 namespace controller {
@@ -34,6 +36,7 @@ class DockerPlace final : public Place {
   Result<void> start(const std::string& id) override;
   Result<void> remove(const std::string& id) override;
   Result<std::vector<Difference>> verify(const std::string& id) override;
+  Result<std::vector<LabelledId>> labelled_ids() override;
 
   // verify, plus the IDs of the two containers it inspected (start starts exactly these).
   struct Verified {
@@ -50,6 +53,8 @@ class DockerPlace final : public Place {
 
   // Tests replace the host-address proof (verify.h).
   void set_host_address_probe(HostAddressProbe probe) { probe_ = std::move(probe); }
+  void set_loop_probe(LoopProbe probe) { loop_probe_ = std::move(probe); }
+  void set_io_weight_probe(IoWeightProbe probe) { io_probe_ = std::move(probe); }
 
  private:
   Result<int> engine_major();
@@ -73,9 +78,21 @@ class DockerPlace final : public Place {
   Result<ExecOutput> exec_as(const std::string& id, Role role, std::string_view user, const std::vector<std::string>& argv,
                              const std::string& stdin_bytes, std::chrono::milliseconds timeout);
 
+  // docker_bridge.cc: the bridge's path inside this start of the container, placed on first use
+  // (one placement per container start for the whole process, however many DockerPlace values
+  // ask: serve makes one per call).
+  Result<std::string> ensure_bridge(const std::string& id, const std::string& container, const std::string& start_key);
+  // docker_disk.cc: the volumes' disk images and loop devices (loop_disk.h).
+  [[nodiscard]] std::string disk_dir() const;
+  Result<void> make_disks(SpaceSpec& spec);      // images made and attached; spec gets the loops
+  Result<void> attach_disks(const std::string& id);  // after a reboot, before verify
+  std::string release_disks(const std::string& id);  // "" or the failures, for messages
+
   PlaceOptions options_;
   DockerCli cli_;
   HostAddressProbe probe_;
+  LoopProbe loop_probe_;
+  IoWeightProbe io_probe_;
 };
 
 Result<std::string> read_small_file(const std::string& path, std::size_t cap = 1u << 20);
@@ -86,16 +103,16 @@ bool is_image_reference(std::string_view text);  // a reference `docker create` 
 class EnvFile {
  public:
   static Result<EnvFile> write(const std::vector<std::string>& lines);
-  EnvFile(EnvFile&& other) noexcept : dir_(std::move(other.dir_)) { other.dir_.clear(); }
+  EnvFile(EnvFile&& other) noexcept : dir_(std::move(other.dir_)) { other.dir_.reset(); }
   EnvFile& operator=(EnvFile&&) = delete;
   EnvFile(const EnvFile&) = delete;
   EnvFile& operator=(const EnvFile&) = delete;
   ~EnvFile();
-  [[nodiscard]] std::string path() const { return dir_ + "/env"; }
+  [[nodiscard]] std::string path() const { return dir_ ? dir_->path() + "/env" : std::string(); }
 
  private:
   EnvFile() = default;
-  std::string dir_;
+  std::optional<OwnedTempDir> dir_;  // removed with the file in it
 };
 std::string random_hex(std::size_t bytes);
 
