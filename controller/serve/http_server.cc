@@ -93,7 +93,23 @@ int status_of(Code code) {
     case Code::kProjectFolderDoesNotTravel:
     case Code::kRepositoryUnsupported:
     case Code::kSpacePathInUse:
-    case Code::kSpaceGitUnusable: return 409;
+    case Code::kSpaceGitUnusable:
+    case Code::kSpaceStartMissing:
+    case Code::kResultTransferTooLarge:
+    case Code::kResultTooLarge:
+    case Code::kResultTooManyChanges:
+    case Code::kResultRefused:
+    case Code::kBranchExists:
+    case Code::kChangesRouteClosed:
+    case Code::kChangesTooLarge:
+    case Code::kNameNotAllowedHere:
+    case Code::kCaseOnlyRename:
+    case Code::kChangesBlockedByLink:
+    case Code::kChangesDoNotApply:
+    case Code::kChangesPartlyApplied:
+    case Code::kChangesUndecided:
+    case Code::kChangesNeedFilter: return 409;
+    case Code::kApplyFailed: return 500;
     case Code::kInterrupted: return 503;
     case Code::kInternal: return 500;
     case Code::kPlaceUnreachable:
@@ -104,6 +120,9 @@ int status_of(Code code) {
     case Code::kCommandTimeout:
     case Code::kOutputTooLarge:
     case Code::kImageMissing:
+    case Code::kImageMismatch:
+    case Code::kResultMissing:
+    case Code::kCodeOutFailed:
     case Code::kCodeTransferFailed:
     case Code::kCodeUnfoldFailed:
     case Code::kHistoryTransferFailed:
