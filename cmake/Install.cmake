@@ -61,5 +61,7 @@ set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "docker.io | docker-ce-cli")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "bash-completion")
+# `spacectl image push` pushes the pinned images with skopeo; nothing else needs it.
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "skopeo")
 set(CPACK_STRIP_FILES ON)
 include(CPack)

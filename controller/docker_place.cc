@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "controller/gatekeeper_channel.h"
+#include "controller/image_ensure.h"
 #include "controller/text.h"
 
 namespace controller {
@@ -177,17 +178,11 @@ Result<std::string> DockerPlace::read_pin(const std::string& file) const {
 }
 
 Result<std::string> DockerPlace::pinned_image(const std::string& file) {
-  Result<std::string> pin = read_pin(file);
-  if (!pin) return pin;
-  if (cli_.run({"image", "inspect", "--format", "{{.Id}}", "--", *pin}, *pin)) return pin;
-  const std::string archive = file.substr(0, file.size() - (file.size() > 3 && file.ends_with(".id") ? 3 : 0)) + ".tar";
-  if (::access(archive.c_str(), R_OK) != 0)
-    return fail(Code::kImageMissing, "image " + *pin + " (pinned in " + file + "): not in the engine and no archive " + archive);
-  if (Result<ProcessOutcome> o = cli_.run_raw({"load", "--input", archive}, archive, kChangeTimeout); !o || !o->succeeded())
-    return fail(Code::kImageMissing, "docker load --input " + archive + ": " + (o ? o->describe() : o.error().message));
-  if (Result<std::string> r = cli_.run({"image", "inspect", "--format", "{{.Id}}", "--", *pin}, *pin); !r)
-    return fail(Code::kImageMissing, "docker load --input " + archive + ": loaded, but the pinned image " + *pin + " is still missing");
-  return pin;
+  // Present, pulled by its recorded digest, or loaded from the archive next to the pin
+  // (image_ensure.h); the ID must equal the pin either way.
+  Result<EnsuredImage> ensured = ensure_pinned_image(cli_, file);
+  if (!ensured) return ensured.error();
+  return ensured->id;
 }
 
 Result<json> DockerPlace::inspect(const std::vector<std::string>& args, const std::string& what) {

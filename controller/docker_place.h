@@ -60,9 +60,9 @@ class DockerPlace final : public Place {
   Result<int> engine_major();
   Result<std::int64_t> host_cpus();  // the place's cores (docker info NCPU)
   Result<std::string> read_pin(const std::string& file) const;
-  // read_pin, and the image present in the engine: when it is not, the archive next to the pin
-  // (gatekeeper-image.id -> gatekeeper-image.tar, as installed) is `docker load`ed and the pinned ID
-  // must then exist; a loaded archive that is not the pinned image is refused.
+  // read_pin, and the image present in the engine (ensure_pinned_image, image_ensure.h): pulled by
+  // the digest recorded next to the pin, or the archive next to it loaded; what arrives must be
+  // the pinned image (image_mismatch otherwise).
   Result<std::string> pinned_image(const std::string& file);
   Result<nlohmann::json> inspect(const std::vector<std::string>& args, const std::string& what);
   // The container of this owner and space, or kSpaceNotFound (a name proves nothing; labels do).

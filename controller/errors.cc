@@ -18,6 +18,7 @@ std::string_view code_word(Code code) {
     case Code::kCommandTimeout: return "command_timeout";
     case Code::kOutputTooLarge: return "command_output_too_large";
     case Code::kImageMissing: return "image_missing";
+    case Code::kImageMismatch: return "image_mismatch";
     case Code::kRecordUnreadable: return "record_unreadable";
     case Code::kInvalidArgument: return "invalid_argument";
     case Code::kInterrupted: return "interrupted";
@@ -78,6 +79,7 @@ int exit_status(Code code) {
     case Code::kCommandTimeout:
     case Code::kOutputTooLarge:
     case Code::kImageMissing:
+    case Code::kImageMismatch:
     case Code::kRecordUnreadable:
     case Code::kInternal: return 1;
     case Code::kProjectFolderMissing: return 10;

@@ -28,6 +28,7 @@ enum class Code : std::uint8_t {
   kCommandTimeout,        // a place command ran past its deadline and was killed
   kOutputTooLarge,        // a place command printed more than its cap and was killed
   kImageMissing,          // a pinned image ID file or the image itself is missing
+  kImageMismatch,         // an image pulled or loaded for a pin is not the pinned image
   kRecordUnreadable,      // the host record of a space cannot be read or written
   kInvalidArgument,       // a value given by the user is refused
   kInterrupted,           // SIGINT, SIGTERM or SIGHUP stopped it; what was started was rolled back

@@ -67,8 +67,9 @@ constexpr std::array<Topic, 9> kTopics = {{
      "A place is the container runtime spacectl drives through its CLI; today the local Docker\n"
      "engine. `spacectl place check` proves the place can isolate: the engine applies seccomp, a\n"
      "probe on an internal network cannot reach a listener on the host, and a probe on a normal\n"
-     "bridge can (the positive control). It also loads the pinned images from their archives when\n"
-     "the engine lacks them. Exit 3 means this place cannot run isolated spaces.\n"},
+     "bridge can (the positive control). When the engine lacks a pinned image it pulls it by the\n"
+     "digest `spacectl image push` recorded, or loads the archive next to the pin, and refuses\n"
+     "anything that is not the pinned image. Exit 3 means this place cannot run isolated spaces.\n"},
     {"escape-test", "proving a space cannot be left",
      "`spacectl escape-test ID` copies the static escape suite into the space and runs 300+ attacks\n"
      "as the space's user, with controls only the host can set up (host listeners, a second space,\n"

@@ -24,6 +24,7 @@
 #include "controller/code/cli.h"
 #include "controller/escape_runner.h"
 #include "controller/help.h"
+#include "controller/image_push.h"
 #include "controller/install_paths.h"
 #include "controller/manager.h"
 #include "controller/process.h"
@@ -315,6 +316,13 @@ int run(int argc, char** argv) {
   serve_cmd->add_option("--sweep-grace", serve_options.sweep_grace_seconds, "grace of the sweep at start, seconds (default 600)")
       ->check(CLI::Range(0, 31536000));
 
+  // image push: image_push.h (skopeo, from the archives next to the pins; digests recorded there).
+  auto* image_cmd = app.add_subcommand("image", "the pinned images")->require_subcommand(1);
+  auto* push_cmd = image_cmd->add_subcommand("push", "push the pinned images to a registry; record each digest next to its pin");
+  std::string push_registry, push_test_pin = test_pin_file;
+  push_cmd->add_option("--registry", push_registry, "HOST[:PORT]/PATH, e.g. 127.0.0.1:5000/gatekeeper-spaces")->required();
+  push_cmd->add_option("--test-gatekeeper-image-file", push_test_pin, "pin of the TEST-ONLY twin (pushed when present)");
+
   auto* help_cmd = app.add_subcommand("help", "the main concepts: spacectl help TOPIC (no topic: the list)");
   std::string help_topic;
   help_cmd->add_option("topic", help_topic, "space, code, gatekeeper, corridor, window, place, escape-test, files or json");
@@ -347,6 +355,15 @@ int run(int argc, char** argv) {
                 {"space_image", controller::read_pin(options.space_image_file)}};
     std::cout << doc.dump() << "\n";
     return 0;
+  }
+
+  if (push_cmd->parsed()) {
+    const std::string version = controller::own_version().version;
+    return report(controller::push_report(controller::push_images(
+                      push_registry, {{"gatekeeper", version, options.gatekeeper_image_file, true},
+                                      {"gatekeeper-test", version + "-TEST-ONLY", push_test_pin, false},
+                                      {"space-default", version, options.space_image_file, true}})),
+                  as_json);
   }
 
   Result<std::string> state_or = controller::state_dir(state_override);

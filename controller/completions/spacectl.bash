@@ -11,7 +11,7 @@ _spacectl() {
   cur=${COMP_WORDS[COMP_CWORD]}
   prev=${COMP_WORDS[COMP_CWORD-1]}
   local global_opts="--json --place --state-dir --owner --gatekeeper-image-file --space-image-file --seccomp-space --seccomp-gatekeeper --version --help"
-  local top="place space code apply apply-state network grant window-key journal policy escape-test serve sweep help"
+  local top="place space code apply apply-state network grant window-key journal policy escape-test image serve sweep help"
 
   # The command path so far (words that are not options or option values).
   local path=() i w
@@ -20,7 +20,7 @@ _spacectl() {
     case $w in
       --place|--state-dir|--owner|--gatekeeper-image-file|--space-image-file|--seccomp-space|--seccomp-gatekeeper|\
       --name|--image|--memory|--cpus|--disk|--disk-dir|--mode|--domain|--upstream|--header|--format|--output|--only|--binary|--test-gatekeeper-image-file|\
-      --repo|--timeout|--as-branch)
+      --repo|--timeout|--as-branch|--registry)
         ((i++)) ;;
       --) break ;;
       -*) ;;
@@ -35,13 +35,17 @@ _spacectl() {
     --place) COMPREPLY=($(compgen -W "docker" -- "$cur")); return ;;
     --mode) COMPREPLY=($(compgen -W "allowlist open" -- "$cur")); return ;;
     --format) COMPREPLY=($(compgen -W "text json tap junit sarif html" -- "$cur")); return ;;
-    --name|--image|--memory|--cpus|--disk|--disk-dir|--domain|--upstream|--header|--only|--owner|--timeout|--as-branch) return ;;
+    --name|--image|--memory|--cpus|--disk|--disk-dir|--domain|--upstream|--header|--only|--owner|--timeout|--as-branch|--registry) return ;;
   esac
 
   local cmd=${path[0]-} sub=${path[1]-} opts=""
   case $cmd in
     "") COMPREPLY=($(compgen -W "$top $global_opts" -- "$cur")); return ;;
     place) [ -z "$sub" ] && COMPREPLY=($(compgen -W "check" -- "$cur")); return ;;
+    image)
+      if [ -z "$sub" ]; then COMPREPLY=($(compgen -W "push" -- "$cur"))
+      else COMPREPLY=($(compgen -W "--registry --test-gatekeeper-image-file" -- "$cur")); fi
+      return ;;
     help) [ -z "$sub" ] && COMPREPLY=($(compgen -W "space code gatekeeper corridor window place escape-test files json" -- "$cur")); return ;;
     space)
       if [ -z "$sub" ]; then COMPREPLY=($(compgen -W "create list show verify stop start remove exec" -- "$cur")); return; fi

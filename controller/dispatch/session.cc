@@ -85,13 +85,12 @@ Refusal refusal_for(const Failure& f) {
     case Code::kUnmergedChanges: case Code::kSpaceRefExists: case Code::kInvalidBranchName:
     case Code::kProjectFolderDoesNotTravel: case Code::kRepositoryUnsupported: case Code::kSpacePathInUse:
     case Code::kSpaceGitUnusable: case Code::kCodeTransferFailed: case Code::kCodeUnfoldFailed:
-    case Code::kHistoryTransferFailed: case Code::kCodeInFailed:
+    case Code::kHistoryTransferFailed: case Code::kCodeInFailed: case Code::kImageMismatch:
     case Code::kSpaceStartMissing: case Code::kResultTransferTooLarge: case Code::kResultTooLarge:
-    case Code::kResultTooManyChanges: case Code::kResultRefused: case Code::kResultMissing:
-    case Code::kCodeOutFailed: case Code::kBranchExists: case Code::kChangesRouteClosed:
-    case Code::kChangesTooLarge: case Code::kNameNotAllowedHere: case Code::kCaseOnlyRename:
-    case Code::kChangesBlockedByLink: case Code::kChangesDoNotApply: case Code::kChangesPartlyApplied:
-    case Code::kChangesUndecided: case Code::kChangesNeedFilter: case Code::kApplyFailed:
+    case Code::kResultTooManyChanges: case Code::kResultRefused: case Code::kResultMissing: case Code::kCodeOutFailed:
+    case Code::kBranchExists: case Code::kChangesRouteClosed: case Code::kChangesTooLarge: case Code::kNameNotAllowedHere:
+    case Code::kCaseOnlyRename: case Code::kChangesBlockedByLink: case Code::kChangesDoNotApply:
+    case Code::kChangesPartlyApplied: case Code::kChangesUndecided: case Code::kChangesNeedFilter: case Code::kApplyFailed:
       break;
   }
   return f.message == "space_busy" ? Refusal::kSpaceBusy : Refusal::kSpaceUnreachable;

@@ -120,12 +120,13 @@ int status_of(Code code) {
     case Code::kCommandTimeout:
     case Code::kOutputTooLarge:
     case Code::kImageMissing:
+    case Code::kImageMismatch:
+    case Code::kResultMissing:
+    case Code::kCodeOutFailed:
     case Code::kCodeTransferFailed:
     case Code::kCodeUnfoldFailed:
     case Code::kHistoryTransferFailed:
-    case Code::kCodeInFailed:
-    case Code::kResultMissing:
-    case Code::kCodeOutFailed: return 502;
+    case Code::kCodeInFailed: return 502;
   }
   return 500;
 }
