@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/testing/fake_docker_fixture.h"
+#include "tests/support/environment.h"
 
 namespace controller {
 namespace {
@@ -69,6 +70,28 @@ TEST_F(FakeDockerTest, ASecondActionOnABusySpaceIsRefusedAtOnceAndTheRecordSaysW
   EXPECT_EQ(record["mode"], "open");
   // The lock went with the first process: the next action runs.
   EXPECT_TRUE(spacectl({"network", "set", "0123456789ab", "--mode", "allowlist"}).succeeded());
+}
+
+// `spacectl sweep`: a creation whose process died before the place made anything (a `preparing`
+// record nobody holds the lock of) goes with its record; a space with a plain record stays.
+TEST_F(FakeDockerTest, SweepRemovesARecordOfACreationWhoseProcessDied) {
+  ASSERT_TRUE(spacectl({"network", "set", "0123456789ab", "--mode", "open"}).succeeded());  // a plain record
+  const std::string dead = dir_ + "/state/spaces/00000000abcd.json";
+  std::ofstream(dead) << R"({"version":1,"mode":"allowlist","domains":[],"grants":[],)"
+                      << R"("creation":{"state":"preparing","step":"creating_space","started":"2001-01-01T00:00:00Z",)"
+                      << R"("failure_code":"","failure_message":""}})";
+  chmod(dead.c_str(), 0600);
+  ProcessOutcome listed = spacectl({"space", "list"});
+  ASSERT_TRUE(listed.succeeded()) << listed.out << listed.err;
+  const json list = json::parse(listed.out);
+  ASSERT_EQ(list["spaces"].size(), 1u) << listed.out;
+  EXPECT_EQ(list["spaces"][0]["state"], "failed");
+  EXPECT_EQ(list["spaces"][0]["failure"]["code"], "space_creation_interrupted");
+  const ProcessOutcome swept = spacectl({"sweep", "--grace", "0"});
+  ASSERT_TRUE(swept.succeeded()) << swept.out << swept.err;
+  EXPECT_EQ(json::parse(swept.out)["records_removed"], json::array({"00000000abcd"})) << swept.out;
+  EXPECT_FALSE(std::filesystem::exists(dead));
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/state/spaces/0123456789ab.json"));
 }
 
 TEST_F(FakeDockerTest, ARecordWithAWrongTypeIsUnreadableNotDefaultsOrInternal) {
@@ -171,6 +194,7 @@ TEST_F(FakeDockerTest, ASecretAtTheCapPassesAndOneByteMoreIsRefused) {
 }
 
 TEST_F(FakeDockerTest, TheWindowKeyReachesCreateThroughAPrivateEnvFileNeverArgv) {
+  GK_REQUIRE(gk_test::running_as_root(), "create attaches each volume's disk image to a loop device (root)");
   (void)spacectl({"space", "create", "--name", "t", "--memory", "512m"});
   bool created = false;
   for (const Call& c : calls()) {

@@ -15,7 +15,6 @@
 #include <sstream>
 
 #include "controller/gatekeeper_channel.h"
-#include "controller/sweep.h"
 #include "controller/text.h"
 
 namespace controller {
@@ -136,7 +135,8 @@ bool no_such_object(const std::string& err) {
 }  // namespace
 
 DockerPlace::DockerPlace(PlaceOptions options, DockerCli cli)
-    : options_(std::move(options)), cli_(std::move(cli)), probe_(host_has_ipv4_on) {}
+    : options_(std::move(options)), cli_(std::move(cli)), probe_(host_has_ipv4_on), loop_probe_(read_loop_state),
+      io_probe_(host_io_weight_supported) {}
 
 Result<int> DockerPlace::engine_major() {
   Result<std::string> v = cli_.run({"version", "--format", "{{.Server.Version}}"}, "", kProbeTimeout);
@@ -257,6 +257,9 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   spec.seccomp_gatekeeper = options_.seccomp_gatekeeper;
   spec.memory_bytes = request.memory_bytes > 0 ? request.memory_bytes : kDefaultSpaceMemory;
   if (spec.memory_bytes < kMinSpaceMemory) return fail(Code::kInvalidArgument, "space create: memory below 64 MiB");
+  spec.disk_bytes = request.disk_bytes > 0 ? request.disk_bytes : kDefaultDiskBytes;
+  if (spec.disk_bytes < kMinDiskBytes || spec.disk_bytes > kMaxDiskBytes)
+    return fail(Code::kInvalidArgument, "space create: --disk is outside 64 MiB to 16 TiB");
   if (!is_display_name(spec.name))
     return fail(Code::kInvalidArgument, "space create: a name is 1 to 100 bytes of UTF-8 without control characters");
   if (!request.space_image.empty() && !is_image_reference(request.space_image))
@@ -318,6 +321,7 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   if (subnet.empty() || subnet.find(':') != std::string::npos)
     return rollback(fail(Code::kCommandFailed, "docker network inspect " + n.inner + ": no IPv4 subnet"));
   progress("creating_volumes");
+  if (Result<void> r = make_disks(spec); !r) return rollback(r.error());
   if (Result<std::string> r = step(volume_argv(spec, Role::kHomeVolume), n.home); !r) return rollback(r.error());
   if (Result<std::string> r = step(volume_argv(spec, Role::kWorkVolume), n.work); !r) return rollback(r.error());
   // The work volume takes the owner of the image's /spaces (spec.h work_volume_owner_argv).
@@ -531,6 +535,8 @@ Result<void> DockerPlace::stop(const std::string& id) {
 Result<void> DockerPlace::start(const std::string& id) {
   Result<json> space = owned_container(id, Role::kSpace);
   if (!space) return space.error();
+  // After a reboot the loop devices are gone: attach each image again at its recorded number.
+  if (Result<void> r = attach_disks(id); !r) return r;
   // A space that fails verify is never started (docs/decisions.md#create-verify-start); what is
   // started is what verify inspected (by ID).
   Result<Verified> verified = verify_ids(id);
@@ -591,41 +597,10 @@ Result<void> DockerPlace::remove_everything(const std::string& id, bool also_by_
   for (const std::string& c : containers) remove({"rm", "--force", "--volumes", "--", c}, c);
   for (const std::string& v : volumes) remove({"volume", "rm", "--force", "--", v}, v);
   for (const std::string& w : networks) remove({"network", "rm", "--", w}, w);
+  // The disk images go last: a volume still mounted holds its loop device.
+  failures += release_disks(id);
   if (!failures.empty()) return fail(Code::kCommandFailed, "space remove " + id + ":" + failures);
   return {};
-}
-
-Result<std::vector<LabelledId>> DockerPlace::labelled_ids() {
-  const std::string owner = "label=" + std::string(kLabelOwner) + "=" + options_.owner;
-  const std::string marker = "label=" + std::string(kLabelMarker) + "=true";
-  const std::string id_label = "{{.Label \"" + std::string(kLabelId) + "\"}}";
-  const std::string created_label = "{{.Label \"" + std::string(kLabelCreated) + "\"}}";
-  // Containers and networks have Docker's own creation time; volumes only their label's.
-  const std::vector<std::vector<std::string>> queries = {
-      {"ps", "--all", "--no-trunc", "--filter", marker, "--filter", owner, "--format", id_label + "|" + created_label + "|{{.CreatedAt}}"},
-      {"network", "ls", "--no-trunc", "--filter", marker, "--filter", owner, "--format", id_label + "|" + created_label + "|{{.CreatedAt}}"},
-      {"volume", "ls", "--filter", marker, "--filter", owner, "--format", id_label + "|" + created_label + "|"}};
-  std::map<std::string, std::int64_t> oldest;
-  for (const std::vector<std::string>& q : queries) {
-    Result<std::string> out = cli_.run(q, "(label filter)");
-    if (!out) {
-      if (out.error().code == Code::kCommandFailed) return fail(Code::kPlaceUnreachable, out.error().message);
-      return out.error();
-    }
-    for (const std::string& line : lines(*out)) {
-      const std::size_t a = line.find('|'), b = a == std::string::npos ? a : line.find('|', a + 1);
-      if (b == std::string::npos) continue;
-      const std::string id = line.substr(0, a);
-      if (!is_space_id(id)) continue;  // not a space's (nor a probe's) object: never ours to judge
-      std::int64_t t = parse_utc_time(line.substr(b + 1));
-      if (t == 0) t = parse_utc_time(line.substr(a + 1, b - a - 1));
-      auto [it, fresh] = oldest.emplace(id, t);
-      if (!fresh && t != 0 && (it->second == 0 || t < it->second)) it->second = t;
-    }
-  }
-  std::vector<LabelledId> out;
-  for (const auto& [id, t] : oldest) out.push_back({id, t});
-  return out;
 }
 
 Result<void> DockerPlace::remove(const std::string& id) {

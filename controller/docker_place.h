@@ -53,6 +53,8 @@ class DockerPlace final : public Place {
 
   // Tests replace the host-address proof (verify.h).
   void set_host_address_probe(HostAddressProbe probe) { probe_ = std::move(probe); }
+  void set_loop_probe(LoopProbe probe) { loop_probe_ = std::move(probe); }
+  void set_io_weight_probe(IoWeightProbe probe) { io_probe_ = std::move(probe); }
 
  private:
   Result<int> engine_major();
@@ -80,10 +82,17 @@ class DockerPlace final : public Place {
   // (one placement per container start for the whole process, however many DockerPlace values
   // ask: serve makes one per call).
   Result<std::string> ensure_bridge(const std::string& id, const std::string& container, const std::string& start_key);
+  // docker_disk.cc: the volumes' disk images and loop devices (loop_disk.h).
+  [[nodiscard]] std::string disk_dir() const;
+  Result<void> make_disks(SpaceSpec& spec);      // images made and attached; spec gets the loops
+  Result<void> attach_disks(const std::string& id);  // after a reboot, before verify
+  std::string release_disks(const std::string& id);  // "" or the failures, for messages
 
   PlaceOptions options_;
   DockerCli cli_;
   HostAddressProbe probe_;
+  LoopProbe loop_probe_;
+  IoWeightProbe io_probe_;
 };
 
 Result<std::string> read_small_file(const std::string& path, std::size_t cap = 1u << 20);

@@ -90,11 +90,13 @@ Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id) {
   for (const std::string& volume : {n.home, n.work}) {
     Result<json> doc = inspect({"volume", "inspect", "--", volume}, volume);
     if (!doc) return doc.error();
-    for (Difference& d : verify_volume(doc->empty() ? json() : (*doc)[0], volume, options_.owner, id)) out.push_back(std::move(d));
+    const VolumeExpectation want{volume, options_.owner, id, disk_image_path(disk_dir(), options_.owner + "-" + volume)};
+    for (Difference& d : verify_volume(doc->empty() ? json() : (*doc)[0], want, loop_probe_)) out.push_back(std::move(d));
   }
 
   ContainerExpectation space_want = expect_space(spec, *space_profile, *image_env);
   space_want.network_ids = network_ids;
+  space_want.io_weight_supported = io_probe_ ? io_probe_() : std::nullopt;
   for (Difference& d : verify_container(*space, space_want)) out.push_back(std::move(d));
   if (gatekeeper) {
     ContainerExpectation gk_want = expect_gatekeeper(spec, *gk_profile);

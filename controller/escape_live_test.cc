@@ -83,7 +83,8 @@ class EscapeLiveTest : public ::testing::Test {
   }
   // Creates a space; the id is kept for TearDown.
   void create() {
-    ProcessOutcome o = spacectl({"--json", "space", "create", "--name", "escape", "--memory", "512m"});
+    // A small disk: res.disk-fill-* write each volume full.
+    ProcessOutcome o = spacectl({"--json", "space", "create", "--name", "escape", "--memory", "512m", "--disk", "256m"});
     ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
     id_ = json::parse(o.out, nullptr, false).value("id", "");
     ASSERT_TRUE(is_space_id(id_)) << o.out;
@@ -132,9 +133,17 @@ TEST_F(EscapeLiveTest, EveryCasePassesOrIsListedAsNotApplicableHere) {
   EXPECT_EQ(code, bad.empty() ? 0 : 1);
   // The host facts the run stood on, with the limits as applied.
   ASSERT_TRUE(doc.contains("host_facts") && doc["host_facts"].is_object()) << doc.dump().substr(0, 400);
-  for (const char* key : {"engine", "runc", "kernel", "cgroup", "ptrace_scope", "space.cpus", "space.ulimits", "residual.allowed-names"})
+  for (const char* key : {"engine", "runc", "kernel", "cgroup", "ptrace_scope", "space.cpus", "space.ulimits", "space.io-weight",
+                          "space.disk-home", "space.disk-work", "residual.allowed-names"})
     EXPECT_TRUE(doc["host_facts"].contains(key)) << key;
   EXPECT_NE(doc["host_facts"].value("space.ulimits", "").find("\"core\""), std::string::npos) << doc["host_facts"].dump();
+  // Each volume as the engine mounts it: 256 MiB of ext4 on a loop device, nosuid,nodev.
+  for (const char* key : {"space.disk-home", "space.disk-work"}) {
+    const std::string disk = doc["host_facts"].value(key, "");
+    EXPECT_EQ(disk.rfind("268435456 bytes", 0), 0u) << key << ": " << disk;
+    EXPECT_NE(disk.find("nosuid,nodev"), std::string::npos) << key << ": " << disk;
+    EXPECT_NE(disk.find("/dev/loop"), std::string::npos) << key << ": " << disk;
+  }
 }
 
 // "A deliberately weakened space (a flag removed in a test-only spec) turns the matching cases to

@@ -21,6 +21,7 @@
 #include "controller/spec.h"
 #include "escape-suite/report.h"
 #include "escape-suite/sha256.h"
+#include "escape-suite/upstream_answer.h"
 
 namespace controller {
 
@@ -88,6 +89,39 @@ Result<std::string> place_binary(DockerPlace& place, const std::string& id, cons
   const std::string path = dir + "/escape-suite";
   if (Result<void> c = copy_into(place, id, path, bytes, true, true); !c) return c.error();
   return path;
+}
+
+// The window's upstream: the suite binary in the upstream container's /tmp, run per connection
+// on port 80 by busybox nc as `escape-suite answer-upstream` (escape-suite/upstream_answer.h): a
+// 200 with the marker only for a request carrying the fake key (by digest; the key itself is never
+// in an argv), else 401. The window control needs that 200. "" or what failed.
+std::string start_window_upstream(const DockerCli& cli, const std::string& container, const std::string& binary,
+                                  const std::string& key_sha) {
+  const std::string path = "/tmp/escape-suite";
+  std::string last;
+  bool copied = false;
+  for (const std::vector<std::string>& copy : {std::vector<std::string>{"dd", "of=" + path, "bs=65536"},
+                                               std::vector<std::string>{"busybox", "dd", "of=" + path, "bs=65536"}}) {
+    std::vector<std::string> args = {"exec", "--interactive", "--", container};
+    args.insert(args.end(), copy.begin(), copy.end());
+    Result<ProcessOutcome> o = cli.run_raw(args, container, kCopyTimeout, binary);
+    if (o && o->succeeded()) {
+      copied = true;
+      break;
+    }
+    last = o ? o->describe() : o.error().message;
+  }
+  if (!copied) return "copy the suite into " + container + ": " + last;
+  for (const std::vector<std::string>& step : {std::vector<std::string>{"chmod", "755", path},
+                                               std::vector<std::string>{"nc", "-ll", "-p", "80", "-e", path,
+                                                                        std::string(escape::kAnswerUpstreamMode), "--key-sha256", key_sha}}) {
+    std::vector<std::string> args = {"exec"};
+    if (step[0] == "nc") args.emplace_back("--detach");
+    args.insert(args.end(), {"--", container});
+    args.insert(args.end(), step.begin(), step.end());
+    if (Result<std::string> r = cli.run(args, container, kCopyTimeout); !r) return r.error().message;
+  }
+  return {};
 }
 
 // sha256 of the placed binary, read inside by root; empty when it cannot be read.
@@ -363,10 +397,13 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
                                   "--security-opt", "no-new-privileges", "--user", std::string(kSpaceUser),
                                   "--pids-limit", "64", "--memory", "64m"};
     u.insert(u.end(), labels.begin(), labels.end());
+    // /tmp (exec) holds the suite binary for the window's upstream on 80, started below.
+    u.insert(u.end(), {"--tmpfs", "/tmp:rw,exec,nosuid,nodev,size=16m"});
     // -ll: keep listening; each connection echoes (a CONNECT only needs the dial to succeed).
     u.insert(u.end(), {"--", image, "nc", "-ll", "-p", "443", "-e", "cat"});
     if (Result<std::string> r = cli.run(a, upstream_net, kChangeTimeout); !r) upstream_note = r.error().message;
     else if (Result<std::string> r2 = cli.run(u, upstream_net, kChangeTimeout); !r2) upstream_note = r2.error().message;
+    else upstream_note = start_window_upstream(cli, "gk-escape-" + run + "-upstream", *binary, key_sha);
     for (const std::string* gk : {&main_names.gatekeeper, &twin_names.gatekeeper}) {
       if (!upstream_note.empty() || gk->empty()) continue;
       if (Result<std::string> r = cli.run({"network", "connect", "--", upstream_net, *gk}, *gk, kChangeTimeout); !r) {
@@ -381,8 +418,12 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
 
   // Allowlist switch and the fake grant, on both gatekeepers (secret on stdin only).
   const std::string network_body = json{{"mode", "allowlist"}, {"domains", {std::string(kUpstreamAlias)}}}.dump();
-  std::string grant_body = json{{"id", std::string(kEscapeGrant)}, {"upstream", "https://" + std::string(kUpstreamAlias) + "/v1"},
-                                {"header", "x-api-key"}, {"secret", key}}.dump();
+  // The grant goes to the upstream's address literal over http, which only a grant the host marks
+  // unsafe_private_upstream may do; no name, so the control does not hang on the corridor's checks.
+  const std::string upstream_ip = upstream_note.empty() ? container_address(cli, "gk-escape-" + run + "-upstream", upstream_net) : std::string();
+  std::string grant_body = json{{"id", std::string(kEscapeGrant)},
+                                {"upstream", upstream_ip.empty() ? "https://" + std::string(kUpstreamAlias) + "/v1" : "http://" + upstream_ip + "/v1"},
+                                {"header", "x-api-key"}, {"secret", key}, {"unsafe_private_upstream", !upstream_ip.empty()}}.dump();
   std::string setup_note;
   for (const std::string* sid : {static_cast<const std::string*>(&id), static_cast<const std::string*>(&twin_id)}) {
     if (sid->empty()) continue;
@@ -419,6 +460,10 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
   controls.pids_limit = static_cast<std::uint64_t>(inspect_number(cli, main_names.space, "{{.HostConfig.PidsLimit}}"));
   controls.memory_limit = static_cast<std::uint64_t>(inspect_number(cli, main_names.space, "{{.HostConfig.Memory}}"));
   controls.cpu_limit = static_cast<std::uint64_t>(inspect_number(cli, main_names.space, "{{.HostConfig.NanoCpus}}"));
+  // Each volume's size (the filesystem behind it, loop_disk.h): what the disk-fill cases may write.
+  if (Result<std::string> q = cli.run({"volume", "inspect", "--format", "{{index .Labels \"" + std::string(kLabelDisk) + "\"}}", "--",
+                                       main_names.home}, main_names.home))
+    controls.home_quota = std::strtoull(q->c_str(), nullptr, 10);
   controls.log_flood_mib = eo.log_flood_mib;
   controls.exhaustion = eo.exhaustion;
   controls.unsafe_privileged = eo.unsafe_privileged;

@@ -331,6 +331,7 @@ std::vector<std::string> suite_argv(const SuiteControls& c) {
   if (c.pids_limit > 0) add("--pids-limit", std::to_string(c.pids_limit));
   if (c.memory_limit > 0) add("--memory-limit", std::to_string(c.memory_limit));
   if (c.cpu_limit > 0) add("--cpu-limit", std::to_string(c.cpu_limit));
+  if (c.home_quota > 0) add("--home-quota", std::to_string(c.home_quota));
   add("--log-flood-mib", std::to_string(c.log_flood_mib));
   for (const std::string& p : c.probe_addresses) add("--probe-address", p);
   for (const std::string& p : c.other_space) add("--other-space", p);

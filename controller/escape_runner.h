@@ -151,6 +151,7 @@ struct SuiteControls {
   std::vector<std::string> only;
   std::uint64_t pids_limit = 0, memory_limit = 0, log_flood_mib = 50;
   std::uint64_t cpu_limit = 0;  // HostConfig.NanoCpus
+  std::uint64_t home_quota = 0;  // each volume's size (the spacectl.space.disk label)
   bool exhaustion = false, unsafe_privileged = false;
   // verify's inner-network checks passed on the host (the bridge holds no host address), so a
   // default route via the IPAM gateway (Engine 20.10 on --internal) leads to no one.

@@ -20,6 +20,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "controller/code/apply_cli.h"
 #include "controller/code/cli.h"
 #include "controller/escape_runner.h"
 #include "controller/help.h"
@@ -47,7 +48,7 @@ constexpr const char* kExitCodes =
     "3 place_unreachable / place_unusable / place_not_found (daemon down, no seccomp, isolation not\n"
     "proved); 4 space_not_found / space_not_running; 5 verify_failed; 6 gatekeeper_not_ready /\n"
     "gatekeeper_refused / gatekeeper_unreachable; 7 space_busy (another action holds the space);\n"
-    "10-23 code in refusals and failures, one status each\n"
+    "10-23 code in, 24-30 code out and 32-42 apply refusals and failures, one status each\n"
     "(controller/README.md lists them). `space exec` exits with the command's status.\n"
     "--json prints one document; an error is {\"error\":{\"code\":\"…\",\"message\":\"…\"}}.";
 
@@ -88,6 +89,28 @@ std::string text_of(const json& doc) {
     for (const json& n : doc["not_travelling"])
       out += show(n.value("path", json(""))) + "  does not travel: " + show(n.value("reason", json(""))) + "\n";
     return out + std::to_string(doc["files"].size()) + " files, " + show(doc.value("total_bytes", json(0))) + " bytes travel\n";
+  }
+  if (doc.contains("result_ref") && doc.contains("changed") && doc["changed"].is_array()) {  // code out
+    out += "result " + show(doc.value("result", json(""))) + " in " + show(doc.value("result_ref", json(""))) + "\n";
+    for (const json& c : doc["changed"])
+      out += "  " + show(c.value("change", json(""))) + "  " + show(c.value("path", json(""))) + "  " + show(c.value("new_bytes", json(0))) +
+             " bytes\n";
+    const auto count = [&](const char* key) { return doc.contains(key) ? doc[key].value("count", json(0)).get<std::size_t>() : 0; };
+    if (doc.value("changed_paths", json(0)).get<std::size_t>() > doc["changed"].size()) out += "  ...\n";
+    out += show(doc.value("changed_paths", json(0))) + " changed paths, " + show(doc.value("changed_bytes", json(0))) + " bytes (both sides), " +
+           show(doc.value("new_objects", json(0))) + " new objects (" + show(doc.value("new_bytes", json(0))) + " bytes)\n";
+    for (const char* key : {"nested_repositories", "unmerged"}) {
+      if (count(key) == 0) continue;
+      out += std::string(key == std::string("unmerged") ? "unmerged in the space (conflict markers may be in the files): "
+                                                        : "nested repositories (arrive as gitlinks only): ") +
+             std::to_string(count(key)) + "\n";
+      for (const json& p : doc[key]["paths"]) out += "  " + show(p) + "\n";
+    }
+    if (doc.contains("symlinks") && doc["symlinks"].value("count", json(0)).get<std::size_t>() > 0)
+      for (const json& l : doc["symlinks"]["links"])
+        out += "  link " + show(l.value("path", json(""))) + " -> " + show(l.value("target", json(""))) +
+               (l.value("leaves_tree", false) ? "  (points outside the project)" : "") + "\n";
+    return out;
   }
   if (doc.contains("differences") && doc["differences"].is_array()) {
     for (const json& d : doc["differences"]) out += show(d.value("check", json(""))) + ": " + show(d.value("message", json(""))) + "\n";
@@ -194,6 +217,7 @@ int run(int argc, char** argv) {
   app.add_option("--space-image-file", options.space_image_file, "file holding the default space image ID");
   app.add_option("--seccomp-space", options.seccomp_space, "seccomp profile of the space");
   app.add_option("--seccomp-gatekeeper", options.seccomp_gatekeeper, "seccomp profile of the gatekeeper");
+  app.add_option("--disk-dir", options.disk_dir, "where a local place keeps the volumes' disk images (default /var/lib/spacectl/disks)");
 
   auto* place_cmd = app.add_subcommand("place", "the place itself")->require_subcommand(1);
   auto* check_cmd = place_cmd->add_subcommand("check", "is this place usable? proved by trying");
@@ -202,11 +226,13 @@ int run(int argc, char** argv) {
   controller::CreateRequest create_request;
   std::string memory_text;
   std::string cpus_text;
+  std::string disk_text;
   auto* create_cmd = space_cmd->add_subcommand("create", "create, verify and start a space");
   create_cmd->add_option("--name", create_request.name, "display name");
   create_cmd->add_option("--image", create_request.space_image, "space image (default: the pinned local image)");
   create_cmd->add_option("--memory", memory_text, "memory limit, e.g. 512m or 4g (swap equals it)");
   create_cmd->add_option("--cpus", cpus_text, "CPU quota, e.g. 1 or 1.5 (default: half the place's cores, at least 1)");
+  create_cmd->add_option("--disk", disk_text, "size of each writable volume ($HOME and the workspace), e.g. 2g (default 10g)");
   create_cmd->add_option("command", create_request.command, "command of the space (after --)");
   std::string id;
   auto with_id = [&](CLI::App* parent, const char* name, const char* help) {
@@ -266,6 +292,8 @@ int run(int argc, char** argv) {
 
   controller::code::CodeCli code_cli;  // code in / history / files / forget; space create --repo
   controller::code::add_code_cli(app, create_cmd, code_cli);
+  controller::code::ApplyCli apply_cli;  // apply --as-branch | --as-changes; apply-state
+  controller::code::add_apply_cli(app, apply_cli);
 
   // --version needs no subcommand; CLI11 would refuse the missing one first.
   for (int i = 1; i < argc; ++i) {
@@ -380,6 +408,12 @@ int run(int argc, char** argv) {
       if (!m) return report(controller::fail(Code::kUsage, "--memory " + memory_text + ": a size like 512m or 4g"), as_json);
       create_request.memory_bytes = *m;
     }
+    if (!disk_text.empty()) {
+      std::optional<std::int64_t> d = parse_size(disk_text);
+      if (!d || *d < controller::kMinDiskBytes || *d > controller::kMaxDiskBytes)
+        return report(controller::fail(Code::kUsage, "--disk " + disk_text + ": a size like 2g, from 64m to 16384g"), as_json);
+      create_request.disk_bytes = *d;
+    }
     if (!cpus_text.empty()) {
       std::optional<std::int64_t> c = controller::parse_cpus(cpus_text);
       if (!c || *c < controller::kMinSpaceNanoCpus)
@@ -401,6 +435,7 @@ int run(int argc, char** argv) {
   if (start_cmd->parsed()) return report(manager.start(id), as_json);
   if (remove_cmd->parsed()) return report(controller::code::remove_with_refs(manager, id), as_json);
   if (auto r = controller::code::run_code_cli(code_cli, manager, {}); r) return report(*r, as_json);
+  if (auto r = controller::code::run_apply_cli(apply_cli, manager); r) return report(*r, as_json);
   if (exec_cmd->parsed()) {
     if (in_gatekeeper) {
       Result<controller::ExecOutput> r = (*place)->exec(id, controller::ExecTarget::kGatekeeper, exec_args, {}, std::chrono::milliseconds(60000));

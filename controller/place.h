@@ -25,6 +25,7 @@ struct PlaceOptions {
   // spacectl-bridge (controller/dispatch/inside/bridge.cc), the static program `connect` places
   // into a space; empty: connect is refused with kPlaceUnusable.
   std::string bridge_binary;
+  std::string disk_dir;  // the volumes' disk images on a local engine's host (empty: kDefaultDiskDir)
 };
 
 struct CheckReport {
@@ -46,6 +47,7 @@ struct CreateRequest {
   std::string space_image;            // empty: the pinned default image
   std::int64_t memory_bytes = 0;      // 0: default
   std::int64_t nano_cpus = 0;         // 0: default_space_nano_cpus(the place's cores)
+  std::int64_t disk_bytes = 0;        // each volume's size; 0: kDefaultDiskBytes
   std::vector<std::string> command;   // empty: a long sleep for the default image, else the image's own
   Progress progress;                  // may be empty
 };

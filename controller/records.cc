@@ -204,7 +204,7 @@ Result<SpaceRecord> parse_record(const std::string& text, const std::string& wha
   if (doc.is_discarded() || !doc.is_object()) return bad("not a JSON object");
   for (auto it = doc.begin(); it != doc.end(); ++it)
     if (it.key() != "version" && it.key() != "mode" && it.key() != "domains" && it.key() != "grants" && it.key() != "code" &&
-        it.key() != "creation" && it.key() != "idle_stop" && it.key() != "stopped_idle")
+        it.key() != "out" && it.key() != "creation" && it.key() != "idle_stop" && it.key() != "stopped_idle")
       return bad("unknown member " + it.key());
   if (!doc.contains("version") || !doc["version"].is_number_integer() || doc["version"].get<std::int64_t>() != 1) return bad("version is not 1");
   if (!doc.contains("mode") || !doc["mode"].is_string()) return bad("no mode");
@@ -233,6 +233,16 @@ Result<SpaceRecord> parse_record(const std::string& text, const std::string& wha
     record.code = {c["repository"].get<std::string>(), c["space_path"].get<std::string>(), c["project_path"].get<std::string>(),
                    c["base"].get<std::string>(), c["history"].get<std::string>()};
   }
+  if (doc.contains("out")) {
+    // What code out brought: three strings and two counts, nothing else.
+    const json& o = doc["out"];
+    if (!o.is_object() || o.size() != 5) return bad("out is not {result, start, space_head, changed_paths, changed_bytes}");
+    for (const char* k : {"result", "start", "space_head"})
+      if (!o.contains(k) || !o[k].is_string()) return bad(std::string("out.") + k + " is not a string");
+    for (const char* k : {"changed_paths", "changed_bytes"})
+      if (!o.contains(k) || !o[k].is_number_unsigned()) return bad(std::string("out.") + k + " is not a count");
+    record.out = {o["result"].get<std::string>(), o["start"].get<std::string>(), o["space_head"].get<std::string>(),
+                  o["changed_paths"].get<std::uint64_t>(), o["changed_bytes"].get<std::uint64_t>()};
   if (doc.contains("creation")) {
     const json& c = doc["creation"];
     if (!c.is_object() || c.size() != 5) return bad("creation is not {state, step, started, failure_code, failure_message}");
@@ -302,6 +312,9 @@ Result<void> write_record(const std::string& dir, const std::string& id, const S
   if (!record.code.repository.empty())
     doc["code"] = {{"repository", record.code.repository}, {"space_path", record.code.space_path},
                    {"project_path", record.code.project_path}, {"base", record.code.base}, {"history", record.code.history}};
+  if (!record.out.result.empty())
+    doc["out"] = {{"result", record.out.result}, {"start", record.out.start}, {"space_head", record.out.space_head},
+                  {"changed_paths", record.out.changed_paths}, {"changed_bytes", record.out.changed_bytes}};
   if (!record.creation.state.empty())
     doc["creation"] = {{"state", record.creation.state}, {"step", record.creation.step}, {"started", record.creation.started},
                        {"failure_code", record.creation.failure_code}, {"failure_message", record.creation.failure_message}};

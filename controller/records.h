@@ -10,6 +10,7 @@
 // Every read-change-write of a record together with its gatekeeper call runs under SpaceLock.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,14 @@ struct GrantRecord {
 struct CodeRecord {
   std::string repository, space_path, project_path, base;
   std::string history = "pending";  // pending, sent, already_complete, host_shallow, failed
+};
+
+// What the last successful code out brought (controller/code/out.h): the result commit (also
+// refs/openchamber/spaces/<id>/result in the repository, which is the truth), the start it is
+// compared with, the space's HEAD under it, and the counts shown. Empty result: none yet.
+struct OutRecord {
+  std::string result, start, space_head;
+  std::uint64_t changed_paths = 0, changed_bytes = 0;
 };
 
 // A creation under way or failed. `preparing` is written under the space's lock before anything
@@ -52,6 +61,7 @@ struct SpaceRecord {
   std::vector<std::string> domains;
   std::vector<GrantRecord> grants;
   CodeRecord code;
+  OutRecord out;
   CreationRecord creation;
   IdleStopRecord idle_stop;
   bool stopped_idle = false;  // idle stop stopped it (listed as stopped-idle until the next start or stop)

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "controller/loop_disk.h"
 #include "policy/ranges.h"
 
 namespace controller {
@@ -168,8 +169,14 @@ std::vector<std::string> outer_network_argv(const SpaceSpec& spec) {
 }
 
 std::vector<std::string> volume_argv(const SpaceSpec& spec, Role role) {
-  std::vector<std::string> a = {"volume", "create"};
+  // A `local` volume on the space's own ext4 image: the kernel bounds it (loop_disk.h).
+  const int loop = role == Role::kHomeVolume ? spec.home_loop : spec.work_loop;
+  std::vector<std::string> a = {"volume", "create", "--driver", "local",
+                                "--opt", "type=" + std::string(kDiskFsType),
+                                "--opt", "device=" + loop_device(loop),
+                                "--opt", "o=" + std::string(kVolumeMountOptions)};
   add_labels(a, spec, role);
+  a.insert(a.end(), {"--label", std::string(kLabelDisk) + "=" + std::to_string(spec.disk_bytes)});
   const Names n = names_for(spec.id);
   a.insert(a.end(), {"--", role == Role::kHomeVolume ? n.home : n.work});
   return a;
@@ -215,7 +222,8 @@ std::vector<std::string> space_create_argv(const SpaceSpec& spec) {
   const Names n = names_for(spec.id);
   std::vector<std::string> a = {"create", "--name", n.space, "--init"};
   add_common_hardening(a, kSpaceUser, spec.seccomp_space, spec.memory_bytes);
-  a.insert(a.end(), {"--cpus", cpus_text(spec.nano_cpus), "--cpu-shares", std::to_string(kSpaceCpuShares)});
+  a.insert(a.end(), {"--cpus", cpus_text(spec.nano_cpus), "--cpu-shares", std::to_string(kSpaceCpuShares),
+                     "--blkio-weight", std::to_string(kSpaceBlkioWeight)});
   a.insert(a.end(), {"--tmpfs", "/tmp:" + std::string(kSpaceTmpfs), "--network", n.inner,
                      "--mount", "type=volume,src=" + n.home + ",dst=" + std::string(kHomePath),
                      "--mount", "type=volume,src=" + n.work + ",dst=" + work_path(spec.id)});

@@ -5,7 +5,10 @@
 #include <net/if.h>
 #include <netinet/in.h>
 
+#include <unistd.h>
+
 #include <cstring>
+#include <fstream>
 
 namespace controller {
 namespace {
@@ -53,6 +56,12 @@ void check_core_and_cpu(const json& host, const ContainerExpectation& want, Repo
   if (num(member(host, "CpuShares")) != want.cpu_shares)
     r.add("cpu_shares", "CPU weight is " + std::to_string(num(member(host, "CpuShares"))) + ", not " +
                             std::to_string(want.cpu_shares));
+  // IO weight: what we asked, or 0 where the engine discarded it because the kernel cannot weight
+  // IO (only when the host probe says so; a 0 anywhere else is a space created without it).
+  const std::int64_t blkio = num(member(host, "BlkioWeight"));
+  if (blkio != want.blkio_weight && !(blkio == 0 && want.io_weight_supported == std::optional<bool>(false)))
+    r.add("blkio_weight", "IO weight is " + std::to_string(blkio) + ", not " + std::to_string(want.blkio_weight) +
+                              (want.io_weight_supported ? "" : " (this host's IO weighting cannot be seen from here)"));
   if (want.cpu_quota) {
     const std::int64_t nano = num(member(host, "NanoCpus"));
     if (nano < kMinSpaceNanoCpus)
@@ -63,6 +72,19 @@ void check_core_and_cpu(const json& host, const ContainerExpectation& want, Repo
 }
 
 }  // namespace
+
+std::optional<bool> host_io_weight_supported() {
+  auto exists = [](const char* path) { return ::access(path, F_OK) == 0; };
+  // cgroup v1: the blkio controller's weight file (CFQ) or BFQ's; Docker checks the same.
+  if (exists("/sys/fs/cgroup/blkio")) return exists("/sys/fs/cgroup/blkio/blkio.weight") || exists("/sys/fs/cgroup/blkio/blkio.bfq.weight");
+  // cgroup v2: the io controller is available to children.
+  std::ifstream in("/sys/fs/cgroup/cgroup.controllers");
+  if (!in) return std::nullopt;
+  std::string word;
+  while (in >> word)
+    if (word == "io") return true;
+  return false;
+}
 
 std::optional<bool> host_has_ipv4_on(const std::string& ifname) {
   if (if_nametoindex(ifname.c_str()) == 0) return std::nullopt;
@@ -105,6 +127,7 @@ ContainerExpectation expect_space(const SpaceSpec& spec, std::string seccomp_pro
   e.seccomp_profile = std::move(seccomp_profile);
   e.memory = kMinSpaceMemory;
   e.cpu_shares = kSpaceCpuShares;
+  e.blkio_weight = kSpaceBlkioWeight;
   e.cpu_quota = true;
   e.inner_network = n.inner;
   e.networks = {n.inner};

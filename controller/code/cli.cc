@@ -44,6 +44,13 @@ Result<json> code_in_locked(Manager& manager, const CodeInRequest& request) {
   if (!record) return record.error();
   Result<std::vector<std::string>> prefix = manager.place.exec_argv(id);
   if (!prefix) return prefix.error();
+  if (Result<void> ok = preflight(request.repo); !ok) return ok.error();
+  if (record->code.repository.empty()) {
+    // Written before anything moves (after the refusals that need only the repository): a code in that dies midway leaves its start ref in the
+    // repository, and `code forget` / `space remove` find it from here.
+    record->code.repository = request.repo;
+    if (Result<void> w = write_record(manager.state, id, *record); !w) return w.error();
+  }
   Result<CodeInResult> r = bring_code_in(request.repo, id, *mode, space_exec(manager, id, *prefix, request.image),
                                          options_for(request.timeout_seconds, request.progress));
   if (!r) return r.error();
@@ -76,7 +83,7 @@ Result<json> history_locked(Manager& manager, const std::string& id, int timeout
                             const std::function<void(const std::string&)>& progress) {
   Result<SpaceRecord> record = read_record(manager.state, id);
   if (!record) return record.error();
-  if (record->code.repository.empty())
+  if (record->code.repository.empty() || record->code.base.empty())
     return fail(Code::kInvalidArgument, "code history " + id + ": no code in is recorded for this space");
   Result<std::vector<std::string>> prefix = manager.place.exec_argv(id);
   if (!prefix) return prefix.error();
@@ -128,7 +135,7 @@ Result<json> code_forget(Manager& manager, const std::string& id) {
 void forget_refs(const std::string& repository, const std::string& id) { (void)remove_space_refs(repository, id); }
 
 void add_code_cli(CLI::App& app, CLI::App* create, CodeCli& cli) {
-  auto* code = app.add_subcommand("code", "the user's project in a space (code in)")->require_subcommand(1);
+  auto* code = app.add_subcommand("code", "the user's project in a space (code in, code out)")->require_subcommand(1);
   cli.in = code->add_subcommand("in", "snapshot the repository (committed, staged, unstaged, untracked not ignored) into the space");
   cli.in->add_option("id", cli.id, "space id (12 hex)")->required();
   cli.in->add_option("--repo", cli.repo, "the project folder (a git work tree or a folder in one)")->required();
@@ -141,6 +148,7 @@ void add_code_cli(CLI::App& app, CLI::App* create, CodeCli& cli) {
   cli.files->add_option("--repo", cli.repo, "the project folder")->required();
   cli.forget = code->add_subcommand("forget", "remove this space's refs (refs/openchamber/spaces/<id>/) from the user's repository");
   cli.forget->add_option("id", cli.id, "space id (12 hex)")->required();
+  add_code_out_cli(code, cli);
   create->add_option("--repo", cli.create_repo, "bring this project in (create → code in → history)");
   create->add_option("--mode", cli.create_mode, "with --repo: uncommitted (default) or clean");
 }
@@ -152,6 +160,7 @@ std::optional<Result<json>> run_code_cli(const CodeCli& cli, Manager& manager, c
     return code_history(manager, cli.id, cli.timeout_seconds == 600 ? 1800 : cli.timeout_seconds, {});
   if (cli.files != nullptr && cli.files->parsed()) return code_files(cli.repo);
   if (cli.forget != nullptr && cli.forget->parsed()) return code_forget(manager, cli.id);
+  if (cli.out != nullptr && cli.out->parsed()) return run_code_out(cli, manager);
   return std::nullopt;
 }
 

@@ -18,6 +18,7 @@ struct CodeCli {
   CLI::App* history = nullptr;
   CLI::App* files = nullptr;
   CLI::App* forget = nullptr;
+  CLI::App* out = nullptr;  // code out (out_cli.cc)
   std::string id, repo, mode = "uncommitted";
   int timeout_seconds = 600;
   // `space create --repo DIR [--mode M]`
@@ -57,6 +58,10 @@ std::optional<Result<nlohmann::json>> run_code_cli(const CodeCli& cli, Manager& 
 // the space again (it never became usable); a failed history is a warning (it works shallow).
 Result<nlohmann::json> create_with_code(const CodeCli& cli, Manager& manager, const CreateRequest& request,
                                         const std::string& space_image);
+
+// `code out ID` (out_cli.cc): registered under `code`, run by run_code_cli.
+void add_code_out_cli(CLI::App* code, CodeCli& cli);
+Result<nlohmann::json> run_code_out(const CodeCli& cli, Manager& manager);
 
 // `space remove`: the space, its record, then the refs code in left in the user's repository.
 Result<nlohmann::json> remove_with_refs(Manager& manager, const std::string& id);

@@ -280,6 +280,8 @@ TEST_F(SweepDockerTest, AKillAtEachStepOfCodeInLeavesNothingAfterSweep) {
   EXPECT_EQ(temps, 0u);
   const ProcessOutcome removed = run({"space", "remove", id});
   EXPECT_EQ(removed.exit_code, 0) << removed.out << removed.err;
+  // The start ref the killed code in had made went with the space.
+  EXPECT_EQ(git(repo, {"for-each-ref", "refs/openchamber/"}), "") << "refs left in the user's repository";
   EXPECT_EQ(labelled(owner_), "");
   EXPECT_EQ(labelled(other_owner_), other_before_);
 }

@@ -23,6 +23,8 @@ void Operations::on_async(uv_async_t* handle) noexcept {
 }
 
 void Operations::close() {
+  // Under the mutex: a thread finishing now either sends before the close or sees no handle.
+  std::lock_guard<std::mutex> lock(mutex_);
   if (async_ == nullptr) return;
   async_->data = nullptr;
   uv_close(reinterpret_cast<uv_handle_t*>(async_), [](uv_handle_t* h) noexcept { delete reinterpret_cast<uv_async_t*>(h); });

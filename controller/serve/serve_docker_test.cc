@@ -115,6 +115,8 @@ class ServeDockerTest : public ::testing::Test {
 TEST_F(ServeDockerTest, IdleStopStopsASpaceWithNoActivityAndLeavesADisabledOneRunning) {
   GK_REQUIRE(ready(), "needs a Docker engine and the pinned images (cmake --build <dir> --target images)");
   start_serve(6);
+  // The override shortens every enabled setting, the default too: off until each space has its own.
+  ASSERT_EQ(call("PUT", "/v1/idle-stop", R"({"enabled":false,"hours":1})").status, 200);
   const std::string idle = create("idle");
   const std::string kept = create("kept");
   ASSERT_EQ(call("PUT", "/v1/spaces/" + idle + "/idle-stop", R"({"enabled":true,"hours":1})").status, 200);

@@ -218,7 +218,8 @@ TEST_F(ServeTest, UnknownRoutesWrongMethodsBadIdsAndBadRequestsAreRefusedWithSta
 TEST_F(ServeTest, ARequestForASpacesInnerServerGoesToTheDispatcher) {
   start();
   const Answer a = call("GET", "/api/spaces/0123456789ab/session");
-  // The dispatcher's own answer (the fake lists no space), never serve's route_not_found.
+  // The dispatcher's own answer (the fake lists no space), in serve's error shape, never
+  // serve's route_not_found.
   EXPECT_EQ(a.status, 404) << a.body;
   EXPECT_EQ(code_of(a), "space_not_found") << a.body;
 }

@@ -157,7 +157,7 @@ TEST_F(InstallTest, ManualPagesFormatWithoutWarningsAndNameEveryCommand) {
   }
   const std::string man = slurp(prefix_ + "/share/man/man1/spacectl.1");
   for (const char* command : {"place check", "space create", "space list", "space exec", "code in", "code history",
-                              "code files", "code forget", "network set", "grant add",
+                              "code files", "code forget", "apply", "apply-state", "network set", "grant add",
                               "window-key", "journal", "policy", "escape-test", "help", "\\-\\-version"})
     EXPECT_NE(man.find(command), std::string::npos) << command;
 }
@@ -183,7 +183,9 @@ TEST_F(InstallTest, BashCompletesSubcommandsOptionsAndSpaceIds) {
   EXPECT_EQ(complete("spacectl escape-test 0123456789ab --format ''"), "html json junit sarif tap text ");
   EXPECT_EQ(complete("spacectl network set 0123456789ab --m"), "--mode ");
   EXPECT_EQ(complete("spacectl help cor"), "corridor ");
-  EXPECT_EQ(complete("spacectl code ''"), "files forget history in ");
+  EXPECT_EQ(complete("spacectl code ''"), "files forget history in out ");
+  EXPECT_EQ(complete("spacectl apply 0123456789ab --"), "--as-branch --as-changes --help --remove-afterwards ");
+  EXPECT_EQ(complete("spacectl apply ''"), "0123456789ab ba9876543210 ");
   EXPECT_EQ(complete("spacectl code in ''"), "0123456789ab ba9876543210 ");
 }
 
