@@ -243,6 +243,7 @@ Result<SpaceRecord> parse_record(const std::string& text, const std::string& wha
       if (!o.contains(k) || !o[k].is_number_unsigned()) return bad(std::string("out.") + k + " is not a count");
     record.out = {o["result"].get<std::string>(), o["start"].get<std::string>(), o["space_head"].get<std::string>(),
                   o["changed_paths"].get<std::uint64_t>(), o["changed_bytes"].get<std::uint64_t>()};
+  }
   if (doc.contains("creation")) {
     const json& c = doc["creation"];
     if (!c.is_object() || c.size() != 5) return bad("creation is not {state, step, started, failure_code, failure_message}");
