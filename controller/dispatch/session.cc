@@ -85,7 +85,12 @@ Refusal refusal_for(const Failure& f) {
     case Code::kUnmergedChanges: case Code::kSpaceRefExists: case Code::kInvalidBranchName:
     case Code::kProjectFolderDoesNotTravel: case Code::kRepositoryUnsupported: case Code::kSpacePathInUse:
     case Code::kSpaceGitUnusable: case Code::kCodeTransferFailed: case Code::kCodeUnfoldFailed:
-    case Code::kHistoryTransferFailed: case Code::kCodeInFailed:
+    case Code::kHistoryTransferFailed: case Code::kCodeInFailed: case Code::kSpaceStartMissing:
+    case Code::kResultMissing: case Code::kResultRefused: case Code::kResultTooLarge: case Code::kResultTooManyChanges:
+    case Code::kResultTransferTooLarge: case Code::kBranchExists: case Code::kCaseOnlyRename:
+    case Code::kChangesBlockedByLink: case Code::kChangesDoNotApply: case Code::kChangesNeedFilter:
+    case Code::kChangesPartlyApplied: case Code::kChangesRouteClosed: case Code::kChangesTooLarge:
+    case Code::kChangesUndecided: case Code::kNameNotAllowedHere: case Code::kCodeOutFailed: case Code::kApplyFailed:
       break;
   }
   return f.message == "space_busy" ? Refusal::kSpaceBusy : Refusal::kSpaceUnreachable;

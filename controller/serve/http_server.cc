@@ -93,7 +93,24 @@ int status_of(Code code) {
     case Code::kProjectFolderDoesNotTravel:
     case Code::kRepositoryUnsupported:
     case Code::kSpacePathInUse:
-    case Code::kSpaceGitUnusable: return 409;
+    case Code::kSpaceGitUnusable:
+    // Code out and apply: refusals of what the space produced, or of the repository's state.
+    case Code::kSpaceStartMissing:
+    case Code::kResultMissing:
+    case Code::kResultRefused:
+    case Code::kResultTooLarge:
+    case Code::kResultTooManyChanges:
+    case Code::kResultTransferTooLarge:
+    case Code::kBranchExists:
+    case Code::kCaseOnlyRename:
+    case Code::kChangesBlockedByLink:
+    case Code::kChangesDoNotApply:
+    case Code::kChangesNeedFilter:
+    case Code::kChangesPartlyApplied:
+    case Code::kChangesRouteClosed:
+    case Code::kChangesTooLarge:
+    case Code::kChangesUndecided:
+    case Code::kNameNotAllowedHere: return 409;
     case Code::kInterrupted: return 503;
     case Code::kInternal: return 500;
     case Code::kPlaceUnreachable:
@@ -107,7 +124,9 @@ int status_of(Code code) {
     case Code::kCodeTransferFailed:
     case Code::kCodeUnfoldFailed:
     case Code::kHistoryTransferFailed:
-    case Code::kCodeInFailed: return 502;
+    case Code::kCodeInFailed:
+    case Code::kCodeOutFailed:
+    case Code::kApplyFailed: return 502;
   }
   return 500;
 }
