@@ -103,6 +103,8 @@ int main(int argc, char** argv) {
       c.connect = [&place](const std::string& i, std::uint16_t port) { return place.connect(i, port); };
       c.read_token = [&place](const std::string& i) { return controller::read_space_token(place, i); };
     });
+    {
+    // Closed before the acceptor stops: its loop ends only when no connection is left.
     dispatch_test::Client client(acceptor.port());
     const std::string req = dispatch_test::get("/api/spaces/" + id + "/echo");
     for (int i = 0; i < 20; ++i) {  // warm-up: login, stream, placement
@@ -117,6 +119,7 @@ int main(int argc, char** argv) {
       us.push_back(std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - a).count());
     }
     total = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count();
+    }
     acceptor.stop();
   }
   cleanup();
