@@ -126,9 +126,7 @@ int status_of(Code code) {
     case Code::kCodeTransferFailed:
     case Code::kCodeUnfoldFailed:
     case Code::kHistoryTransferFailed:
-    case Code::kCodeInFailed:
-    case Code::kCodeOutFailed:
-    case Code::kApplyFailed: return 502;
+    case Code::kCodeInFailed: return 502;
   }
   return 500;
 }
