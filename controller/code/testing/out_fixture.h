@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -61,7 +62,9 @@ class OutTest : public ::testing::Test {
     isolate_git_environment(home_.path());
     repo_ = dir_.path() + "/repo";
     make_bait(repo_);
-    ASSERT_EQ(std::system(("rm -rf '" + repo_ + "/nested'").c_str()), 0);
+    std::error_code removed;
+    std::filesystem::remove_all(repo_ + "/nested", removed);
+    ASSERT_FALSE(removed) << "remove " << repo_ << "/nested: " << removed.message();
     root_ = dir_.path() + "/spaces";
     mkdir(root_.c_str(), 0755);
     mkdir((root_ + "/" + kOutSpace).c_str(), 0755);
