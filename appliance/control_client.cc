@@ -12,6 +12,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "appliance/loop/address.h"
+#include "appliance/loop/unique_fd.h"
 #include "policy/control_messages.h"
 
 namespace appliance {
@@ -88,23 +90,22 @@ int run_control_client(const std::vector<std::string>& args) {
     }
   }
   const std::string where = "127.0.0.1:" + std::to_string(port);
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) return fail(kControlUnreachable, std::string("socket: ") + std::strerror(errno));
-  sockaddr_in sin{};
-  sin.sin_family = AF_INET;
-  sin.sin_port = htons(port);
-  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  int rc = ::connect(fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin);
+  const loop::UniqueFd socket_fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  const int fd = socket_fd.get();
+  if (!socket_fd) return fail(kControlUnreachable, std::string("socket: ") + std::strerror(errno));
+  loop::IpBytes loopback;
+  loopback.bytes = {127, 0, 0, 1};
+  const sockaddr_storage to = loop::socket_address(loopback, port);
+  int rc = ::connect(fd, loop::as_sockaddr(to), sizeof(sockaddr_in));
   if (rc != 0 && errno != EINPROGRESS) {
     const int e = errno;
-    ::close(fd);
     return fail(kControlUnreachable, "connect(" + where + "): " + std::strerror(e));
   }
   if (rc != 0) {
     int err = 0;
     socklen_t len = sizeof err;
-    if (!wait_for(fd, POLLOUT) || ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
-      ::close(fd);
+    if (!wait_for(fd, POLLOUT) || ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 ||
+        err != 0) {
       return fail(kControlUnreachable, "connect(" + where + "): " +
                                            (err != 0 ? std::strerror(err) : "timed out"));
     }
@@ -124,7 +125,6 @@ int run_control_client(const std::vector<std::string>& args) {
     sent += static_cast<std::size_t>(n);
   }
   if (sent < request.size()) {
-    ::close(fd);
     return fail(kControlUnreachable, "send(" + where + "): the request could not be sent");
   }
   std::string answer;
@@ -138,7 +138,6 @@ int run_control_client(const std::vector<std::string>& args) {
     if (n <= 0) break;
     answer.append(buf, static_cast<std::size_t>(n));
   }
-  ::close(fd);
   // "HTTP/1.1 200 OK\r\n...\r\n\r\nbody"
   const std::size_t head_end = answer.find("\r\n\r\n");
   if (answer.size() < 12 || answer.compare(0, 7, "HTTP/1.") != 0 || head_end == std::string::npos) {

@@ -6,7 +6,7 @@
 
 #include "appliance/control_client.h"
 #include "appliance/explain.h"
-#include "appliance/serve/serve_main.h"
+#include "appliance/serve_main.h"
 #include "gk_version.h"
 #include "policy/ranges.h"
 

@@ -18,6 +18,21 @@ if(NOT CMAKE_BUILD_TYPE STREQUAL "Debug")
   list(APPEND GK_HARDENING -D_FORTIFY_SOURCE=3)
 endif()
 add_compile_options(${GK_HARDENING})
+
+# Reproducible from any checkout (docs/decisions.md#build-flags): no source or build path reaches
+# an object. -ffile-prefix-map rewrites __FILE__ (BoringSSL's error queue records it) and debug
+# info alike, so two checkouts of one commit in different folders give byte-identical binaries and
+# the same gatekeeper image ID, and the image does not tell whoever holds it how the build host is
+# laid out. Outer folders first (the last matching map wins): the checkout, then the dependency
+# folder and the build folder inside it. cmake/BoringSSL.cmake and cmake/Llhttp.cmake map their
+# own sources the same way; tests/meta/appliance_binary_test.cc and
+# image/reproducible_build_test.cc prove the result.
+include(PathMap)
+gk_path_map_flags(_gk_map_source ${CMAKE_BINARY_DIR} "" ${CMAKE_SOURCE_DIR})
+gk_path_map_flags(_gk_map_deps ${CMAKE_BINARY_DIR} "deps/" ${GK_DEPS_DIR})
+gk_path_map_flags(_gk_map_build ${CMAKE_BINARY_DIR} "" ${CMAKE_BINARY_DIR})
+set(GK_PATH_MAP_FLAGS ${_gk_map_source} ${_gk_map_deps} ${_gk_map_build})
+add_compile_options(${GK_PATH_MAP_FLAGS})
 add_link_options(LINKER:-z,relro LINKER:-z,now LINKER:-z,noexecstack)
 
 # -fno-sanitize-recover=all: every UBSan report is fatal (ASan's are by default), so a test that

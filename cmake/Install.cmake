@@ -2,6 +2,7 @@
 # relative to its own executable (controller/install_paths.h), so nothing is compiled in:
 #   bin/spacectl, bin/gatekeeper                     the controller; the appliance for `explain`
 #   libexec/gatekeeper-spaces/escape-suite           copied into spaces by `spacectl escape-test`
+#   libexec/gatekeeper-spaces/spacectl-bridge        copied into spaces by Place::connect (dispatcher)
 #   share/gatekeeper-spaces/{gatekeeper,space}-image.{id,tar}   pins and the archives they pin
 #   share/gatekeeper-spaces/seccomp/{space,gatekeeper}.json     the profiles
 #   share/doc/gatekeeper-spaces/                     README, SECURITY, docs/, licences
@@ -16,7 +17,7 @@ set(GK_LIBEXEC_DEST libexec/gatekeeper-spaces)
 set(GK_DOC_DEST share/doc/gatekeeper-spaces)
 
 install(TARGETS spacectl gatekeeper RUNTIME DESTINATION bin)
-install(TARGETS escape-suite RUNTIME DESTINATION ${GK_LIBEXEC_DEST})
+install(TARGETS escape-suite spacectl-bridge RUNTIME DESTINATION ${GK_LIBEXEC_DEST})
 install(FILES seccomp-profiles/space.json seccomp-profiles/gatekeeper.json DESTINATION ${GK_DATA_DEST}/seccomp)
 foreach(_pair "gatekeeper;gatekeeper-image" "space-default;space-image")
   list(GET _pair 0 _from)
@@ -60,5 +61,7 @@ set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "docker.io | docker-ce-cli")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "bash-completion")
+# `spacectl image push` pushes the pinned images with skopeo; nothing else needs it.
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "skopeo")
 set(CPACK_STRIP_FILES ON)
 include(CPack)

@@ -15,4 +15,9 @@ target_include_directories(deps_llhttp SYSTEM PUBLIC ${LLHTTP_INCLUDE_DIR})
 target_compile_definitions(deps_llhttp PRIVATE LLHTTP_STRICT_MODE=1)
 # Generated C: its own warnings are not ours to fix.
 target_compile_options(deps_llhttp PRIVATE -w)
+# Its sources sit outside the checkout: mapped like ours (cmake/Flags.cmake) so no absolute path
+# reaches the objects.
+gk_path_map_flags(_llhttp_map ${CMAKE_BINARY_DIR} "llhttp/" ${LLHTTP_SOURCE_DIR})
+gk_path_map_flags(_llhttp_map_include ${CMAKE_BINARY_DIR} "llhttp/include/" ${LLHTTP_INCLUDE_DIR})
+target_compile_options(deps_llhttp PRIVATE ${_llhttp_map} ${_llhttp_map_include})
 add_library(deps::llhttp ALIAS deps_llhttp)

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 #include <set>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -16,6 +17,7 @@
 #include "controller/spec.h"
 #include "policy/ranges.h"
 #include "controller/testing/fake_docker_fixture.h"
+#include "tests/support/environment.h"
 
 namespace controller {
 namespace {
@@ -107,6 +109,7 @@ TEST(ArgvTest, SpaceCarriesEveryHardeningFlagAndTheProxyEnvironment) {
   EXPECT_TRUE(has_pair(a, "--tmpfs", "/tmp:rw,exec,nosuid,size=256m"));
   EXPECT_TRUE(has_pair(a, "--cpus", "1"));
   EXPECT_TRUE(has_pair(a, "--cpu-shares", "512"));
+  EXPECT_TRUE(has_pair(a, "--blkio-weight", "10"));  // below every host default (spec.h)
   for (const char* e : {"https_proxy=http://gatekeeper:3128", "HTTPS_PROXY=http://gatekeeper:3128", "http_proxy=http://gatekeeper:3128",
                         "HTTP_PROXY=http://gatekeeper:3128", "NO_PROXY=gatekeeper,localhost,127.0.0.1", "no_proxy=gatekeeper,localhost,127.0.0.1"})
     EXPECT_TRUE(has_pair(a, "--env", e)) << e;
@@ -115,6 +118,27 @@ TEST(ArgvTest, SpaceCarriesEveryHardeningFlagAndTheProxyEnvironment) {
   // docs/reference-behaviour.md#container-hardening: the workspace is /spaces/<id>, never /spaces
   // itself.
   EXPECT_TRUE(has_pair(a, "--mount", "type=volume,src=gk-0123456789ab-volume-work,dst=/spaces/0123456789ab"));
+}
+
+// Each volume is a `local` ext4 volume on its own loop device, mounted nosuid,nodev, and carries
+// its size as a label verify compares with the kernel's.
+TEST(ArgvTest, VolumesAreBoundedExt4OnTheirLoopDevice) {
+  SpaceSpec s = sample();
+  s.disk_bytes = 2ll << 30;
+  s.home_loop = 40001;
+  s.work_loop = 40002;
+  const std::vector<std::string> home = volume_argv(s, Role::kHomeVolume);
+  const std::vector<std::string> work = volume_argv(s, Role::kWorkVolume);
+  for (const auto& [a, device, name] : {std::tuple{home, "device=/dev/loop40001", "gk-0123456789ab-volume-home"},
+                                        std::tuple{work, "device=/dev/loop40002", "gk-0123456789ab-volume-work"}}) {
+    EXPECT_TRUE(has_pair(a, "--driver", "local"));
+    EXPECT_TRUE(has_pair(a, "--opt", "type=ext4"));
+    EXPECT_TRUE(has_pair(a, "--opt", device));
+    EXPECT_TRUE(has_pair(a, "--opt", "o=nosuid,nodev"));
+    EXPECT_TRUE(has_pair(a, "--label", "spacectl.space.disk=2147483648"));
+    EXPECT_EQ(a.back(), name);
+    EXPECT_EQ(a[a.size() - 2], "--");
+  }
 }
 
 TEST(ArgvTest, SpaceCpuQuotaIsHalfThePlaceAtLeastOne) {
@@ -224,6 +248,7 @@ std::string removed_object(const Call& c) {
 }
 
 TEST_F(FakeDockerTest, CreateThatFailsVerifyRemovesEverythingItMade) {
+  GK_REQUIRE(gk_test::running_as_root(), "create attaches each volume's disk image to a loop device (root)");
   // The canned container belongs to another space id, so verify fails after every create step.
   ProcessOutcome o = spacectl({"space", "create", "--name", "t", "--memory", "512m"});
   EXPECT_EQ(o.exit_code, 4) << o.out << o.err;  // the container inspected is not this space's
@@ -246,6 +271,17 @@ TEST_F(FakeDockerTest, CreateThatFailsVerifyRemovesEverythingItMade) {
   // Two networks, two volumes, the space, the gatekeeper and the volume-owner container.
   EXPECT_EQ(created.size(), 7u);
   for (const std::string& object : created) EXPECT_TRUE(removed.count(object)) << object << " was made and left behind";
+  // The volumes' disk images and their loop devices go with the rollback too.
+  std::error_code ec;
+  EXPECT_TRUE(std::filesystem::is_empty(dir_ + "/disks", ec)) << "disk images left in " << dir_ << "/disks";
+  for (const Call& c : all) {
+    if (c.argv.size() < 2 || c.argv[0] != "volume" || c.argv[1] != "create") continue;
+    EXPECT_TRUE(has_pair(c.argv, "--opt", "type=ext4")) << "an unbounded volume";
+    EXPECT_TRUE(has_pair(c.argv, "--opt", "o=nosuid,nodev"));
+    const auto device = std::find_if(c.argv.begin(), c.argv.end(), [](const std::string& a) { return a.rfind("device=/dev/loop", 0) == 0; });
+    ASSERT_NE(device, c.argv.end());
+    EXPECT_FALSE(std::filesystem::exists("/sys/block/" + device->substr(12))) << *device << " left attached";
+  }
 }
 
 TEST_F(FakeDockerTest, EscapeTestTakesSarifAndHtmlFormats) {

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/testing/fake_docker_fixture.h"
+#include "tests/support/environment.h"
 
 namespace controller {
 namespace {
@@ -35,31 +36,62 @@ std::string error_code(const ProcessOutcome& o) {
   return doc.is_object() && doc.contains("error") ? doc["error"].value("code", "") : "";
 }
 
-// Two `network set` at once: the first holds its gatekeeper answer back, the second is quick.
-// Without one lock over read, gatekeeper call and write, the record ended "open" while the
-// gatekeeper held "allowlist" (and `space start` re-sent "open").
-TEST_F(FakeDockerTest, ConcurrentNetworkSetsLeaveTheRecordSayingWhatTheGatekeeperHolds) {
+// Two `network set` at once: the first holds its gatekeeper answer back, the second comes while
+// it does. Without one lock over read, gatekeeper call and write, the record ended "open" while the
+// gatekeeper held "allowlist" (and `space start` re-sent "open"). The second is turned away at
+// once with space_busy (exit 7), never left waiting silently.
+TEST_F(FakeDockerTest, ASecondActionOnABusySpaceIsRefusedAtOnceAndTheRecordSaysWhatTheGatekeeperHolds) {
   const std::string state = dir_ + "/gk-state";
   ASSERT_EQ(mkdir(state.c_str(), 0700), 0);
   ProcessOutcome first, second;
+  std::chrono::steady_clock::duration second_took{};
   std::thread a([&] {
     first = spacectl({"network", "set", "0123456789ab", "--mode", "open"}, {},
-                     {"env", "FAKE_DOCKER_STATE=" + state, "FAKE_DOCKER_EXEC_DELAY_BEFORE_MS=0", "FAKE_DOCKER_EXEC_DELAY_AFTER_MS=1200"});
+                     {"env", "FAKE_DOCKER_STATE=" + state, "FAKE_DOCKER_EXEC_DELAY_BEFORE_MS=0", "FAKE_DOCKER_EXEC_DELAY_AFTER_MS=2500"});
   });
-  usleep(300000);  // the first one is inside its gatekeeper call
+  usleep(600000);  // the first one is inside its gatekeeper call
   std::thread b([&] {
+    const auto t0 = std::chrono::steady_clock::now();
     second = spacectl({"network", "set", "0123456789ab", "--mode", "allowlist", "--domain", "example.com"}, {},
-                      {"env", "FAKE_DOCKER_STATE=" + state, "FAKE_DOCKER_EXEC_DELAY_BEFORE_MS=300", "FAKE_DOCKER_EXEC_DELAY_AFTER_MS=0"});
+                      {"env", "FAKE_DOCKER_STATE=" + state, "FAKE_DOCKER_EXEC_DELAY_BEFORE_MS=0", "FAKE_DOCKER_EXEC_DELAY_AFTER_MS=0"});
+    second_took = std::chrono::steady_clock::now() - t0;
   });
   a.join();
   b.join();
   ASSERT_TRUE(first.succeeded()) << first.out << first.err;
-  ASSERT_TRUE(second.succeeded()) << second.out << second.err;
+  EXPECT_EQ(error_code(second), "space_busy") << second.out << second.err;
+  EXPECT_EQ(second.exit_code, 7);
+  EXPECT_LT(second_took, std::chrono::milliseconds(1500)) << "the second action waited for the first";
   const std::string held = read_file(state + "/network");
   const std::string last = held.substr(held.rfind('{', held.size() - 2));
   const json gatekeeper = json::parse(last);
   const json record = json::parse(read_file(dir_ + "/state/spaces/0123456789ab.json"));
   EXPECT_EQ(record["mode"], gatekeeper["mode"]) << "gatekeeper holds " << last << ", record says " << record.dump();
+  EXPECT_EQ(record["mode"], "open");
+  // The lock went with the first process: the next action runs.
+  EXPECT_TRUE(spacectl({"network", "set", "0123456789ab", "--mode", "allowlist"}).succeeded());
+}
+
+// `spacectl sweep`: a creation whose process died before the place made anything (a `preparing`
+// record nobody holds the lock of) goes with its record; a space with a plain record stays.
+TEST_F(FakeDockerTest, SweepRemovesARecordOfACreationWhoseProcessDied) {
+  ASSERT_TRUE(spacectl({"network", "set", "0123456789ab", "--mode", "open"}).succeeded());  // a plain record
+  const std::string dead = dir_ + "/state/spaces/00000000abcd.json";
+  std::ofstream(dead) << R"({"version":1,"mode":"allowlist","domains":[],"grants":[],)"
+                      << R"("creation":{"state":"preparing","step":"creating_space","started":"2001-01-01T00:00:00Z",)"
+                      << R"("failure_code":"","failure_message":""}})";
+  chmod(dead.c_str(), 0600);
+  ProcessOutcome listed = spacectl({"space", "list"});
+  ASSERT_TRUE(listed.succeeded()) << listed.out << listed.err;
+  const json list = json::parse(listed.out);
+  ASSERT_EQ(list["spaces"].size(), 1u) << listed.out;
+  EXPECT_EQ(list["spaces"][0]["state"], "failed");
+  EXPECT_EQ(list["spaces"][0]["failure"]["code"], "space_creation_interrupted");
+  const ProcessOutcome swept = spacectl({"sweep", "--grace", "0"});
+  ASSERT_TRUE(swept.succeeded()) << swept.out << swept.err;
+  EXPECT_EQ(json::parse(swept.out)["records_removed"], json::array({"00000000abcd"})) << swept.out;
+  EXPECT_FALSE(std::filesystem::exists(dead));
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/state/spaces/0123456789ab.json"));
 }
 
 TEST_F(FakeDockerTest, ARecordWithAWrongTypeIsUnreadableNotDefaultsOrInternal) {
@@ -162,6 +194,7 @@ TEST_F(FakeDockerTest, ASecretAtTheCapPassesAndOneByteMoreIsRefused) {
 }
 
 TEST_F(FakeDockerTest, TheWindowKeyReachesCreateThroughAPrivateEnvFileNeverArgv) {
+  GK_REQUIRE(gk_test::running_as_root(), "create attaches each volume's disk image to a loop device (root)");
   (void)spacectl({"space", "create", "--name", "t", "--memory", "512m"});
   bool created = false;
   for (const Call& c : calls()) {

@@ -7,12 +7,13 @@
 namespace controller {
 
 bool daemon_unreachable_text(const std::string& err) {
-  for (const char* marker : {"Cannot connect to the Docker daemon", "error during connect",
-                             "Is the docker daemon running", "dial unix", "connection refused",
-                             "context not found", "no such host", "Cannot connect to Podman",
-                             // docker -H ssh://: the ssh client's own words
-                             "ssh: connect to host", "Connection refused", "Host key verification failed",
-                             "Permission denied (publickey", "kex_exchange_identification"}) {
+  for (const char* marker :
+       {"Cannot connect to the Docker daemon", "error during connect",
+        "Is the docker daemon running", "dial unix", "connection refused", "context not found",
+        "no such host", "Cannot connect to Podman",
+        // docker -H ssh://: the ssh client's own words
+        "ssh: connect to host", "Connection refused", "Host key verification failed",
+        "Permission denied (publickey", "kex_exchange_identification"}) {
     if (err.find(marker) != std::string::npos) return true;
   }
   return false;
@@ -61,13 +62,16 @@ Result<ProcessOutcome> DockerCli::run_request(const std::vector<std::string>& ar
   ProcessOutcome o = run_process(request);
   // stdin may have held a secret (grant add): this copy is wiped like the caller's.
   explicit_bzero(request.stdin_bytes.data(), request.stdin_bytes.size());
-  const std::string op = program() + " " + (args.empty() ? std::string() : args[0]) +
-                         (args.size() > 1 && (args[0] == "network" || args[0] == "volume" || args[0] == "image")
-                              ? " " + args[1] : std::string()) +
-                         (what.empty() ? std::string() : " " + what);
+  const std::string op =
+      program() + " " + (args.empty() ? std::string() : args[0]) +
+      (args.size() > 1 && (args[0] == "network" || args[0] == "volume" || args[0] == "image")
+           ? " " + args[1]
+           : std::string()) +
+      (what.empty() ? std::string() : " " + what);
   if (o.spawn_failed) {
     return fail(o.spawn_errno == ENOENT ? Code::kPlaceUnreachable : Code::kInternal,
-                op + ": the " + program() + " CLI " + (o.spawn_errno == ENOENT ? "is not installed (not in PATH)" : o.describe()));
+                op + ": the " + program() + " CLI " +
+                    (o.spawn_errno == ENOENT ? "is not installed (not in PATH)" : o.describe()));
   }
   if (o.interrupted) return fail(Code::kInterrupted, op + ": " + o.describe());
   if (o.wait_errno != 0) return fail(Code::kInternal, op + ": " + o.describe());
@@ -84,10 +88,12 @@ Result<std::string> DockerCli::run(const std::vector<std::string>& args, const s
   Result<ProcessOutcome> o = run_raw(args, what, timeout, stdin_bytes, cap);
   if (!o) return o.error();
   if (!o->succeeded()) {
-    const std::string op = program() + " " + (args.empty() ? std::string() : args[0]) +
-                           (args.size() > 1 && (args[0] == "network" || args[0] == "volume" || args[0] == "image")
-                                ? " " + args[1] : std::string()) +
-                           (what.empty() ? std::string() : " " + what);
+    const std::string op =
+        program() + " " + (args.empty() ? std::string() : args[0]) +
+        (args.size() > 1 && (args[0] == "network" || args[0] == "volume" || args[0] == "image")
+             ? " " + args[1]
+             : std::string()) +
+        (what.empty() ? std::string() : " " + what);
     return fail(Code::kCommandFailed, op + ": " + o->describe());
   }
   return std::move(o->out);

@@ -1,7 +1,7 @@
-// Runs the engine's CLI (`docker`, `docker --host ssh://…`, `podman --runtime runc`: engine.h) for a
-// CLI-driven place: argv only, a deadline per kind of call (grown with the engine's measured round
-// trip), an output cap, and errors that name the operation and the object. For the local Docker
-// place DOCKER_HOST and DOCKER_CONTEXT reach the CLI through the inherited environment.
+// Runs the engine's CLI (`docker`, `docker --host ssh://…`, `podman --runtime runc`: engine.h) for
+// a CLI-driven place: argv only, a deadline per kind of call (grown with the engine's measured
+// round trip), an output cap, and errors that name the operation and the object. For the local
+// Docker place DOCKER_HOST and DOCKER_CONTEXT reach the CLI through the inherited environment.
 #pragma once
 
 #include <chrono>

@@ -249,7 +249,7 @@ TEST_F(LiveTest, VerifyCatchesAContainerCreatedByHandWithoutOneFlag) {
   ASSERT_TRUE(docker({"rm", name}).succeeded());
   std::vector<std::string> create = {
       "create", "--name", name, "--init", "--user", "70000:70000", "--read-only", "--ulimit", "core=0:0",
-      "--cpus", "1", "--cpu-shares", "512",
+      "--cpus", "1", "--cpu-shares", "512", "--blkio-weight", "10",
       "--security-opt", "no-new-privileges", "--security-opt", "seccomp=" + profile("space.json"),
       "--pids-limit", "512", "--memory", "536870912b", "--memory-swap", "536870912b", "--shm-size", "67108864b",
       "--ipc", "private", "--cgroupns", "private", "--log-driver", "local", "--log-opt", "max-size=10m",
@@ -277,6 +277,62 @@ TEST_F(LiveTest, VerifyCatchesAContainerCreatedByHandWithoutOneFlag) {
   EXPECT_NE(docker({"inspect", "--format", "{{.State.Status}}", name}).out, "running\n");
   o = spacectl({"space", "remove", id});
   EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+}
+
+// Each writable volume is its own fixed-size filesystem: the space fills it to ENOSPC, the volumes
+// are mounted nosuid,nodev, verify names a loop device that lost its image (a reboot), start
+// attaches it again with the data kept, and remove leaves no image and no loop device.
+TEST_F(LiveTest, EachVolumeIsABoundedFilesystemThatVerifyProvesAndStartReattaches) {
+  GK_REQUIRE(ready(), "no Docker engine, images or seccomp profiles");
+  GK_REQUIRE(gk_test::running_as_root(), "loop devices for the volumes' disk images need root");
+  const std::string disks = state_ + "/disks";
+  auto ctl = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--disk-dir", disks});
+    return spacectl(args);
+  };
+  ProcessOutcome o = ctl({"space", "create", "--name", "disk", "--memory", "512m", "--disk", "96m"});
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  const std::string id = doc(o).value("id", "");
+  ASSERT_TRUE(is_space_id(id));
+  o = ctl({"space", "verify", id});
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  o = ctl({"space", "exec", id, "--", "sh", "-c",
+           "grep -E ' /home/space | /spaces/" + id + " ' /proc/self/mountinfo; echo kept > $HOME/kept; "
+           "dd if=/dev/zero of=$HOME/fill bs=1M count=200 2>&1; rm -f $HOME/fill; df -k /home/space /spaces/" + id});
+  EXPECT_NE(o.out.find("No space left on device"), std::string::npos) << o.out << o.err;
+  for (const std::string& point : {std::string("/home/space"), "/spaces/" + id}) {
+    const std::size_t at = o.out.find(" " + point + " ");
+    ASSERT_NE(at, std::string::npos) << point << " is not a mount: " << o.out;
+    const std::string line = o.out.substr(at, o.out.find('\n', at) - at);
+    EXPECT_NE(line.find("nosuid"), std::string::npos) << line;
+    EXPECT_NE(line.find("nodev"), std::string::npos) << line;
+    EXPECT_NE(line.find("ext4"), std::string::npos) << line;
+  }
+  // A reboot in small: stopped, then the home volume's loop device loses its image.
+  ASSERT_EQ(ctl({"space", "stop", id}).exit_code, 0);
+  const json volume = json::parse(docker({"volume", "inspect", "gk-" + id + "-volume-home"}).out, nullptr, false);
+  ASSERT_TRUE(volume.is_array() && volume.size() == 1);
+  const std::string device = volume[0]["Options"].value("device", "");
+  ASSERT_EQ(device.rfind("/dev/loop", 0), 0u) << volume.dump();
+  ProcessRequest detach;
+  detach.argv = {"losetup", "--detach", device};
+  ASSERT_TRUE(run_process(detach).succeeded());
+  o = ctl({"space", "verify", id});
+  EXPECT_EQ(o.exit_code, 5) << o.out;
+  std::vector<std::string> checks;
+  const json verified = doc(o);
+  if (verified.is_object() && verified["result"]["differences"].is_array())
+    for (const json& x : verified["result"]["differences"]) checks.push_back(x["check"]);
+  EXPECT_EQ(checks, std::vector<std::string>{"volume_disk_detached"}) << o.out;
+  o = ctl({"space", "start", id});
+  EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_EQ(ctl({"space", "verify", id}).exit_code, 0);
+  o = ctl({"space", "exec", id, "--", "cat", "/home/space/kept"});
+  EXPECT_EQ(o.out, "kept\n") << o.err;
+  ASSERT_EQ(ctl({"space", "remove", id}).exit_code, 0);
+  std::error_code ec;
+  EXPECT_TRUE(std::filesystem::is_empty(disks, ec)) << "disk images left in " << disks;
+  EXPECT_FALSE(std::filesystem::exists("/sys/block/" + device.substr(5))) << device << " left behind";
 }
 
 // Verify sees who else is on the inner network (a way out around the gatekeeper) and the

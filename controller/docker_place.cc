@@ -18,6 +18,7 @@
 
 #include "controller/gatekeeper_channel.h"
 #include "controller/host_guard.h"
+#include "controller/image_ensure.h"
 #include "controller/podman_inspect.h"
 #include "controller/text.h"
 #include "policy/address.h"
@@ -72,12 +73,12 @@ bool is_image_reference(std::string_view text) {
 }
 
 Result<EnvFile> EnvFile::write(const std::vector<std::string>& lines) {
-  char tmpl[] = "/tmp/spacectl-env-XXXXXX";
-  const char* dir = mkdtemp(tmpl);
-  if (dir == nullptr) return fail(Code::kInternal, std::string("mkdtemp for an env file: ") + std::strerror(errno));
+  // An owned folder (controller/temp_dir.h): a spacectl killed before removing it leaves it to sweep.
+  Result<OwnedTempDir> dir = OwnedTempDir::make("env");
+  if (!dir) return dir.error();
   EnvFile f;
-  f.dir_ = dir;
-  const std::string path = f.dir_ + "/env";
+  f.dir_.emplace(std::move(*dir));
+  const std::string path = f.dir_->path() + "/env";
   const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return fail(Code::kInternal, "open " + path + ": " + std::strerror(errno));
   std::string text;
@@ -88,11 +89,7 @@ Result<EnvFile> EnvFile::write(const std::vector<std::string>& lines) {
   return f;
 }
 
-EnvFile::~EnvFile() {
-  if (dir_.empty()) return;
-  unlink((dir_ + "/env").c_str());
-  rmdir(dir_.c_str());
-}
+EnvFile::~EnvFile() = default;
 
 namespace {
 
@@ -145,16 +142,22 @@ bool no_such_object(const std::string& err) {
 }  // namespace
 
 DockerPlace::DockerPlace(PlaceOptions options)
-    : options_(std::move(options)), cli_(options_.engine), probe_(host_has_ipv4_on) {}
+    : options_(std::move(options)),
+      cli_(options_.engine),
+      probe_(host_has_ipv4_on),
+      loop_probe_(read_loop_state),
+      io_probe_(host_io_weight_supported) {}
 
 Result<int> DockerPlace::engine_major() {
   // Podman has no server half when it runs locally: the client is the engine.
   const auto started = std::chrono::steady_clock::now();
   Result<std::string> v =
-      cli_.run({"version", "--format", podman() ? "{{.Client.Version}}" : "{{.Server.Version}}"}, "", kProbeTimeout);
+      cli_.run({"version", "--format", podman() ? "{{.Client.Version}}" : "{{.Server.Version}}"},
+               "", kProbeTimeout);
   // A remote engine: this call's round trip sets every later deadline (engine.h scaled_timeout).
   if (v && !engine_is_local(options_.engine) && cli_.engine().round_trip.count() == 0)
-    cli_.set_round_trip(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started));
+    cli_.set_round_trip(std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - started));
   if (!v) {
     if (v.error().code == Code::kCommandFailed) return fail(Code::kPlaceUnreachable, v.error().message);
     return v.error();
@@ -163,7 +166,8 @@ Result<int> DockerPlace::engine_major() {
 }
 
 Result<std::int64_t> DockerPlace::host_cpus() {
-  Result<std::string> v = cli_.run({"info", "--format", podman() ? "{{.Host.CPUs}}" : "{{.NCPU}}"}, "", kProbeTimeout);
+  Result<std::string> v =
+      cli_.run({"info", "--format", podman() ? "{{.Host.CPUs}}" : "{{.NCPU}}"}, "", kProbeTimeout);
   if (!v) {
     if (v.error().code == Code::kCommandFailed) return fail(Code::kPlaceUnreachable, v.error().message);
     return v.error();
@@ -192,17 +196,17 @@ Result<std::string> DockerPlace::read_pin(const std::string& file) const {
 }
 
 Result<std::string> DockerPlace::pinned_image(const std::string& file) {
-  Result<std::string> pin = read_pin(file);
-  if (!pin) return pin;
-  if (image_id(*pin)) return pin;
-  const std::string archive = file.substr(0, file.size() - (file.size() > 3 && file.ends_with(".id") ? 3 : 0)) + ".tar";
-  if (::access(archive.c_str(), R_OK) != 0)
-    return fail(Code::kImageMissing, "image " + *pin + " (pinned in " + file + "): not in the engine and no archive " + archive);
-  if (Result<ProcessOutcome> o = cli_.run_raw({"load", "--input", archive}, archive, kChangeTimeout); !o || !o->succeeded())
-    return fail(Code::kImageMissing, "docker load --input " + archive + ": " + (o ? o->describe() : o.error().message));
-  if (Result<std::string> r = image_id(*pin); !r || *r != *pin)
-    return fail(Code::kImageMissing, "docker load --input " + archive + ": loaded, but the pinned image " + *pin + " is still missing");
-  return pin;
+  // Present, pulled by its recorded digest, or loaded from the archive next to the pin
+  // (image_ensure.h); the ID must equal the pin either way.
+  Result<EnsuredImage> ensured = ensure_pinned_image(cli_, file, pull_flags_for(file));
+  if (!ensured) return ensured.error();
+  return ensured->id;
+}
+
+std::vector<std::string> DockerPlace::pull_flags_for(const std::string& file) const {
+  Result<std::string> record = read_digest_record(file);
+  if (!record || record->empty()) return {};
+  return engine_pull_flags(options_.engine.kind, *record);
 }
 
 Result<std::string> DockerPlace::image_id(const std::string& image) {
@@ -211,7 +215,9 @@ Result<std::string> DockerPlace::image_id(const std::string& image) {
   std::string id = *r;
   while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
   if (id.size() == 64 && id.find(':') == std::string::npos) id = "sha256:" + id;
-  if (!is_image_id(id)) return fail(Code::kImageMissing, cli_.program() + " image inspect " + image + ": no sha256 image ID");
+  if (!is_image_id(id))
+    return fail(Code::kImageMissing,
+                cli_.program() + " image inspect " + image + ": no sha256 image ID");
   return id;
 }
 
@@ -253,10 +259,28 @@ std::vector<std::string> ipv6_addresses_from_if_inet6(std::string_view text) {
 Result<std::vector<std::string>> DockerPlace::remote_host_public_ranges(const std::string& image) {
   // A throwaway probe on the engine's host network, as unprivileged as a space: the two files
   // that list the host's own addresses.
-  std::vector<std::string> args = {"run", "--rm", "--network", "host", "--user", std::string(kSpaceUser), "--cap-drop", "ALL",
-                                   "--security-opt", "no-new-privileges", "--read-only", "--pids-limit", "16", "--memory", "32m",
-                                   "--label", std::string(kLabelMarker) + "=true", "--label", std::string(kLabelOwner) + "=" + options_.owner,
-                                   "--label", std::string(kLabelRole) + "=" + std::string(role_word(Role::kProbe))};
+  std::vector<std::string> args = {
+      "run",
+      "--rm",
+      "--network",
+      "host",
+      "--user",
+      std::string(kSpaceUser),
+      "--cap-drop",
+      "ALL",
+      "--security-opt",
+      "no-new-privileges",
+      "--read-only",
+      "--pids-limit",
+      "16",
+      "--memory",
+      "32m",
+      "--label",
+      std::string(kLabelMarker) + "=true",
+      "--label",
+      std::string(kLabelOwner) + "=" + options_.owner,
+      "--label",
+      std::string(kLabelRole) + "=" + std::string(role_word(Role::kProbe))};
   const std::vector<std::string> limits = engine_run_flags(options_.engine.kind);
   args.insert(args.end(), limits.begin(), limits.end());
   args.insert(args.end(), {"--", image, "cat", "/proc/net/fib_trie", "/proc/net/if_inet6"});
@@ -264,7 +288,8 @@ Result<std::vector<std::string>> DockerPlace::remote_host_public_ranges(const st
   if (!o) return o.error();
   // if_inet6 is missing on a host without IPv6: cat exits 1 having printed fib_trie.
   if (!o->exited || o->out.empty())
-    return fail(Code::kCommandFailed, cli_.program() + " run (the engine's host addresses): " + o->describe());
+    return fail(Code::kCommandFailed,
+                cli_.program() + " run (the engine's host addresses): " + o->describe());
   std::vector<std::string> addresses = local_addresses_from_fib_trie(o->out);
   for (std::string& a : ipv6_addresses_from_if_inet6(o->out)) addresses.push_back(std::move(a));
   return public_ranges_of(addresses);
@@ -276,13 +301,16 @@ Result<json> DockerPlace::inspect_network(const std::string& name) {
   json out = json::array();
   for (const json& n : *doc) out.push_back(podman_network_as_docker(n));
   // Podman's network inspect names no containers; who is attached comes from ps.
-  Result<std::string> ids = cli_.run({"ps", "--all", "--no-trunc", "--filter", "network=" + name, "--format", "{{.ID}}"}, name);
+  Result<std::string> ids = cli_.run(
+      {"ps", "--all", "--no-trunc", "--filter", "network=" + name, "--format", "{{.ID}}"}, name);
   if (!ids) return ids.error();
-  for (const std::string& cid : lines(*ids)) out[0]["Containers"][cid] = json{{"Name", cid.substr(0, 12)}};
+  for (const std::string& cid : lines(*ids))
+    out[0]["Containers"][cid] = json{{"Name", cid.substr(0, 12)}};
   return out;
 }
 
-Result<json> DockerPlace::inspect_containers(const std::vector<std::string>& names_or_ids, const std::string& what) {
+Result<json> DockerPlace::inspect_containers(const std::vector<std::string>& names_or_ids,
+                                             const std::string& what) {
   std::vector<std::string> args = {"container", "inspect", "--"};
   args.insert(args.end(), names_or_ids.begin(), names_or_ids.end());
   Result<json> doc = inspect(args, what);
@@ -290,11 +318,14 @@ Result<json> DockerPlace::inspect_containers(const std::vector<std::string>& nam
   json out = json::array();
   for (const json& c : *doc) {
     PodmanInspectContext context;
-    const json labels = c.is_object() && c.contains("Config") && c["Config"].is_object() ? c["Config"].value("Labels", json::object()) : json::object();
+    const json labels = c.is_object() && c.contains("Config") && c["Config"].is_object()
+                            ? c["Config"].value("Labels", json::object())
+                            : json::object();
     const std::string id = label(labels, kLabelId);
     context.primary_network = is_space_id(id) ? names_for(id).inner : std::string();
     for (const std::string* path : {&options_.seccomp_space, &options_.seccomp_gatekeeper})
-      if (Result<std::string> text = read_small_file(*path); text) context.seccomp_profiles[*path] = *text;
+      if (Result<std::string> text = read_small_file(*path); text)
+        context.seccomp_profiles[*path] = *text;
     out.push_back(podman_container_as_docker(c, context));
   }
   return out;
@@ -350,7 +381,13 @@ Result<void> DockerPlace::start_gatekeeper_and_key(const std::string& id, const 
 
 Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   SpaceSpec spec;
-  spec.id = random_hex(6);
+  if (!request.id.empty() && !is_space_id(request.id))
+    return fail(Code::kInvalidArgument, "space create: an id is 12 lowercase hex digits");
+  spec.id = request.id.empty() ? random_hex(6) : request.id;
+  auto progress = [&](std::string_view step) {
+    if (request.progress) request.progress(step);
+  };
+  progress("resolving_images");
   spec.owner = options_.owner;
   spec.name = request.name;
   spec.created = now_iso();
@@ -370,6 +407,9 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   spec.seccomp_gatekeeper = options_.seccomp_gatekeeper;
   spec.memory_bytes = request.memory_bytes > 0 ? request.memory_bytes : kDefaultSpaceMemory;
   if (spec.memory_bytes < kMinSpaceMemory) return fail(Code::kInvalidArgument, "space create: memory below 64 MiB");
+  spec.disk_bytes = request.disk_bytes > 0 ? request.disk_bytes : kDefaultDiskBytes;
+  if (spec.disk_bytes < kMinDiskBytes || spec.disk_bytes > kMaxDiskBytes)
+    return fail(Code::kInvalidArgument, "space create: --disk is outside 64 MiB to 16 TiB");
   if (!is_display_name(spec.name))
     return fail(Code::kInvalidArgument, "space create: a name is 1 to 100 bytes of UTF-8 without control characters");
   if (!request.space_image.empty() && !is_image_reference(request.space_image))
@@ -380,9 +420,11 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   spec.engine_major = *major;
   spec.engine = options_.engine.kind;
   if (podman()) {
-    Result<std::string> rootless = cli_.run({"info", "--format", "{{.Host.Security.Rootless}}"}, "", kProbeTimeout);
+    Result<std::string> rootless =
+        cli_.run({"info", "--format", "{{.Host.Security.Rootless}}"}, "", kProbeTimeout);
     if (!rootless) return rootless.error();
-    if (rootless->rfind("false", 0) != 0) return fail(Code::kPlaceUnusable, "space create: " + rootless_podman_refusal());
+    if (rootless->rfind("false", 0) != 0)
+      return fail(Code::kPlaceUnusable, "space create: " + rootless_podman_refusal());
   }
   Result<std::int64_t> cpus = host_cpus();
   if (!cpus) return cpus.error();
@@ -422,6 +464,7 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   auto step = [&](const std::vector<std::string>& args, const std::string& what) -> Result<std::string> {
     return cli_.run(args, what, kChangeTimeout);
   };
+  progress("creating_networks");
   if (Result<std::string> r = step(inner_network_argv(spec), n.inner); !r) return rollback(r.error());
   if (Result<std::string> r = step(outer_network_argv(spec), n.outer); !r) return rollback(r.error());
   Result<json> inner = inspect_network(n.inner);
@@ -433,32 +476,43 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
     gateway = (*inner)[0]["IPAM"]["Config"][0].value("Gateway", "");
   }
   if (subnet.empty() || subnet.find(':') != std::string::npos)
-    return rollback(fail(Code::kCommandFailed, cli_.program() + " network inspect " + n.inner + ": no IPv4 subnet"));
+    return rollback(fail(Code::kCommandFailed,
+                         cli_.program() + " network inspect " + n.inner + ": no IPv4 subnet"));
   if (podman()) {
     // The gatekeeper's fixed address, and the host guard on the bridge before anything runs there.
     spec.gatekeeper_inner_ip = podman_gatekeeper_ip(subnet);
     if (spec.gatekeeper_inner_ip.empty() || spec.gatekeeper_inner_ip == gateway)
-      return rollback(fail(Code::kCommandFailed, "podman network inspect " + n.inner + ": subnet " + subnet + " has no address for the gatekeeper"));
+      return rollback(fail(Code::kCommandFailed, "podman network inspect " + n.inner + ": subnet " +
+                                                     subnet +
+                                                     " has no address for the gatekeeper"));
     const std::string bridge = (*inner)[0]["Options"].value("com.docker.network.bridge.name", "");
     if (Result<void> g = guard_add(bridge, spec.id); !g) return rollback(g.error());
   }
+  progress("creating_volumes");
+  if (Result<void> r = make_disks(spec); !r) return rollback(r.error());
   if (Result<std::string> r = step(volume_argv(spec, Role::kHomeVolume), n.home); !r) return rollback(r.error());
   if (Result<std::string> r = step(volume_argv(spec, Role::kWorkVolume), n.work); !r) return rollback(r.error());
   // The work volume takes the owner of the image's /spaces (spec.h work_volume_owner_argv).
   if (Result<std::string> r = step(work_volume_owner_argv(spec), n.space + "-volume-owner"); !r) return rollback(r.error());
-  // Podman copies the image's directory onto an empty volume when it mounts it (init), not at create.
+  // Podman copies the image's directory onto an empty volume when it mounts it (init), not at
+  // create.
   if (podman())
-    if (Result<std::string> r = step({"init", "--", n.space + "-volume-owner"}, n.space + "-volume-owner"); !r) return rollback(r.error());
+    if (Result<std::string> r =
+            step({"init", "--", n.space + "-volume-owner"}, n.space + "-volume-owner");
+        !r)
+      return rollback(r.error());
   if (Result<std::string> r = step({"rm", "--", n.space + "-volume-owner"}, n.space + "-volume-owner"); !r)
     return rollback(r.error());
   // The gatekeeper first, so it holds the first address on the inner subnet
   // (docs/reference-behaviour.md#networks).
+  progress("creating_gatekeeper");
   if (Result<std::string> r = step(gatekeeper_create_argv(spec, subnet), n.gatekeeper); !r) return rollback(r.error());
   if (Result<std::string> r = step({"network", "connect", "--", n.outer, n.gatekeeper}, n.gatekeeper); !r)
     return rollback(r.error());
   {
     // The window key reaches the space through an env file (0600, in a 0700 directory, removed
     // right after), never through an argv that every host process can read.
+    progress("creating_space");
     Result<EnvFile> env = EnvFile::write({std::string(kWindowEnv) + "=" + std::string(kWindowBase) + spec.window_key});
     if (!env) return rollback(env.error());
     spec.env_file = env->path();
@@ -466,6 +520,7 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
     if (!r) return rollback(r.error());
   }
 
+  progress("verifying");
   Result<Verified> verified = verify_ids(spec.id);
   if (!verified) return rollback(verified.error());
   if (!verified->differences.empty()) {
@@ -474,6 +529,7 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
     return rollback(fail(Code::kVerifyFailed, message));
   }
   // By the IDs verify inspected: no name-based gap between the check and the use.
+  progress("starting");
   if (Result<void> r = start_gatekeeper_and_key(spec.id, verified->gatekeeper_id, spec.window_key); !r) return rollback(r.error());
   if (Result<std::string> r = step({"start", "--", verified->space_id}, n.space); !r) return rollback(r.error());
 
@@ -529,6 +585,8 @@ Result<std::vector<SpaceSummary>> DockerPlace::list() {
       if (role == role_word(Role::kSpace)) {
         s.space_state = state_of(c);
         s.window_url = window_url_of(c);
+        if (c.contains("State") && c["State"].is_object() && c["State"].contains("ExitCode") && c["State"]["ExitCode"].is_number_integer())
+          s.space_exit_code = c["State"]["ExitCode"].get<int>();
       } else if (role == role_word(Role::kGatekeeper)) {
         s.gatekeeper_state = state_of(c);
         // A container's labels include its image's: the OCI version and revision it was built from.
@@ -636,12 +694,6 @@ Result<std::vector<std::string>> DockerPlace::exec_argv(const std::string& id) {
   return argv;
 }
 
-Result<std::vector<std::string>> DockerPlace::connect(const std::string& id, std::uint16_t port) {
-  Result<std::vector<std::string>> argv = exec_argv(id);
-  if (!argv) return argv.error();
-  argv->insert(argv->end(), {"nc", "127.0.0.1", std::to_string(port)});
-  return argv;
-}
 
 Result<void> DockerPlace::stop(const std::string& id) {
   // The space first, so it never runs without its gatekeeper
@@ -661,12 +713,17 @@ Result<void> DockerPlace::stop(const std::string& id) {
 Result<void> DockerPlace::start(const std::string& id) {
   Result<json> space = owned_container(id, Role::kSpace);
   if (!space) return space.error();
+  // After a reboot the loop devices are gone: attach each image again at its recorded number.
+  if (Result<void> r = attach_disks(id); !r) return r;
   if (podman()) {
     // Only start repairs: the host guard is lost when the host's rules are flushed (a reboot).
     Result<json> inner = inspect_network(names_for(id).inner);
     if (!inner) return inner.error();
     if (!inner->empty())
-      if (Result<void> g = guard_add((*inner)[0]["Options"].value("com.docker.network.bridge.name", ""), id); !g) return g;
+      if (Result<void> g =
+              guard_add((*inner)[0]["Options"].value("com.docker.network.bridge.name", ""), id);
+          !g)
+        return g;
   }
   // A space that fails verify is never started (docs/decisions.md#create-verify-start); what is
   // started is what verify inspected (by ID).
@@ -730,6 +787,8 @@ Result<void> DockerPlace::remove_everything(const std::string& id, bool also_by_
   for (const std::string& w : networks) remove({"network", "rm", "--", w}, w);
   if (podman())
     if (Result<void> g = guard_remove(id); !g) failures += " " + g.error().message + ";";
+  // The disk images go last: a volume still mounted holds its loop device.
+  failures += release_disks(id);
   if (!failures.empty()) return fail(Code::kCommandFailed, "space remove " + id + ":" + failures);
   return {};
 }

@@ -12,7 +12,9 @@
 
 #include "controller/docker_cli.h"
 #include "controller/place.h"
+#include "controller/remote_disk.h"
 #include "controller/spec.h"
+#include "controller/temp_dir.h"
 
 namespace controller {
 
@@ -36,6 +38,7 @@ class DockerPlace final : public Place {
   Result<void> start(const std::string& id) override;
   Result<void> remove(const std::string& id) override;
   Result<std::vector<Difference>> verify(const std::string& id) override;
+  Result<std::vector<LabelledId>> labelled_ids() override;
 
   // verify, plus the IDs of the two containers it inspected (start starts exactly these).
   struct Verified {
@@ -52,6 +55,8 @@ class DockerPlace final : public Place {
 
   // Tests replace the host-address proof (verify.h).
   void set_host_address_probe(HostAddressProbe probe) { probe_ = std::move(probe); }
+  void set_loop_probe(LoopProbe probe) { loop_probe_ = std::move(probe); }
+  void set_io_weight_probe(IoWeightProbe probe) { io_probe_ = std::move(probe); }
 
  private:
   [[nodiscard]] bool podman() const { return options_.engine.kind == EngineKind::kPodman; }
@@ -61,16 +66,19 @@ class DockerPlace final : public Place {
   // `network inspect` in Docker's shape (podman_inspect.h); for Podman with the containers on it.
   Result<nlohmann::json> inspect_network(const std::string& name);
   // `container inspect` of one or more containers in Docker's shape (podman_inspect.h).
-  Result<nlohmann::json> inspect_containers(const std::vector<std::string>& names_or_ids, const std::string& what);
+  Result<nlohmann::json> inspect_containers(const std::vector<std::string>& names_or_ids,
+                                            const std::string& what);
   Result<std::int64_t> host_cpus();  // the place's cores (docker info NCPU)
   // A remote engine's host's own addresses that the gatekeeper's table would call public, as
   // /32 and /128 ranges for `serve --block` (what host_public_ranges is for a local engine).
   Result<std::vector<std::string>> remote_host_public_ranges(const std::string& image);
   Result<std::string> read_pin(const std::string& file) const;
-  // read_pin, and the image present in the engine: when it is not, the archive next to the pin
-  // (gatekeeper-image.id -> gatekeeper-image.tar, as installed) is `docker load`ed and the pinned ID
-  // must then exist; a loaded archive that is not the pinned image is refused.
+  // read_pin, and the image present in the engine (ensure_pinned_image, image_ensure.h): pulled by
+  // the digest recorded next to the pin, or the archive next to it loaded; what arrives must be
+  // the pinned image (image_mismatch otherwise).
   Result<std::string> pinned_image(const std::string& file);
+  // engine_pull_flags (image_ensure.h) for the digest recorded next to `file`.
+  [[nodiscard]] std::vector<std::string> pull_flags_for(const std::string& file) const;
   Result<nlohmann::json> inspect(const std::vector<std::string>& args, const std::string& what);
   // The container of this owner and space, or kSpaceNotFound (a name proves nothing; labels do).
   Result<nlohmann::json> owned_container(const std::string& id, Role role);
@@ -89,10 +97,27 @@ class DockerPlace final : public Place {
   // (run once per process, by the first verify that needs it; false: not proved).
   std::optional<bool> host_isolation_by_probe();
   std::optional<bool> remote_isolation_;
+  // docker_bridge.cc: the bridge's path inside this start of the container, placed on first use
+  // (one placement per container start for the whole process, however many DockerPlace values
+  // ask: serve makes one per call).
+  Result<std::string> ensure_bridge(const std::string& id, const std::string& container, const std::string& start_key);
+  // docker_disk.cc: the volumes' disk images and loop devices (loop_disk.h).
+  [[nodiscard]] std::string disk_dir() const;
+  Result<void> make_disks(SpaceSpec& spec);      // images made and attached; spec gets the loops
+  Result<void> attach_disks(const std::string& id);  // after a reboot, before verify
+  std::string release_disks(const std::string& id);  // "" or the failures, for messages
+  // A remote engine's host (remote_disk.h): the same disks, made and read there by helper
+  // containers through the engine's own channel.
+  [[nodiscard]] bool disks_remote() const { return options_.engine.kind == EngineKind::kDockerSsh; }
+  Result<std::string> run_disk_helper(const std::vector<std::string>& script_args, bool privileged,
+                                      const std::string& what);
+  RemoteDiskView remote_disk_view(const std::vector<int>& indices);  // unseen devices absent
 
   PlaceOptions options_;
   DockerCli cli_;
   HostAddressProbe probe_;
+  LoopProbe loop_probe_;
+  IoWeightProbe io_probe_;
 };
 
 Result<std::string> read_small_file(const std::string& path, std::size_t cap = 1u << 20);
@@ -112,16 +137,16 @@ bool is_image_reference(std::string_view text);  // a reference `docker create` 
 class EnvFile {
  public:
   static Result<EnvFile> write(const std::vector<std::string>& lines);
-  EnvFile(EnvFile&& other) noexcept : dir_(std::move(other.dir_)) { other.dir_.clear(); }
+  EnvFile(EnvFile&& other) noexcept : dir_(std::move(other.dir_)) { other.dir_.reset(); }
   EnvFile& operator=(EnvFile&&) = delete;
   EnvFile(const EnvFile&) = delete;
   EnvFile& operator=(const EnvFile&) = delete;
   ~EnvFile();
-  [[nodiscard]] std::string path() const { return dir_ + "/env"; }
+  [[nodiscard]] std::string path() const { return dir_ ? dir_->path() + "/env" : std::string(); }
 
  private:
   EnvFile() = default;
-  std::string dir_;
+  std::optional<OwnedTempDir> dir_;  // removed with the file in it
 };
 std::string random_hex(std::size_t bytes);
 

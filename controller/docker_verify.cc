@@ -108,15 +108,43 @@ Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id) {
       return !*proved;
     };
     const bool local = engine_is_local(options_.engine);
-    for (Difference& d : verify_network(doc, want, podman() ? guarded : local ? probe_ : remote)) out.push_back(std::move(d));
+    for (Difference& d : verify_network(doc, want, podman() ? guarded : local ? probe_ : remote))
+      out.push_back(std::move(d));
     std::set<std::string> members = {verified.gatekeeper_id};
     if (inner) members.insert(verified.space_id);
     for (Difference& d : verify_network_members(doc, name, inner, members)) out.push_back(std::move(d));
   }
+  std::vector<std::pair<std::string, json>> volumes;
   for (const std::string& volume : {n.home, n.work}) {
     Result<json> doc = inspect({"volume", "inspect", "--", volume}, volume);
     if (!doc) return doc.error();
-    for (Difference& d : verify_volume(doc->empty() ? json() : (*doc)[0], volume, options_.owner, id)) out.push_back(std::move(d));
+    volumes.emplace_back(volume, doc->empty() ? json() : (*doc)[0]);
+  }
+  // A remote engine's host: its loop devices (and IO weighting) read there, in one helper run.
+  std::optional<RemoteDiskView> remote_view;
+  LoopProbe loops = loop_probe_;
+  if (disks_remote()) {
+    std::vector<int> indices;
+    for (const auto& [volume, doc] : volumes) {
+      const json* device = doc.is_object() && doc.contains("Options") &&
+                                   doc["Options"].is_object() && doc["Options"].contains("device")
+                               ? &doc["Options"]["device"]
+                               : nullptr;
+      if (device != nullptr && device->is_string())
+        if (const std::optional<int> index = loop_index_of_device(device->get<std::string>());
+            index && *index >= kLoopIndexFirst)
+          indices.push_back(*index);
+    }
+    remote_view = indices.empty() ? RemoteDiskView{} : remote_disk_view(indices);
+    loops = [view = *remote_view](int index) -> std::optional<LoopState> {
+      const auto it = view.loops.find(index);
+      if (it == view.loops.end()) return std::nullopt;
+      return it->second;
+    };
+  }
+  for (const auto& [volume, doc] : volumes) {
+    const VolumeExpectation want{volume, options_.owner, id, disk_image_path(disk_dir(), options_.owner + "-" + volume)};
+    for (Difference& d : verify_volume(doc, want, loops)) out.push_back(std::move(d));
   }
 
   ContainerExpectation space_want = expect_space(spec, *space_profile, *image_env);
@@ -126,9 +154,15 @@ Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id) {
   // environment.
   const std::set<std::string> podman_env = {"TERM", "container", "HOSTNAME"};
   if (podman()) {
-    space_want.extra_hosts = {std::string(kGatekeeperAlias) + ":" + podman_gatekeeper_ip(inner_subnet)};
+    space_want.extra_hosts = {std::string(kGatekeeperAlias) + ":" +
+                              podman_gatekeeper_ip(inner_subnet)};
     space_want.env_allowed.insert(podman_env.begin(), podman_env.end());
   }
+  // This machine's IO controller says nothing about a remote engine's host.
+  space_want.io_weight_supported = remote_view                         ? remote_view->io_weight
+                                   : !engine_is_local(options_.engine) ? std::nullopt
+                                   : io_probe_                         ? io_probe_()
+                                                                       : std::nullopt;
   for (Difference& d : verify_container(*space, space_want)) out.push_back(std::move(d));
   if (gatekeeper) {
     ContainerExpectation gk_want = expect_gatekeeper(spec, *gk_profile);

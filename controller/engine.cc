@@ -4,9 +4,12 @@ namespace controller {
 
 std::string_view engine_word(EngineKind kind) {
   switch (kind) {
-    case EngineKind::kDocker: return "docker";
-    case EngineKind::kDockerSsh: return "docker-ssh";
-    case EngineKind::kPodman: return "podman";
+    case EngineKind::kDocker:
+      return "docker";
+    case EngineKind::kDockerSsh:
+      return "docker-ssh";
+    case EngineKind::kPodman:
+      return "podman";
   }
   return "docker";
 }
@@ -14,19 +17,24 @@ std::string_view engine_word(EngineKind kind) {
 std::string engine_program(const Engine& engine) {
   switch (engine.kind) {
     case EngineKind::kDocker:
-    case EngineKind::kDockerSsh: return "docker";
-    case EngineKind::kPodman: return "podman";
+    case EngineKind::kDockerSsh:
+      return "docker";
+    case EngineKind::kPodman:
+      return "podman";
   }
   return "docker";
 }
 
 std::vector<std::string> engine_global_args(const Engine& engine) {
   switch (engine.kind) {
-    case EngineKind::kDocker: return {};
-    case EngineKind::kDockerSsh: return {"--host", engine.host};
+    case EngineKind::kDocker:
+      return {};
+    case EngineKind::kDockerSsh:
+      return {"--host", engine.host};
     // runc, which verify requires of every container; Podman's default crun cannot run on hosts
     // with a hybrid cgroup layout ("cgroups in hybrid mode not supported").
-    case EngineKind::kPodman: return {"--runtime", "runc"};
+    case EngineKind::kPodman:
+      return {"--runtime", "runc"};
   }
   return {};
 }
@@ -34,8 +42,10 @@ std::vector<std::string> engine_global_args(const Engine& engine) {
 bool engine_is_local(const Engine& engine) {
   switch (engine.kind) {
     case EngineKind::kDocker:
-    case EngineKind::kPodman: return true;
-    case EngineKind::kDockerSsh: return false;
+    case EngineKind::kPodman:
+      return true;
+    case EngineKind::kDockerSsh:
+      return false;
   }
   return false;
 }
@@ -50,8 +60,8 @@ bool is_ssh_host(std::string_view text) {
   auto word = [](std::string_view w, bool allow_dot) {
     if (w.empty() || w.size() > 64 || w.front() == '-' || w.front() == '.') return false;
     for (const char c : w) {
-      const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
-                      (allow_dot && c == '.');
+      const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '-' || c == '_' || (allow_dot && c == '.');
       if (!ok) return false;
     }
     return true;
@@ -72,7 +82,8 @@ bool is_ssh_host(std::string_view text) {
   return word(host, true);
 }
 
-Result<Engine> engine_for_place(std::string_view place, const std::string& host_flag, const char* docker_host_env) {
+Result<Engine> engine_for_place(std::string_view place, const std::string& host_flag,
+                                const char* docker_host_env) {
   Engine e;
   if (place == "docker" || place == "podman") {
     if (!host_flag.empty())
@@ -80,17 +91,23 @@ Result<Engine> engine_for_place(std::string_view place, const std::string& host_
     e.kind = place == "docker" ? EngineKind::kDocker : EngineKind::kPodman;
     return e;
   }
-  if (place != "docker-ssh") return fail(Code::kPlaceNotFound, "place " + std::string(place) + ": no such place");
+  if (place != "docker-ssh")
+    return fail(Code::kPlaceNotFound, "place " + std::string(place) + ": no such place");
   e.kind = EngineKind::kDockerSsh;
-  e.host = !host_flag.empty() ? host_flag : docker_host_env != nullptr ? std::string(docker_host_env) : std::string();
+  e.host = !host_flag.empty()           ? host_flag
+           : docker_host_env != nullptr ? std::string(docker_host_env)
+                                        : std::string();
   if (e.host.empty())
-    return fail(Code::kUsage, "place docker-ssh: needs --host ssh://user@host[:port] (or DOCKER_HOST=ssh://…)");
+    return fail(Code::kUsage,
+                "place docker-ssh: needs --host ssh://user@host[:port] (or DOCKER_HOST=ssh://…)");
   if (!is_ssh_host(e.host))
-    return fail(Code::kUsage, "place docker-ssh: host '" + e.host.substr(0, 80) + "' is not ssh://user@host[:port]");
+    return fail(Code::kUsage, "place docker-ssh: host '" + e.host.substr(0, 80) +
+                                  "' is not ssh://user@host[:port]");
   return e;
 }
 
-std::chrono::milliseconds scaled_timeout(std::chrono::milliseconds base, std::chrono::milliseconds round_trip) {
+std::chrono::milliseconds scaled_timeout(std::chrono::milliseconds base,
+                                         std::chrono::milliseconds round_trip) {
   if (round_trip <= std::chrono::milliseconds(100)) return base;
   return base + 3 * round_trip + std::chrono::milliseconds(3000);
 }

@@ -29,7 +29,7 @@ struct Engine {
 
 // "docker", "docker-ssh", "podman": the place names of the registry.
 std::string_view engine_word(EngineKind kind);
-std::string engine_program(const Engine& engine);                 // docker or podman
+std::string engine_program(const Engine& engine);                   // docker or podman
 std::vector<std::string> engine_global_args(const Engine& engine);  // before every subcommand
 // The engine's host is this machine: its bridges, /proc and listeners are ours to read and open.
 bool engine_is_local(const Engine& engine);
@@ -39,10 +39,13 @@ bool engine_is_local(const Engine& engine);
 bool is_ssh_host(std::string_view text);
 
 // The place --place names, with --host (or DOCKER_HOST for docker-ssh when --host is empty).
-Result<Engine> engine_for_place(std::string_view place, const std::string& host_flag, const char* docker_host_env);
+Result<Engine> engine_for_place(std::string_view place, const std::string& host_flag,
+                                const char* docker_host_env);
 
 // A deadline for one call on this engine: the base, plus three round trips and three seconds once
-// a round trip was measured over 100 ms (each docker call over SSH opens its own connection, 1-2 s).
-std::chrono::milliseconds scaled_timeout(std::chrono::milliseconds base, std::chrono::milliseconds round_trip);
+// a round trip was measured over 100 ms (each docker call over SSH opens its own connection, 1-2
+// s).
+std::chrono::milliseconds scaled_timeout(std::chrono::milliseconds base,
+                                         std::chrono::milliseconds round_trip);
 
 }  // namespace controller

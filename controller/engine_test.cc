@@ -2,8 +2,8 @@
 // (spec.h) and Podman's inspect documents read as Docker's (podman_inspect.h): pure, no engine.
 #include <algorithm>
 #include <fstream>
-#include <set>
 #include <iterator>
+#include <set>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -22,7 +22,9 @@ using nlohmann::json;
 
 json testdata(const std::string& name) {
   std::ifstream in(std::string(CONTROLLER_TESTDATA) + "/" + name);
-  return json::parse(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()), nullptr, false);
+  return json::parse(
+      std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()), nullptr,
+      false);
 }
 
 bool contains(const std::vector<std::string>& argv, const std::string& word) {
@@ -30,10 +32,12 @@ bool contains(const std::vector<std::string>& argv, const std::string& word) {
 }
 
 TEST(EngineTest, SshHostIsUserHostAndPortOnly) {
-  for (const char* good : {"ssh://gk@127.0.0.1:2222", "ssh://host.example", "ssh://a_b@h-1:22", "ssh://u@h:65535"})
+  for (const char* good :
+       {"ssh://gk@127.0.0.1:2222", "ssh://host.example", "ssh://a_b@h-1:22", "ssh://u@h:65535"})
     EXPECT_TRUE(is_ssh_host(good)) << good;
-  for (const char* bad : {"", "ssh://", "tcp://h:2375", "ssh://-oProxyCommand=x", "ssh://u@-h", "ssh://u@h:0", "ssh://u@h:65536",
-                          "ssh://u@h:22/path", "ssh://u h@h", "ssh://u@h;id", "ssh://u@h:", "ssh://@h", "ssh://u@.h"})
+  for (const char* bad : {"", "ssh://", "tcp://h:2375", "ssh://-oProxyCommand=x", "ssh://u@-h",
+                          "ssh://u@h:0", "ssh://u@h:65536", "ssh://u@h:22/path", "ssh://u h@h",
+                          "ssh://u@h;id", "ssh://u@h:", "ssh://@h", "ssh://u@.h"})
     EXPECT_FALSE(is_ssh_host(bad)) << bad;
 }
 
@@ -41,7 +45,8 @@ TEST(EngineTest, EveryCallCarriesTheEnginesGlobalArguments) {
   Engine ssh;
   ssh.kind = EngineKind::kDockerSsh;
   ssh.host = "ssh://gk@127.0.0.1:2222";
-  EXPECT_EQ(engine_global_args(ssh), (std::vector<std::string>{"--host", "ssh://gk@127.0.0.1:2222"}));
+  EXPECT_EQ(engine_global_args(ssh),
+            (std::vector<std::string>{"--host", "ssh://gk@127.0.0.1:2222"}));
   EXPECT_FALSE(engine_is_local(ssh));
   Engine podman;
   podman.kind = EngineKind::kPodman;
@@ -59,13 +64,15 @@ TEST(EngineTest, TtyGoesAfterExecBehindTheGlobalArguments) {
   ssh.host = "ssh://gk@127.0.0.1:2222";
   std::vector<std::string> argv = DockerCli(ssh).prefix();
   argv.insert(argv.end(), {"exec", "--interactive", "--", "gk-x-space"});
-  EXPECT_EQ(with_tty(argv), (std::vector<std::string>{"docker", "--host", "ssh://gk@127.0.0.1:2222", "exec", "--tty", "--interactive",
-                                                      "--", "gk-x-space"}));
+  EXPECT_EQ(with_tty(argv),
+            (std::vector<std::string>{"docker", "--host", "ssh://gk@127.0.0.1:2222", "exec",
+                                      "--tty", "--interactive", "--", "gk-x-space"}));
   Engine podman;
   podman.kind = EngineKind::kPodman;
   argv = DockerCli(podman).prefix();
   argv.insert(argv.end(), {"exec", "--interactive"});
-  EXPECT_EQ(with_tty(argv), (std::vector<std::string>{"podman", "--runtime", "runc", "exec", "--tty", "--interactive"}));
+  EXPECT_EQ(with_tty(argv), (std::vector<std::string>{"podman", "--runtime", "runc", "exec",
+                                                      "--tty", "--interactive"}));
   EXPECT_EQ(with_tty({"docker", "exec"}), (std::vector<std::string>{"docker", "exec", "--tty"}));
 }
 
@@ -77,7 +84,8 @@ TEST(EngineTest, DockerSshTakesItsHostFromTheFlagOrDockerHost) {
   ASSERT_TRUE(e.ok());
   EXPECT_EQ(e->host, "ssh://a@b");
   EXPECT_EQ(engine_for_place("docker-ssh", "", nullptr).error().code, Code::kUsage);
-  EXPECT_EQ(engine_for_place("docker-ssh", "ssh://-oProxyCommand=touch", nullptr).error().code, Code::kUsage);
+  EXPECT_EQ(engine_for_place("docker-ssh", "ssh://-oProxyCommand=touch", nullptr).error().code,
+            Code::kUsage);
   EXPECT_EQ(engine_for_place("podman", "ssh://a@b", nullptr).error().code, Code::kUsage);
   EXPECT_EQ(engine_for_place("kubernetes", "", nullptr).error().code, Code::kPlaceNotFound);
 }
@@ -86,7 +94,8 @@ TEST(EngineTest, DeadlinesGrowWithTheMeasuredRoundTrip) {
   using std::chrono::milliseconds;
   EXPECT_EQ(scaled_timeout(milliseconds(30000), milliseconds(0)), milliseconds(30000));
   EXPECT_EQ(scaled_timeout(milliseconds(30000), milliseconds(100)), milliseconds(30000));
-  EXPECT_EQ(scaled_timeout(milliseconds(30000), milliseconds(101)), milliseconds(30000 + 303 + 3000));
+  EXPECT_EQ(scaled_timeout(milliseconds(30000), milliseconds(101)),
+            milliseconds(30000 + 303 + 3000));
   EXPECT_EQ(scaled_timeout(milliseconds(10000), milliseconds(2000)), milliseconds(19000));
 }
 
@@ -138,7 +147,8 @@ TEST(PodmanInspectTest, AHardenedPodmanContainerReadsAsDockerWouldShowIt) {
   ASSERT_TRUE(doc.is_array() && !doc.empty());
   PodmanInspectContext context;
   context.primary_network = "gkt-b";
-  context.seccomp_profiles["/opt/spacectl/seccomp/space.json"] = R"({"defaultAction":"SCMP_ACT_ERRNO"})";
+  context.seccomp_profiles["/opt/spacectl/seccomp/space.json"] =
+      R"({"defaultAction":"SCMP_ACT_ERRNO"})";
   const json d = podman_container_as_docker(doc[0], context);
   const json& host = d["HostConfig"];
   EXPECT_EQ(d["Image"], "sha256:d546174eaff3529e20f5e8e3ce181026c5d7c1a4528dddde8a8666b36a49fdcd");
@@ -155,7 +165,8 @@ TEST(PodmanInspectTest, AHardenedPodmanContainerReadsAsDockerWouldShowIt) {
   EXPECT_EQ(host["LogConfig"]["Type"], "local");
   EXPECT_EQ(host["SecurityOpt"][1], R"(seccomp={"defaultAction":"SCMP_ACT_ERRNO"})");
   bool core = false;
-  for (const json& u : host["Ulimits"]) core = core || (u["Name"] == "core" && u["Soft"] == 0 && u["Hard"] == 0);
+  for (const json& u : host["Ulimits"])
+    core = core || (u["Name"] == "core" && u["Soft"] == 0 && u["Hard"] == 0);
   EXPECT_TRUE(core);
 }
 
@@ -179,7 +190,8 @@ TEST(PodmanInspectTest, WhatPodmanDoesNotSayIsNeverMadeHardened) {
   const std::vector<Difference> diffs = verify_container(d, want);
   std::set<std::string> checks;
   for (const Difference& x : diffs) checks.insert(x.check);
-  for (const char* c : {"cap_drop", "seccomp", "masked_paths", "mounts", "log_limit", "security_options"})
+  for (const char* c :
+       {"cap_drop", "seccomp", "masked_paths", "mounts", "log_limit", "security_options"})
     EXPECT_EQ(checks.count(c), 1u) << c;
 }
 
@@ -201,12 +213,15 @@ TEST(PodmanInspectTest, NetworkReadsAsDockerWithItsBridgeAndDns) {
   want.engine = EngineKind::kPodman;
   const HostAddressProbe guarded = [](const std::string&) -> std::optional<bool> { return false; };
   bool dns = false;
-  for (const Difference& x : verify_network(d, want, guarded)) dns = dns || x.message.find("DNS is enabled") != std::string::npos;
+  for (const Difference& x : verify_network(d, want, guarded))
+    dns = dns || x.message.find("DNS is enabled") != std::string::npos;
   EXPECT_TRUE(dns);
   const HostAddressProbe unguarded = [](const std::string&) -> std::optional<bool> { return true; };
   bool missing = false;
   for (const Difference& x : verify_network(d, want, unguarded))
-    missing = missing || x.message.find("host guard (INPUT DROP for the bridge podman1) is missing") != std::string::npos;
+    missing =
+        missing || x.message.find("host guard (INPUT DROP for the bridge podman1) is missing") !=
+                       std::string::npos;
   EXPECT_TRUE(missing);
   // Without a gateway (DNS off) the guard is still required.
   json no_gateway = d;
@@ -242,7 +257,8 @@ TEST(RemoteProbeTest, RemoteHostsPublicAddressesBecomeBlockRanges) {
       "20010db8000000000000000000000001 05 40 00 80     eth1\n"
       "2a0014500000000000000000000000aa 06 40 00 80     eth2\n"
       "zz000000000000000000000000000002 04 40 00 82     bad\n");
-  EXPECT_EQ(v6, (std::vector<std::string>{"fd00:0000:0000:0000:0000:0000:0000:0002", "2001:0db8:0000:0000:0000:0000:0000:0001",
+  EXPECT_EQ(v6, (std::vector<std::string>{"fd00:0000:0000:0000:0000:0000:0000:0002",
+                                          "2001:0db8:0000:0000:0000:0000:0000:0001",
                                           "2a00:1450:0000:0000:0000:0000:0000:00aa"}));
   std::vector<std::string> all = {"192.0.2.2", "172.17.0.1", "8.8.4.4", "8.8.4.4"};
   all.insert(all.end(), v6.begin(), v6.end());

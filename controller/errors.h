@@ -28,10 +28,12 @@ enum class Code : std::uint8_t {
   kCommandTimeout,        // a place command ran past its deadline and was killed
   kOutputTooLarge,        // a place command printed more than its cap and was killed
   kImageMissing,          // a pinned image ID file or the image itself is missing
+  kImageMismatch,         // an image pulled or loaded for a pin is not the pinned image
   kRecordUnreadable,      // the host record of a space cannot be read or written
   kInvalidArgument,       // a value given by the user is refused
   kInterrupted,           // SIGINT, SIGTERM or SIGHUP stopped it; what was started was rolled back
   kInternal,              // a bug or an impossible answer
+  kSpaceBusy,             // another action (any spacectl process) holds the space's lock now
   // Code in (code/): each refusal has its own code and exit status (10 and up).
   kProjectFolderMissing,       // --repo is not a folder
   kNotAGitWorkTree,            // not inside a git work tree (bare repositories too)
@@ -47,6 +49,27 @@ enum class Code : std::uint8_t {
   kCodeUnfoldFailed,           // the checkout inside the space failed
   kHistoryTransferFailed,      // full history did not arrive (the space works shallow)
   kCodeInFailed,               // a host-side libgit2 or file step failed
+  // Code out (code/out.h): exit statuses 24-31 (32 and up belong to apply).
+  kSpaceStartMissing,          // no refs/openchamber/spaces/<id>/start: work comes out only where code in came from
+  kResultTransferTooLarge,     // the pack grew past the transfer cap while it arrived
+  kResultTooLarge,             // a non-blob object or the new bytes are over their cap
+  kResultTooManyChanges,       // too many new objects, changed paths, folders or nesting steps
+  kResultRefused,              // a tree entry name or mode, a .gitmodules or a link target is refused
+  kResultMissing,              // the result the space reported did not arrive, or is not a commit
+  kCodeOutFailed,              // the snapshot inside, the fetch protocol or the promote failed
+  // Apply (code/apply*): each refusal has its own code and exit status (32 and up); it shares
+  // space_start_missing and result_missing with code out.
+  kBranchExists,           // apply --as-branch: that branch (or a D/F neighbour) already exists
+  kChangesRouteClosed,     // an earlier refusal closed the uncommitted-changes route for good
+  kChangesTooLarge,        // over a cap of the changes route (route stays open)
+  kNameNotAllowedHere,     // a created name this repository cannot hold (route stays open)
+  kCaseOnlyRename,         // a rename that only changes case/normalisation here (route open)
+  kChangesBlockedByLink,   // a link on the way to a path the change writes (route closes)
+  kChangesDoNotApply,      // the work tree no longer matches what the change expects (closes)
+  kChangesPartlyApplied,   // part of the change may be in the work tree (closes)
+  kChangesUndecided,       // the work tree could not be read back in time (closes)
+  kChangesNeedFilter,      // a path the change touches has a user filter driver (route open)
+  kApplyFailed,            // a host-side libgit2 or file step of apply failed
 };
 
 std::string_view code_word(Code code);

@@ -116,8 +116,8 @@ std::string container_address(const DockerCli& cli, const std::string& container
   return ip.is_string() ? ip.get<std::string>() : std::string();
 }
 
-Outcome gatekeeper_hardening(const DockerCli& cli, const std::string& container, const std::vector<std::string>& labels,
-                             const std::string& image) {
+Outcome gatekeeper_hardening(const DockerCli& cli, const std::string& container,
+                             const std::vector<std::string>& labels, const std::string& image) {
   Result<std::string> pid = cli.run({"container", "inspect", "--format", "{{.State.Pid}}", "--", container}, container);
   if (!pid) return escape::inconclusive(pid.error().message);
   std::string p = *pid;
@@ -127,18 +127,37 @@ Outcome gatekeeper_hardening(const DockerCli& cli, const std::string& container,
   // The gatekeeper image has no shell or cat, so "from inside it" is its pid 1 read from the host:
   // the same kernel view (/proc/<pid>/status) a process inside would read as /proc/1/status.
   if (!engine_is_local(cli.engine())) {
-    if (image.empty()) return escape::inconclusive("the engine's host is not this machine and no probe image was given");
-    std::vector<std::string> args = {"run", "--rm", "--pid", "host", "--network", "none", "--read-only", "--cap-drop", "ALL",
-                                     "--security-opt", "no-new-privileges", "--user", std::string(kSpaceUser),
-                                     "--pids-limit", "16", "--memory", "32m"};
+    if (image.empty())
+      return escape::inconclusive(
+          "the engine's host is not this machine and no probe image was given");
+    std::vector<std::string> args = {"run",
+                                     "--rm",
+                                     "--pid",
+                                     "host",
+                                     "--network",
+                                     "none",
+                                     "--read-only",
+                                     "--cap-drop",
+                                     "ALL",
+                                     "--security-opt",
+                                     "no-new-privileges",
+                                     "--user",
+                                     std::string(kSpaceUser),
+                                     "--pids-limit",
+                                     "16",
+                                     "--memory",
+                                     "32m"};
     args.insert(args.end(), labels.begin(), labels.end());
     args.insert(args.end(), {"--", image, "cat", "/proc/" + p + "/comm", "/proc/" + p + "/status"});
     Result<std::string> text = cli.run(args, "status of " + container, kChangeTimeout);
     if (!text) return escape::inconclusive(text.error().message);
     const std::string name = text->substr(0, text->find('\n'));
-    if (name.rfind("gatekeeper", 0) != 0) return escape::inconclusive("pid " + p + " on the engine's host is '" + name + "', not the gatekeeper");
+    if (name.rfind("gatekeeper", 0) != 0)
+      return escape::inconclusive("pid " + p + " on the engine's host is '" + name +
+                                  "', not the gatekeeper");
     Outcome o = judge_gatekeeper_status(text->substr(std::min(text->size(), name.size() + 1)));
-    o.evidence = container + " pid " + p + " (read on the engine's host by a probe in its pid namespace): " + o.evidence;
+    o.evidence = container + " pid " + p +
+                 " (read on the engine's host by a probe in its pid namespace): " + o.evidence;
     return o;
   }
   std::ifstream comm("/proc/" + p + "/comm");
@@ -228,9 +247,10 @@ void ProcessSampler::loop() {
     lock.unlock();
     // `--` ends docker's flags; what follows the container name is handed to ps on the host.
     // Podman's top takes its own descriptors, in the container's pid namespace (init is pid 1).
-    Result<std::string> out = cli_.engine().kind == EngineKind::kPodman
-                                  ? cli_.run({"top", "--", container_, "pid", "ppid", "args"}, container_)
-                                  : cli_.run({"top", "--", container_, "-eo", "pid,ppid,args"}, container_);
+    Result<std::string> out =
+        cli_.engine().kind == EngineKind::kPodman
+            ? cli_.run({"top", "--", container_, "pid", "ppid", "args"}, container_)
+            : cli_.run({"top", "--", container_, "-eo", "pid,ppid,args"}, container_);
     Result<std::vector<SpaceProcess>> parsed = out ? parse_top(*out) : Result<std::vector<SpaceProcess>>(out.error());
     lock.lock();
     if (parsed) samples_.push_back(std::move(*parsed));

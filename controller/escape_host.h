@@ -49,7 +49,8 @@ std::string container_address(const DockerCli& cli, const std::string& container
 // for a remote one by a probe container in the host's pid namespace (as unprivileged as a space,
 // no network, `cat` of two world-readable files), labelled with `labels`.
 escape::Outcome gatekeeper_hardening(const DockerCli& cli, const std::string& container,
-                                     const std::vector<std::string>& labels = {}, const std::string& image = {});
+                                     const std::vector<std::string>& labels = {},
+                                     const std::string& image = {});
 
 // The key appears in no `docker inspect` document of `containers`.
 escape::Outcome key_not_in_inspect(const DockerCli& cli, const std::vector<std::string>& containers,

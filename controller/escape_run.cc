@@ -7,6 +7,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -14,11 +15,13 @@
 #include "controller/escape_facts.h"
 #include "controller/escape_host.h"
 #include "controller/escape_runner.h"
+#include "controller/records.h"
 #include "controller/gatekeeper_channel.h"
 #include "controller/signals.h"
 #include "controller/spec.h"
 #include "escape-suite/report.h"
 #include "escape-suite/sha256.h"
+#include "escape-suite/upstream_answer.h"
 
 namespace controller {
 
@@ -86,6 +89,39 @@ Result<std::string> place_binary(DockerPlace& place, const std::string& id, cons
   const std::string path = dir + "/escape-suite";
   if (Result<void> c = copy_into(place, id, path, bytes, true, true); !c) return c.error();
   return path;
+}
+
+// The window's upstream: the suite binary in the upstream container's /tmp, run per connection
+// on port 80 by busybox nc as `escape-suite answer-upstream` (escape-suite/upstream_answer.h): a
+// 200 with the marker only for a request carrying the fake key (by digest; the key itself is never
+// in an argv), else 401. The window control needs that 200. "" or what failed.
+std::string start_window_upstream(const DockerCli& cli, const std::string& container, const std::string& binary,
+                                  const std::string& key_sha) {
+  const std::string path = "/tmp/escape-suite";
+  std::string last;
+  bool copied = false;
+  for (const std::vector<std::string>& copy : {std::vector<std::string>{"dd", "of=" + path, "bs=65536"},
+                                               std::vector<std::string>{"busybox", "dd", "of=" + path, "bs=65536"}}) {
+    std::vector<std::string> args = {"exec", "--interactive", "--", container};
+    args.insert(args.end(), copy.begin(), copy.end());
+    Result<ProcessOutcome> o = cli.run_raw(args, container, kCopyTimeout, binary);
+    if (o && o->succeeded()) {
+      copied = true;
+      break;
+    }
+    last = o ? o->describe() : o.error().message;
+  }
+  if (!copied) return "copy the suite into " + container + ": " + last;
+  for (const std::vector<std::string>& step : {std::vector<std::string>{"chmod", "755", path},
+                                               std::vector<std::string>{"nc", "-ll", "-p", "80", "-e", path,
+                                                                        std::string(escape::kAnswerUpstreamMode), "--key-sha256", key_sha}}) {
+    std::vector<std::string> args = {"exec"};
+    if (step[0] == "nc") args.emplace_back("--detach");
+    args.insert(args.end(), {"--", container});
+    args.insert(args.end(), step.begin(), step.end());
+    if (Result<std::string> r = cli.run(args, container, kCopyTimeout); !r) return r.error().message;
+  }
+  return {};
 }
 
 // sha256 of the placed binary, read inside by root; empty when it cannot be read.
@@ -232,6 +268,7 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
 
   const std::string run = random_hex(6);
   const std::vector<std::string> labels = escape_labels(run, po.owner);
+  std::optional<SpaceLock> twin_lock;  // declared first: released after the teardown removed the twin
   Teardown teardown;
   // Last step of the teardown: anything labelled with this run, containers before networks.
   teardown.add([&cli, run] {
@@ -327,6 +364,10 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
   if (!have_test_image) twin_note = "no " + eo.test_gatekeeper_image_file + ": the twin runs the release gatekeeper, its control cannot work; ";
   if (need_twin) {
     CreateRequest req;
+    req.id = random_hex(6);
+    if (!eo.state_dir.empty()) {
+      if (Result<SpaceLock> l = SpaceLock::acquire(eo.state_dir, req.id, "escape-test twin"); l) twin_lock.emplace(std::move(*l));
+    }
     req.name = "escape-twin-" + run;
     req.memory_bytes = 256ll << 20;
     Result<SpaceSummary> twin = twin_place.create(req);
@@ -358,10 +399,13 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     u.insert(u.end(), labels.begin(), labels.end());
     const std::vector<std::string> limits = engine_run_flags(po.engine.kind);
     u.insert(u.end(), limits.begin(), limits.end());
+    // /tmp (exec) holds the suite binary for the window's upstream on 80, started below.
+    u.insert(u.end(), {"--tmpfs", "/tmp:rw,exec,nosuid,nodev,size=16m"});
     // -ll: keep listening; each connection echoes (a CONNECT only needs the dial to succeed).
     u.insert(u.end(), {"--", image, "nc", "-ll", "-p", "443", "-e", "cat"});
     if (Result<std::string> r = cli.run(a, upstream_net, kChangeTimeout); !r) upstream_note = r.error().message;
     else if (Result<std::string> r2 = cli.run(u, upstream_net, kChangeTimeout); !r2) upstream_note = r2.error().message;
+    else upstream_note = start_window_upstream(cli, "gk-escape-" + run + "-upstream", *binary, key_sha);
     for (const std::string* gk : {&main_names.gatekeeper, &twin_names.gatekeeper}) {
       if (!upstream_note.empty() || gk->empty()) continue;
       if (Result<std::string> r = cli.run({"network", "connect", "--", upstream_net, *gk}, *gk, kChangeTimeout); !r) {
@@ -376,8 +420,12 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
 
   // Allowlist switch and the fake grant, on both gatekeepers (secret on stdin only).
   const std::string network_body = json{{"mode", "allowlist"}, {"domains", {std::string(kUpstreamAlias)}}}.dump();
-  std::string grant_body = json{{"id", std::string(kEscapeGrant)}, {"upstream", "https://" + std::string(kUpstreamAlias) + "/v1"},
-                                {"header", "x-api-key"}, {"secret", key}}.dump();
+  // The grant goes to the upstream's address literal over http, which only a grant the host marks
+  // unsafe_private_upstream may do; no name, so the control does not hang on the corridor's checks.
+  const std::string upstream_ip = upstream_note.empty() ? container_address(cli, "gk-escape-" + run + "-upstream", upstream_net) : std::string();
+  std::string grant_body = json{{"id", std::string(kEscapeGrant)},
+                                {"upstream", upstream_ip.empty() ? "https://" + std::string(kUpstreamAlias) + "/v1" : "http://" + upstream_ip + "/v1"},
+                                {"header", "x-api-key"}, {"secret", key}, {"unsafe_private_upstream", !upstream_ip.empty()}}.dump();
   std::string setup_note;
   for (const std::string* sid : {static_cast<const std::string*>(&id), static_cast<const std::string*>(&twin_id)}) {
     if (sid->empty()) continue;
@@ -414,6 +462,10 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
   controls.pids_limit = static_cast<std::uint64_t>(inspect_number(cli, main_names.space, "{{.HostConfig.PidsLimit}}"));
   controls.memory_limit = static_cast<std::uint64_t>(inspect_number(cli, main_names.space, "{{.HostConfig.Memory}}"));
   controls.cpu_limit = static_cast<std::uint64_t>(inspect_number(cli, main_names.space, "{{.HostConfig.NanoCpus}}"));
+  // Each volume's size (the filesystem behind it, loop_disk.h): what the disk-fill cases may write.
+  if (Result<std::string> q = cli.run({"volume", "inspect", "--format", "{{index .Labels \"" + std::string(kLabelDisk) + "\"}}", "--",
+                                       main_names.home}, main_names.home))
+    controls.home_quota = std::strtoull(q->c_str(), nullptr, 10);
   controls.log_flood_mib = eo.log_flood_mib;
   controls.exhaustion = eo.exhaustion;
   controls.unsafe_privileged = eo.unsafe_privileged;
@@ -450,8 +502,10 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
       host.push_back(host_result("host.suite-report", escape::fail(r.error().message)));
     }
     // Podman's top shows the space's own pid namespace, where its init is pid 1.
-    const long init_pid = po.engine.kind == EngineKind::kPodman
-                              ? 1L : static_cast<long>(inspect_number(cli, main_names.space, "{{.State.Pid}}"));
+    const long init_pid =
+        po.engine.kind == EngineKind::kPodman
+            ? 1L
+            : static_cast<long>(inspect_number(cli, main_names.space, "{{.State.Pid}}"));
     std::string main_args;
     if (Result<std::string> a = cli.run({"container", "inspect", "--format", "{{json .Config.Cmd}}", "--", main_names.space}, main_names.space); a) {
       const json cmd = json::parse(*a, nullptr, false);
@@ -531,7 +585,8 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     const LogMeasure m = measure_space_log(cli, main_names.space);
     host.push_back(host_result("host.log-capped", m.ok ? judge_log_size(m.bytes, flood_delivered, m.flood_seen) : escape::inconclusive(m.error)));
   }
-  host.push_back(host_result("host.gatekeeper-hardening", gatekeeper_hardening(cli, main_names.gatekeeper, labels, image)));
+  host.push_back(host_result("host.gatekeeper-hardening",
+                             gatekeeper_hardening(cli, main_names.gatekeeper, labels, image)));
   host.push_back(host_result("host.control-channel-outer",
                              outer_network_refuses(cli, labels, run, image, main_names.outer,
                                                    container_address(cli, main_names.gatekeeper, main_names.outer))));

@@ -244,7 +244,8 @@ Result<std::vector<SpaceProcess>> parse_top(std::string_view text) {
     if (!field(p.pid) || !field(p.ppid)) return fail(Code::kCommandFailed, "docker top: a line without pid and ppid");
     while (i < line.size() && line[i] == ' ') ++i;
     p.args = std::string(line.substr(i, 200));
-    while (!p.args.empty() && p.args.back() == ' ') p.args.pop_back();  // Podman pads its last column
+    while (!p.args.empty() && p.args.back() == ' ')
+      p.args.pop_back();  // Podman pads its last column
     if (out.size() == kMaxTopProcesses) return fail(Code::kCommandFailed, "docker top: more than 4096 processes");
     out.push_back(std::move(p));
   }
@@ -332,6 +333,7 @@ std::vector<std::string> suite_argv(const SuiteControls& c) {
   if (c.pids_limit > 0) add("--pids-limit", std::to_string(c.pids_limit));
   if (c.memory_limit > 0) add("--memory-limit", std::to_string(c.memory_limit));
   if (c.cpu_limit > 0) add("--cpu-limit", std::to_string(c.cpu_limit));
+  if (c.home_quota > 0) add("--home-quota", std::to_string(c.home_quota));
   add("--log-flood-mib", std::to_string(c.log_flood_mib));
   for (const std::string& p : c.probe_addresses) add("--probe-address", p);
   for (const std::string& p : c.other_space) add("--other-space", p);

@@ -54,6 +54,9 @@ struct EscapeOptions {
   std::uint64_t log_flood_mib = 50;
   // Test-only: weakened-space tests run as root in the space and need --unsafe-privileged.
   bool unsafe_privileged = false;
+  // The state directory: the twin space is created under its own lock, held for the run, so a
+  // sweep (which finds no record for it) leaves it alone. Empty: no lock (tests without one).
+  std::string state_dir;
 };
 
 struct EscapeReport {
@@ -148,6 +151,7 @@ struct SuiteControls {
   std::vector<std::string> only;
   std::uint64_t pids_limit = 0, memory_limit = 0, log_flood_mib = 50;
   std::uint64_t cpu_limit = 0;  // HostConfig.NanoCpus
+  std::uint64_t home_quota = 0;  // each volume's size (the spacectl.space.disk label)
   bool exhaustion = false, unsafe_privileged = false;
   // verify's inner-network checks passed on the host (the bridge holds no host address), so a
   // default route via the IPAM gateway (Engine 20.10 on --internal) leads to no one.

@@ -14,22 +14,32 @@ constexpr std::array<Topic, 9> kTopics = {{
     {"space", "what a space is and its life cycle",
      "A space is a hardened container holding an AI agent and a copy of your code. It runs as a\n"
      "non-root user with a read-only root filesystem, no capabilities, no-new-privileges, a seccomp\n"
-     "profile, pids and memory limits, capped logs and no host mount. Its only network is an\n"
+     "profile, pids, memory, CPU and IO limits, capped logs and no host mount; $HOME and its\n"
+     "workspace are each a fixed-size filesystem (--disk, default 10g). Its only network is an\n"
      "internal one it shares with its own gatekeeper.\n\n"
-     "  spacectl space create [--name N] [--memory 4g] [--image IMAGE] [-- COMMAND...]\n"
+     "  spacectl space create [--name N] [--memory 4g] [--cpus 1] [--disk 10g] [--image IMAGE] [-- COMMAND...]\n"
      "  spacectl space list | show ID | verify ID | stop ID | start ID | remove ID\n"
      "  spacectl space exec ID [--gatekeeper] -- COMMAND...\n\n"
      "create makes the networks, the gatekeeper and the space, verifies every hardening setting\n"
      "against the spec, and only then starts them; any failure removes what it made. Labels on the\n"
      "containers and networks are the only record of what exists: list asks the engine.\n"},
-    {"code", "bringing the project into a space",
+    {"code", "bringing the project into a space and the work out",
      "Code in snapshots your project with libgit2 inside spacectl (committed, staged, unstaged and\n"
      "untracked files that git does not ignore; no host git, hook or GIT_* variable runs) and sends\n"
      "it into the space over the place's exec, where the space's own git unfolds it:\n\n"
      "  spacectl space create --name N --repo ~/project     (create, code in, then history)\n"
      "  spacectl code in ID --repo ~/project [--mode clean]\n"
      "  spacectl code files --repo ~/project    (what would travel, what would not and why)\n"
-     "  spacectl code history ID      spacectl code forget ID\n"},
+     "  spacectl code history ID      spacectl code forget ID\n\n"
+     "Code out brings the agent's work back as hostile data: the space's git makes a result commit,\n"
+     "spacectl fetches exactly that commit into a quarantine, checks every object and tree name,\n"
+     "and only then writes it to refs/openchamber/spaces/ID/result (nothing else; nothing at all\n"
+     "when it refuses):\n\n"
+     "  spacectl code out ID [--timeout S]    (changed paths, bytes, nested repositories, unmerged)\n\n"
+     "The agent's work comes back once brought out, as a new branch or as uncommitted changes (only\n"
+     "what is new since the last apply; checked whole before anything is written):\n\n"
+     "  spacectl apply ID --as-branch NAME      spacectl apply ID --as-changes [--remove-afterwards]\n"
+     "  spacectl apply-state ID                 (read-only: what the next apply would do)\n"},
     {"gatekeeper", "the appliance in front of every space",
      "Each space has its own gatekeeper: one static program in an otherwise empty image, pinned by\n"
      "image ID (spacectl --version prints the pins). It offers the space two ports on the inner\n"
@@ -57,8 +67,9 @@ constexpr std::array<Topic, 9> kTopics = {{
      "A place is the container runtime spacectl drives through its CLI; today the local Docker\n"
      "engine. `spacectl place check` proves the place can isolate: the engine applies seccomp, a\n"
      "probe on an internal network cannot reach a listener on the host, and a probe on a normal\n"
-     "bridge can (the positive control). It also loads the pinned images from their archives when\n"
-     "the engine lacks them. Exit 3 means this place cannot run isolated spaces.\n"},
+     "bridge can (the positive control). When the engine lacks a pinned image it pulls it by the\n"
+     "digest `spacectl image push` recorded, or loads the archive next to the pin, and refuses\n"
+     "anything that is not the pinned image. Exit 3 means this place cannot run isolated spaces.\n"},
     {"escape-test", "proving a space cannot be left",
      "`spacectl escape-test ID` copies the static escape suite into the space and runs 300+ attacks\n"
      "as the space's user, with controls only the host can set up (host listeners, a second space,\n"
@@ -77,7 +88,8 @@ constexpr std::array<Topic, 9> kTopics = {{
      "--json prints exactly one JSON document; an error is {\"error\":{\"code\":...,\"message\":...}}.\n"
      "Exit status: 0 done; 1 a place command failed; 2 usage or a refused value; 3 the place is\n"
      "unreachable or unusable; 4 no such space or not running; 5 verify failed; 6 the gatekeeper\n"
-     "is not ready, refused or unreachable. `space exec` exits with the command's status.\n"},
+     "is not ready, refused or unreachable; 10-23 code in, 24-30 code out, 32-42 apply.\n"
+     "`space exec` exits with the command's status.\n"},
 }};
 
 }  // namespace

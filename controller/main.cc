@@ -10,8 +10,8 @@
 #include <cstring>
 
 #include <climits>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <iterator>
 #include <optional>
@@ -22,9 +22,11 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "controller/code/apply_cli.h"
 #include "controller/code/cli.h"
 #include "controller/escape_runner.h"
 #include "controller/help.h"
+#include "controller/image_push.h"
 #include "controller/install_paths.h"
 #include "controller/manager.h"
 #include "controller/process.h"
@@ -33,6 +35,9 @@
 #include "controller/text.h"
 #include "policy/control_messages.h"
 #include "controller/spec.h"
+#include "controller/sweep.h"
+#include "controller/serve/serve.h"
+#include "controller/docker_place.h"
 #include "controller/version.h"
 
 namespace {
@@ -45,7 +50,8 @@ constexpr const char* kExitCodes =
     "Exit status: 0 done; 1 a place command failed or an internal error; 2 usage or a refused value;\n"
     "3 place_unreachable / place_unusable / place_not_found (daemon down, no seccomp, isolation not\n"
     "proved); 4 space_not_found / space_not_running; 5 verify_failed; 6 gatekeeper_not_ready /\n"
-    "gatekeeper_refused / gatekeeper_unreachable; 10-23 code in refusals and failures, one status each\n"
+    "gatekeeper_refused / gatekeeper_unreachable; 7 space_busy (another action holds the space);\n"
+    "10-23 code in, 24-30 code out and 32-42 apply refusals and failures, one status each\n"
     "(controller/README.md lists them). `space exec` exits with the command's status.\n"
     "--json prints one document; an error is {\"error\":{\"code\":\"…\",\"message\":\"…\"}}.";
 
@@ -77,8 +83,9 @@ std::string text_of(const json& doc) {
   if (doc.contains("places") && doc["places"].is_array()) {
     for (const json& p : doc["places"])
       out += show(p.value("place", json(""))) + "  " + show(p.value("state", json(""))) + "  " +
-             (p.value("restricts_network", false) ? "can restrict the network" : "cannot restrict the network") + "  " +
-             show(p.value("detail", json(""))) + "\n";
+             (p.value("restricts_network", false) ? "can restrict the network"
+                                                  : "cannot restrict the network") +
+             "  " + show(p.value("detail", json(""))) + "\n";
     return out;
   }
   if (doc.contains("findings") && doc["findings"].is_array()) {
@@ -93,6 +100,28 @@ std::string text_of(const json& doc) {
     for (const json& n : doc["not_travelling"])
       out += show(n.value("path", json(""))) + "  does not travel: " + show(n.value("reason", json(""))) + "\n";
     return out + std::to_string(doc["files"].size()) + " files, " + show(doc.value("total_bytes", json(0))) + " bytes travel\n";
+  }
+  if (doc.contains("result_ref") && doc.contains("changed") && doc["changed"].is_array()) {  // code out
+    out += "result " + show(doc.value("result", json(""))) + " in " + show(doc.value("result_ref", json(""))) + "\n";
+    for (const json& c : doc["changed"])
+      out += "  " + show(c.value("change", json(""))) + "  " + show(c.value("path", json(""))) + "  " + show(c.value("new_bytes", json(0))) +
+             " bytes\n";
+    const auto count = [&](const char* key) { return doc.contains(key) ? doc[key].value("count", json(0)).get<std::size_t>() : 0; };
+    if (doc.value("changed_paths", json(0)).get<std::size_t>() > doc["changed"].size()) out += "  ...\n";
+    out += show(doc.value("changed_paths", json(0))) + " changed paths, " + show(doc.value("changed_bytes", json(0))) + " bytes (both sides), " +
+           show(doc.value("new_objects", json(0))) + " new objects (" + show(doc.value("new_bytes", json(0))) + " bytes)\n";
+    for (const char* key : {"nested_repositories", "unmerged"}) {
+      if (count(key) == 0) continue;
+      out += std::string(key == std::string("unmerged") ? "unmerged in the space (conflict markers may be in the files): "
+                                                        : "nested repositories (arrive as gitlinks only): ") +
+             std::to_string(count(key)) + "\n";
+      for (const json& p : doc[key]["paths"]) out += "  " + show(p) + "\n";
+    }
+    if (doc.contains("symlinks") && doc["symlinks"].value("count", json(0)).get<std::size_t>() > 0)
+      for (const json& l : doc["symlinks"]["links"])
+        out += "  link " + show(l.value("path", json(""))) + " -> " + show(l.value("target", json(""))) +
+               (l.value("leaves_tree", false) ? "  (points outside the project)" : "") + "\n";
+    return out;
   }
   if (doc.contains("differences") && doc["differences"].is_array()) {
     for (const json& d : doc["differences"]) out += show(d.value("check", json(""))) + ": " + show(d.value("message", json(""))) + "\n";
@@ -186,34 +215,41 @@ int run(int argc, char** argv) {
   options.space_image_file = dir + "/space-image.id";
   options.seccomp_space = dir + "/seccomp/space.json";
   options.seccomp_gatekeeper = dir + "/seccomp/gatekeeper.json";
+  options.bridge_binary = paths.libexec_dir + "/spacectl-bridge";
   const std::string test_pin_file = dir + "/gatekeeper-test-image.id";
   // Printed with the pins this invocation would use, so --version goes after the path options.
   bool show_version = false;
   app.add_flag("--version", show_version, "print the version, git revision and pinned image IDs, then exit");
   app.add_flag("--json", as_json, "print one JSON document");
   std::string place_host;
-  app.add_option("--place", place_name, "place to use: docker (default), docker-ssh or podman (spacectl place list)");
-  app.add_option("--host", place_host, "the engine of --place docker-ssh: ssh://user@host[:port] (default: DOCKER_HOST)");
+  app.add_option("--place", place_name,
+                 "place to use: docker (default), docker-ssh or podman (spacectl place list)");
+  app.add_option("--host", place_host,
+                 "the engine of --place docker-ssh: ssh://user@host[:port] (default: DOCKER_HOST)");
   app.add_option("--state-dir", state_override, "host records (default $XDG_STATE_HOME/spacectl)");
   app.add_option("--owner", owner_override, "installation id scoping every label (default: made once in the state dir)");
   app.add_option("--gatekeeper-image-file", options.gatekeeper_image_file, "file holding the pinned gatekeeper image ID");
   app.add_option("--space-image-file", options.space_image_file, "file holding the default space image ID");
   app.add_option("--seccomp-space", options.seccomp_space, "seccomp profile of the space");
   app.add_option("--seccomp-gatekeeper", options.seccomp_gatekeeper, "seccomp profile of the gatekeeper");
+  app.add_option("--disk-dir", options.disk_dir, "where a local place keeps the volumes' disk images (default /var/lib/spacectl/disks)");
 
   auto* place_cmd = app.add_subcommand("place", "the place itself")->require_subcommand(1);
   auto* check_cmd = place_cmd->add_subcommand("check", "is this place usable? proved by trying");
-  auto* place_list_cmd = place_cmd->add_subcommand("list", "every place, its state, and whether it can restrict the network (each probed)");
+  auto* place_list_cmd = place_cmd->add_subcommand(
+      "list", "every place, its state, and whether it can restrict the network (each probed)");
 
   auto* space_cmd = app.add_subcommand("space", "spaces")->require_subcommand(1);
   controller::CreateRequest create_request;
   std::string memory_text;
   std::string cpus_text;
+  std::string disk_text;
   auto* create_cmd = space_cmd->add_subcommand("create", "create, verify and start a space");
   create_cmd->add_option("--name", create_request.name, "display name");
   create_cmd->add_option("--image", create_request.space_image, "space image (default: the pinned local image)");
   create_cmd->add_option("--memory", memory_text, "memory limit, e.g. 512m or 4g (swap equals it)");
   create_cmd->add_option("--cpus", cpus_text, "CPU quota, e.g. 1 or 1.5 (default: half the place's cores, at least 1)");
+  create_cmd->add_option("--disk", disk_text, "size of each writable volume ($HOME and the workspace), e.g. 2g (default 10g)");
   create_cmd->add_option("command", create_request.command, "command of the space (after --)");
   std::string id;
   auto with_id = [&](CLI::App* parent, const char* name, const char* help) {
@@ -273,6 +309,8 @@ int run(int argc, char** argv) {
 
   controller::code::CodeCli code_cli;  // code in / history / files / forget; space create --repo
   controller::code::add_code_cli(app, create_cmd, code_cli);
+  controller::code::ApplyCli apply_cli;  // apply --as-branch | --as-changes; apply-state
+  controller::code::add_apply_cli(app, apply_cli);
 
   // --version needs no subcommand; CLI11 would refuse the missing one first.
   for (int i = 1; i < argc; ++i) {
@@ -280,6 +318,27 @@ int run(int argc, char** argv) {
     if (a == "--") break;
     if (a == "--version") app.require_subcommand(0, 1);
   }
+  auto* sweep_cmd = app.add_subcommand("sweep", "remove what a crashed spacectl left: objects without a record, interrupted creations, temporary folders");
+  int sweep_grace = static_cast<int>(controller::kDefaultSweepGrace.count());
+  sweep_cmd->add_option("--grace", sweep_grace, "leave objects younger than this many seconds (default 600)")->check(CLI::Range(0, 31536000));
+
+  auto* serve_cmd = app.add_subcommand("serve", "run as a service: a JSON API on a unix socket in the state dir (controller/API.md)");
+  controller::serve::ServeOptions serve_options;
+  bool serve_no_sweep = false;
+  serve_cmd->add_option("--socket", serve_options.socket_path, "unix socket (default <state dir>/serve.sock)");
+  serve_cmd->add_option("--listen", serve_options.listen, "also listen on 127.0.0.1:PORT (needs --token-file)");
+  serve_cmd->add_option("--token-file", serve_options.token_file, "bearer token for --listen (a file of this user, mode 0600)");
+  serve_cmd->add_flag("--no-sweep", serve_no_sweep, "do not sweep at start");
+  serve_cmd->add_option("--sweep-grace", serve_options.sweep_grace_seconds, "grace of the sweep at start, seconds (default 600)")
+      ->check(CLI::Range(0, 31536000));
+
+  // image push: image_push.h (skopeo, from the archives next to the pins; digests recorded there).
+  auto* image_cmd = app.add_subcommand("image", "the pinned images")->require_subcommand(1);
+  auto* push_cmd = image_cmd->add_subcommand("push", "push the pinned images to a registry; record each digest next to its pin");
+  std::string push_registry, push_test_pin = test_pin_file;
+  push_cmd->add_option("--registry", push_registry, "HOST[:PORT]/PATH, e.g. 127.0.0.1:5000/gatekeeper-spaces")->required();
+  push_cmd->add_option("--test-gatekeeper-image-file", push_test_pin, "pin of the TEST-ONLY twin (pushed when present)");
+
   auto* help_cmd = app.add_subcommand("help", "the main concepts: spacectl help TOPIC (no topic: the list)");
   std::string help_topic;
   help_cmd->add_option("topic", help_topic, "space, code, gatekeeper, corridor, window, place, escape-test, files or json");
@@ -314,6 +373,15 @@ int run(int argc, char** argv) {
     return 0;
   }
 
+  if (push_cmd->parsed()) {
+    const std::string version = controller::own_version().version;
+    return report(controller::push_report(controller::push_images(
+                      push_registry, {{"gatekeeper", version, options.gatekeeper_image_file, true},
+                                      {"gatekeeper-test", version + "-TEST-ONLY", push_test_pin, false},
+                                      {"space-default", version, options.space_image_file, true}})),
+                  as_json);
+  }
+
   Result<std::string> state_or = controller::state_dir(state_override);
   if (!state_or) return report(state_or.error(), as_json);
   const std::string state = *state_or;
@@ -330,11 +398,17 @@ int run(int argc, char** argv) {
   // DOCKER_HOST=ssh://… makes the docker CLI remote: that engine is the docker-ssh place, whose
   // verify and probes know the engine's host is not this one.
   const char* docker_host = std::getenv("DOCKER_HOST");
-  if (place_name == "docker" && place_host.empty() && docker_host != nullptr && std::string_view(docker_host).rfind("ssh://", 0) == 0)
+  if (place_name == "docker" && place_host.empty() && docker_host != nullptr &&
+      std::string_view(docker_host).rfind("ssh://", 0) == 0)
     place_name = "docker-ssh";
-  if (place_name == "docker-ssh") options.engine.host = !place_host.empty() ? place_host : docker_host != nullptr ? docker_host : "";
-  if (place_list_cmd->parsed()) return report(controller::list_places(controller::builtin_registry(), options), as_json);
-  Result<controller::Engine> engine = controller::engine_for_place(place_name, place_host, docker_host);
+  if (place_name == "docker-ssh")
+    options.engine.host = !place_host.empty()      ? place_host
+                          : docker_host != nullptr ? docker_host
+                                                   : "";
+  if (place_list_cmd->parsed())
+    return report(controller::list_places(controller::builtin_registry(), options), as_json);
+  Result<controller::Engine> engine =
+      controller::engine_for_place(place_name, place_host, docker_host);
   if (!engine) return report(engine.error(), as_json);
   options.engine = *engine;
   Result<std::unique_ptr<controller::Place>> place = controller::builtin_registry().make(place_name, options);
@@ -356,11 +430,38 @@ int run(int argc, char** argv) {
       return report(controller::fail(Code::kPlaceUnusable, "place check: this place cannot run isolated spaces"), as_json, *r);
     return report(r, as_json);
   }
+  if (serve_cmd->parsed()) {
+    serve_options.place_name = place_name;
+    serve_options.place_options = options;
+    serve_options.state = state;
+    serve_options.sweep_at_start = !serve_no_sweep;
+    serve_options.escape_binary = escape_options.binary;
+    serve_options.escape_test_image_file = escape_options.test_gatekeeper_image_file;
+    return controller::serve::run_serve(serve_options);
+  }
+  if (sweep_cmd->parsed()) {
+    controller::SweepOptions so;
+    so.grace = std::chrono::seconds(sweep_grace);
+    so.remove_refs = controller::code::forget_refs;
+    return report(controller::sweep(manager, so), as_json);
+  }
   if (create_cmd->parsed()) {
+    // Chosen here so each progress line can name it; the lock and a `preparing` record come
+    // before anything exists at the place.
+    create_request.id = controller::random_hex(6);
+    create_request.progress = [&create_request](std::string_view step) {
+      std::cerr << "spacectl: space create " << create_request.id << ": " << step << "\n";
+    };
     if (!memory_text.empty()) {
       std::optional<std::int64_t> m = parse_size(memory_text);
       if (!m) return report(controller::fail(Code::kUsage, "--memory " + memory_text + ": a size like 512m or 4g"), as_json);
       create_request.memory_bytes = *m;
+    }
+    if (!disk_text.empty()) {
+      std::optional<std::int64_t> d = parse_size(disk_text);
+      if (!d || *d < controller::kMinDiskBytes || *d > controller::kMaxDiskBytes)
+        return report(controller::fail(Code::kUsage, "--disk " + disk_text + ": a size like 2g, from 64m to 16384g"), as_json);
+      create_request.disk_bytes = *d;
     }
     if (!cpus_text.empty()) {
       std::optional<std::int64_t> c = controller::parse_cpus(cpus_text);
@@ -383,6 +484,7 @@ int run(int argc, char** argv) {
   if (start_cmd->parsed()) return report(manager.start(id), as_json);
   if (remove_cmd->parsed()) return report(controller::code::remove_with_refs(manager, id), as_json);
   if (auto r = controller::code::run_code_cli(code_cli, manager, {}); r) return report(*r, as_json);
+  if (auto r = controller::code::run_apply_cli(apply_cli, manager); r) return report(*r, as_json);
   if (exec_cmd->parsed()) {
     if (in_gatekeeper) {
       Result<controller::ExecOutput> r = (*place)->exec(id, controller::ExecTarget::kGatekeeper, exec_args, {}, std::chrono::milliseconds(60000));
@@ -431,6 +533,7 @@ int run(int argc, char** argv) {
   if (key_cmd->parsed()) return report(manager.window_key(id), as_json);
   if (escape_cmd->parsed()) {
     escape_options.space_id = id;
+    escape_options.state_dir = state;
     escape_options.exhaustion = !no_exhaustion;
     escape_options.format = escape_format == "json" ? escape::Format::kJson
                             : escape_format == "tap" ? escape::Format::kTap
@@ -440,7 +543,7 @@ int run(int argc, char** argv) {
                                                        : escape::Format::kText;
     // The run changes the gatekeeper's network and grants and puts them back: one change of the
     // space under its lock, like network set and grant add.
-    Result<controller::SpaceLock> lock = controller::SpaceLock::acquire(state, id);
+    Result<controller::SpaceLock> lock = controller::SpaceLock::acquire(state, id, "escape-test");
     if (!lock) return report(lock.error(), as_json);
     Result<controller::EscapeReport> r = controller::run_escape_test(options, escape_options);
     if (!r) return report(r.error(), as_json);

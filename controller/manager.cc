@@ -4,8 +4,11 @@
 #include <string.h>
 
 #include <algorithm>
+#include <set>
 
+#include "controller/docker_place.h"  // random_hex
 #include "controller/gatekeeper_channel.h"
+#include "controller/space_token.h"
 #include "controller/spec.h"
 #include "policy/control_messages.h"
 
@@ -16,9 +19,11 @@ using nlohmann::json;
 namespace {
 
 json summary_json(const SpaceSummary& s, const std::string& state) {
-  return {{"id", s.id}, {"name", s.name}, {"created", s.created}, {"state", state},
-          {"space", s.space_state}, {"gatekeeper", s.gatekeeper_state}, {"missing", s.missing},
-          {"window", s.window_url}};
+  json out = {{"id", s.id}, {"name", s.name}, {"created", s.created}, {"state", state},
+              {"space", s.space_state}, {"gatekeeper", s.gatekeeper_state}, {"missing", s.missing},
+              {"window", s.window_url}};
+  if (s.space_state == "exited") out["exit_code"] = s.space_exit_code;
+  return out;
 }
 
 Result<SpaceSummary> find(Place& place, const std::string& id) {
@@ -53,6 +58,9 @@ std::vector<std::string> needs_access(const SpaceRecord& record, const std::vect
 std::string space_state(const SpaceSummary& s, bool needs) {
   if (!s.missing.empty()) return "unreachable";
   if (s.space_state == "running" && s.gatekeeper_state == "running") return needs ? "needs-access" : "running";
+  // Exit status 75 (EX_TEMPFAIL): the space stopped itself when idle, or idle stop stopped it
+  // (controller/serve/idle.h); either way nothing is wrong with it.
+  if (s.space_state == "exited" && s.space_exit_code == kIdleExitCode && s.gatekeeper_state != "running") return "stopped-idle";
   if (s.space_state != "running" && s.gatekeeper_state != "running") return "stopped";
   return "unreachable";  // one half runs without the other
 }
@@ -60,10 +68,17 @@ std::string space_state(const SpaceSummary& s, bool needs) {
 Result<json> Manager::check() {
   Result<CheckReport> r = place.check();
   if (!r) return r.error();
-  const bool usable = r->seccomp && r->isolation_proved && r->positive_control && r->unsupported.empty();
-  return json{{"usable", usable}, {"place", r->place}, {"engine", r->engine_version}, {"os_arch", r->os_arch},
-              {"seccomp", r->seccomp}, {"rootless", r->rootless}, {"host_isolation", r->isolation_proved},
-              {"positive_control", r->positive_control}, {"findings", r->findings}};
+  const bool usable =
+      r->seccomp && r->isolation_proved && r->positive_control && r->unsupported.empty();
+  return json{{"usable", usable},
+              {"place", r->place},
+              {"engine", r->engine_version},
+              {"os_arch", r->os_arch},
+              {"seccomp", r->seccomp},
+              {"rootless", r->rootless},
+              {"host_isolation", r->isolation_proved},
+              {"positive_control", r->positive_control},
+              {"findings", r->findings}};
 }
 
 Result<json> list_places(const Registry& registry, const PlaceOptions& options) {
@@ -87,31 +102,101 @@ Result<json> list_places(const Registry& registry, const PlaceOptions& options) 
       entry["restricts_network"] = restricts;
       entry["engine"] = r->engine_version;
       entry["rootless"] = r->rootless;
-      entry["detail"] = !r->unsupported.empty() ? r->unsupported : r->findings.empty() ? std::string() : r->findings.back();
+      entry["detail"] = !r->unsupported.empty() ? r->unsupported
+                        : r->findings.empty()   ? std::string()
+                                                : r->findings.back();
     }
     places.push_back(entry);
   }
   return json{{"places", places}};
 }
 
-Result<json> Manager::create(const CreateRequest& request) {
-  Result<SpaceSummary> s = place.create(request);
-  if (!s) return s.error();
-  Result<SpaceLock> lock = SpaceLock::acquire(state, s->id);
+Result<SpaceLock> Manager::begin_create(CreateRequest& request, const std::string& repository) {
+  if (request.id.empty()) request.id = random_hex(6);
+  Result<SpaceLock> lock = SpaceLock::acquire(state, request.id, "space create");
   if (!lock) return lock.error();
-  if (Result<void> w = write_record(state, s->id, SpaceRecord{}); !w) return w.error();
-  return summary_json(*s, "running");
+  SpaceRecord record;
+  record.creation.state = "preparing";
+  record.creation.step = "preparing";
+  record.creation.started = now_utc_iso();
+  record.code.repository = repository;
+  if (Result<void> w = write_record(state, request.id, record); !w) return w.error();
+  return std::move(*lock);
+}
+
+Result<json> Manager::create_locked(const CreateRequest& request) {
+  CreateRequest r = request;
+  const std::string id = request.id;
+  r.progress = [this, id, outer = request.progress](std::string_view step) {
+    // The step lands in the record first, so a list or a sweep sees where a creation got to.
+    if (Result<SpaceRecord> record = read_record(state, id); record && record->creation.state == "preparing") {
+      record->creation.step = std::string(step);
+      (void)write_record(state, id, *record);
+    }
+    if (outer) outer(step);
+  };
+  Result<SpaceSummary> s = place.create(r);
+  if (!s) return s.error();
+  json out = summary_json(*s, "running");
+  // The inner server's password (space_token.h): made here, written over exec stdin, never kept
+  // on the host. An image without the file tools cannot take it; the space still works, its
+  // dispatcher routes then answer space_token_unreadable.
+  std::string token = make_space_token();
+  Result<void> t = write_space_token(place, s->id, token);
+  std::fill(token.begin(), token.end(), '\0');
+  out["token_written"] = t.ok();
+  if (!t) out["token_failure"] = t.error().message;
+  return out;
+}
+
+void Manager::finish_create(const std::string& id, const Failure* failure, const std::string& step) {
+  Result<SpaceRecord> record = read_record(state, id);
+  if (!record) return;
+  if (failure == nullptr) {
+    record->creation = CreationRecord{};
+    (void)write_record(state, id, *record);
+    return;
+  }
+  if (!keep_failed_creations) {
+    (void)remove_record(state, id);
+    return;
+  }
+  record->creation.state = "failed";
+  record->creation.step = step.empty() ? record->creation.step : step;
+  record->creation.failure_code = std::string(code_word(failure->code));
+  record->creation.failure_message = failure->message;
+  (void)write_record(state, id, *record);
+}
+
+Result<json> Manager::create(const CreateRequest& request) {
+  CreateRequest r = request;
+  Result<SpaceLock> lock = begin_create(r);
+  if (!lock) return lock.error();
+  Result<json> created = create_locked(r);
+  finish_create(r.id, created ? nullptr : &created.error(), "");
+  return created;
 }
 
 Result<json> Manager::list() {
   Result<std::vector<SpaceSummary>> all = place.list();
   if (!all) return all.error();
   json spaces = json::array();
+  std::set<std::string> seen;
   for (const SpaceSummary& s : *all) {
+    seen.insert(s.id);
     bool needs = false;
     json entry;
     Result<SpaceRecord> record = read_record(state, s.id);
-    if (s.space_state == "running" && s.gatekeeper_state == "running" && record && !record->grants.empty()) {
+    const bool busy = SpaceLock::is_held(state, s.id);
+    if (record && !record->creation.state.empty()) {
+      // A creation under way (or failed) overrides what the place shows of its half-made parts.
+      entry = summary_json(s, record->creation.state == "preparing" && !busy ? "failed" : record->creation.state);
+      entry["step"] = record->creation.step;
+      if (record->creation.state == "failed" || !busy)
+        entry["failure"] = {{"code", record->creation.state == "failed" ? record->creation.failure_code : "space_creation_interrupted"},
+                            {"message", record->creation.state == "failed" ? record->creation.failure_message
+                                                                           : "the process creating it ended; spacectl sweep removes it"}};
+    } else if (!busy && s.space_state == "running" && s.gatekeeper_state == "running" && record && !record->grants.empty()) {
       Result<std::vector<std::string>> held = held_grants(place, s.id);
       const std::vector<std::string> lacking = held ? needs_access(*record, *held) : std::vector<std::string>{};
       needs = !lacking.empty();
@@ -119,8 +204,28 @@ Result<json> Manager::list() {
       entry["needs_access"] = lacking;
     } else {
       entry = summary_json(s, space_state(s, false));
+      if (record && record->stopped_idle && entry["state"] == "stopped") entry["state"] = "stopped-idle";
     }
+    entry["busy"] = busy;
     spaces.push_back(entry);
+  }
+  // Creations the place shows nothing of yet (or any more): preparing, or failed until dismissed.
+  if (Result<std::vector<std::string>> ids = record_ids(state); ids) {
+    for (const std::string& id : *ids) {
+      if (seen.count(id) != 0) continue;
+      Result<SpaceRecord> record = read_record(state, id);
+      if (!record || record->creation.state.empty()) continue;
+      const bool busy = SpaceLock::is_held(state, id);
+      const bool failed = record->creation.state == "failed" || !busy;
+      json entry = {{"id", id}, {"name", ""}, {"created", record->creation.started}, {"state", failed ? "failed" : "preparing"},
+                    {"space", "missing"}, {"gatekeeper", "missing"}, {"missing", json::array()}, {"window", ""},
+                    {"step", record->creation.step}, {"busy", busy}};
+      if (failed)
+        entry["failure"] = {{"code", record->creation.state == "failed" ? record->creation.failure_code : "space_creation_interrupted"},
+                            {"message", record->creation.state == "failed" ? record->creation.failure_message
+                                                                           : "the process creating it ended; spacectl sweep removes it"}};
+      spaces.push_back(entry);
+    }
   }
   return json{{"spaces", spaces}};
 }
@@ -143,6 +248,8 @@ Result<json> Manager::show(const std::string& id) {
 }
 
 Result<json> Manager::verify(const std::string& id, json& document) {
+  Result<SpaceLock> lock = SpaceLock::acquire(state, id, "space verify");
+  if (!lock) return lock.error();
   Result<std::vector<Difference>> d = place.verify(id);
   if (!d) return d.error();
   json differences = json::array();
@@ -154,17 +261,33 @@ Result<json> Manager::verify(const std::string& id, json& document) {
 }
 
 Result<json> Manager::stop(const std::string& id) {
+  Result<SpaceLock> lock = SpaceLock::acquire(state, id, "space stop");
+  if (!lock) return lock.error();
+  return stop_locked(id, false);
+}
+
+Result<json> Manager::stop_locked(const std::string& id, bool idle) {
   if (Result<void> r = place.stop(id); !r) return r.error();
-  return json{{"id", id}, {"state", "stopped"}};
+  // Idle stop says so in the record (docker stop gives the space 143, not 75); a stop by hand
+  // forgets an earlier idle stop.
+  if (Result<SpaceRecord> record = read_record(state, id); record && record->stopped_idle != idle) {
+    record->stopped_idle = idle;
+    if (Result<void> w = write_record(state, id, *record); !w) return w.error();
+  }
+  return json{{"id", id}, {"state", idle ? "stopped-idle" : "stopped"}};
 }
 
 Result<json> Manager::start(const std::string& id) {
   // Held from the read of the record until the gatekeeper has heard it again.
-  Result<SpaceLock> lock = SpaceLock::acquire(state, id);
+  Result<SpaceLock> lock = SpaceLock::acquire(state, id, "space start");
   if (!lock) return lock.error();
   Result<SpaceRecord> record = read_record(state, id);
   if (Result<void> r = place.start(id); !r) return r.error();
   json out = {{"id", id}, {"state", "running"}};
+  if (record && record->stopped_idle) {
+    record->stopped_idle = false;
+    (void)write_record(state, id, *record);
+  }
   if (!record) {
     // Unreadable record: the network stays as the gatekeeper starts (allowlist, empty).
     out["network_restored"] = false;
@@ -193,9 +316,17 @@ Result<json> Manager::start(const std::string& id) {
 }
 
 Result<json> Manager::remove(const std::string& id) {
-  Result<SpaceLock> lock = SpaceLock::acquire(state, id);
+  Result<SpaceLock> lock = SpaceLock::acquire(state, id, "space remove");
   if (!lock) return lock.error();
-  if (Result<void> r = place.remove(id); !r) return r.error();
+  return remove_locked(id);
+}
+
+Result<json> Manager::remove_locked(const std::string& id) {
+  if (Result<void> r = place.remove(id); !r) {
+    // A failed creation left nothing at the place: dismissing it removes its record.
+    Result<SpaceRecord> record = read_record(state, id);
+    if (r.error().code != Code::kSpaceNotFound || !record || record->creation.state.empty()) return r.error();
+  }
   if (Result<void> r = remove_record(state, id); !r) return r.error();
   return json{{"id", id}, {"removed", true}};
 }
@@ -208,7 +339,7 @@ Result<json> Manager::network_set(const std::string& id, const std::string& mode
   if (!parsed) return fail(Code::kInvalidArgument, "network set " + id + ": " + parsed.error().message);
   // One lock over read, gatekeeper call and write: a concurrent change waits instead of being
   // overwritten by a record that no longer says what the gatekeeper holds.
-  Result<SpaceLock> lock = SpaceLock::acquire(state, id);
+  Result<SpaceLock> lock = SpaceLock::acquire(state, id, "network set");
   if (!lock) return lock.error();
   Result<SpaceRecord> record = read_record(state, id);
   if (!record) return record.error();
@@ -243,7 +374,7 @@ Result<json> Manager::grant_add(const std::string& id, const std::string& grant,
     explicit_bzero(text.data(), text.size());
     return fail(Code::kInvalidArgument, "grant add " + grant + " to " + id + ": " + parsed.error().message);
   }
-  Result<SpaceLock> lock = SpaceLock::acquire(state, id);
+  Result<SpaceLock> lock = SpaceLock::acquire(state, id, "grant add");
   Result<SpaceRecord> record = lock ? read_record(state, id) : Result<SpaceRecord>(lock.error());
   if (!record) {
     explicit_bzero(text.data(), text.size());
@@ -265,6 +396,8 @@ Result<json> Manager::grant_add(const std::string& id, const std::string& grant,
 }
 
 Result<json> Manager::window_key(const std::string& id) {
+  Result<SpaceLock> lock = SpaceLock::acquire(state, id, "window-key");
+  if (!lock) return lock.error();
   Result<SpaceSummary> s = find(place, id);
   if (!s) return s.error();
   if (s->window_url.size() <= kWindowBase.size())
@@ -274,6 +407,8 @@ Result<json> Manager::window_key(const std::string& id) {
 }
 
 Result<json> Manager::control_get(const std::string& id, const std::string& path) {
+  Result<SpaceLock> lock = SpaceLock::acquire(state, id, path == "/journal" ? "journal" : "policy");
+  if (!lock) return lock.error();
   return gatekeeper_control(place, id, "GET", path);
 }
 

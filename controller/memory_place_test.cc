@@ -1,9 +1,9 @@
 // The place contract suite against the in-memory fake (label unit): the suite itself is tested on
 // every build, without a runtime.
-#include "controller/place_contract_test.h"
-#include "controller/manager.h"
-#include "controller/registry.h"
 #include "controller/testing/memory_place.h"
+#include "controller/manager.h"
+#include "controller/place_contract_test.h"
+#include "controller/registry.h"
 
 namespace controller::contract {
 namespace {
@@ -46,7 +46,8 @@ TEST(PlaceListTest, EveryPlaceIsListedWithItsStateAndWhetherItRestrictsTheNetwor
 }
 
 TEST(PlaceListTest, TheBuiltInRegistryHoldsDockerDockerSshAndPodman) {
-  EXPECT_EQ(builtin_registry().names(), (std::vector<std::string>{"docker", "docker-ssh", "podman"}));
+  EXPECT_EQ(builtin_registry().names(),
+            (std::vector<std::string>{"docker", "docker-ssh", "podman"}));
   PlaceOptions o;
   Result<std::unique_ptr<Place>> ssh = builtin_registry().make("docker-ssh", o);
   ASSERT_FALSE(ssh.ok());

@@ -4,8 +4,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "controller/engine.h"
@@ -22,6 +24,10 @@ struct PlaceOptions {
   std::string seccomp_space;          // profile paths
   std::string seccomp_gatekeeper;
   Engine engine;  // which CLI-driven engine (the registry sets its kind from the place name)
+  // spacectl-bridge (controller/dispatch/inside/bridge.cc), the static program `connect` places
+  // into a space; empty: connect is refused with kPlaceUnusable.
+  std::string bridge_binary;
+  std::string disk_dir;  // the volumes' disk images on a local engine's host (empty: kDefaultDiskDir)
 };
 
 struct CheckReport {
@@ -31,19 +37,26 @@ struct CheckReport {
   bool isolation_proved = false;   // the probe on an isolated network did not reach the host
   bool positive_control = false;   // a probe on a normal bridge did reach it
   std::string place;               // the registry name (docker, docker-ssh, podman)
-  bool rootless = false;           // the engine runs containers in a user namespace of a non-root user
+  bool rootless = false;  // the engine runs containers in a user namespace of a non-root user
   // Empty: the place can hold the hardening spec. Else why not (rootless Podman, docker_check.cc):
   // such a place is unusable, whatever the probes say.
   std::string unsupported;
   std::vector<std::string> findings;  // one sentence per step
 };
 
+// Called with a step word as create reaches each step (progress events of `spacectl serve`, the
+// CLI's progress lines, the sweep tests that stop a create at a step).
+using Progress = std::function<void(std::string_view step)>;
+
 struct CreateRequest {
+  std::string id;                     // empty: the place picks a fresh one (12 lowercase hex)
   std::string name = "space";
   std::string space_image;            // empty: the pinned default image
   std::int64_t memory_bytes = 0;      // 0: default
   std::int64_t nano_cpus = 0;         // 0: default_space_nano_cpus(the place's cores)
+  std::int64_t disk_bytes = 0;        // each volume's size; 0: kDefaultDiskBytes
   std::vector<std::string> command;   // empty: a long sleep for the default image, else the image's own
+  Progress progress;                  // may be empty
 };
 
 struct SpaceSummary {
@@ -52,8 +65,15 @@ struct SpaceSummary {
   std::string gatekeeper_state;
   std::vector<std::string> missing;  // resources that should exist and do not
   std::string window_url;            // from the space's environment
+  int space_exit_code = 0;           // of an exited space container (75: it stopped itself when idle)
   std::string gatekeeper_image;      // image ID the gatekeeper container runs
   std::string gatekeeper_version, gatekeeper_revision;  // its image's OCI labels
+};
+
+// One id that objects of this owner carry, with the time the oldest of them was made (0: unknown).
+struct LabelledId {
+  std::string id;
+  std::int64_t created_unix = 0;
 };
 
 enum class ExecTarget : std::uint8_t { kSpace, kGatekeeper };
@@ -76,12 +96,18 @@ class Place {
                                   const std::string& stdin_bytes, std::chrono::milliseconds timeout) = 0;
   // The argv prefix a caller (git ext::, an interactive exec) spawns itself; space only.
   virtual Result<std::vector<std::string>> exec_argv(const std::string& id) = 0;
-  // argv of a byte stream to 127.0.0.1:port inside the space (busybox nc inside).
+  // argv of a byte stream to 127.0.0.1:port inside the space: its stdin and stdout are the
+  // stream. Needs nothing from the space's image but what the place itself uses to write a file
+  // (Docker: dd or tee, run as uid 0 without capabilities); the program at the other end is our
+  // own static bridge. Blocking (it may place the bridge first); safe from several threads.
   virtual Result<std::vector<std::string>> connect(const std::string& id, std::uint16_t port) = 0;
   virtual Result<void> stop(const std::string& id) = 0;
   virtual Result<void> start(const std::string& id) = 0;
   virtual Result<void> remove(const std::string& id) = 0;
   virtual Result<std::vector<Difference>> verify(const std::string& id) = 0;
+  // Every id any object of this owner carries (spaces, their volumes and networks, probes), for
+  // sweep. The default answers list()'s ids with their created time (controller/sweep.cc).
+  virtual Result<std::vector<LabelledId>> labelled_ids();
 };
 
 }  // namespace controller

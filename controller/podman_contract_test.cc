@@ -17,11 +17,15 @@
 namespace controller::contract {
 namespace {
 
-std::string profile(const std::string& name) { return std::string(GK_BINARY_DIR) + "/bin/seccomp/" + name; }
+std::string profile(const std::string& name) {
+  return std::string(GK_BINARY_DIR) + "/bin/seccomp/" + name;
+}
 
 std::string missing() {
-  if (!testing::podman_answers()) return "no rootful Podman answers (podman --runtime runc info; .ci/setup installs it)";
-  if (testing::staged_pins(GK_BINARY_DIR).empty()) return "bin/*.id or image/out/*.tar missing: cmake --build <dir> --target images";
+  if (!testing::podman_answers())
+    return "no rootful Podman answers (podman --runtime runc info; .ci/setup installs it)";
+  if (testing::staged_pins(GK_BINARY_DIR).empty())
+    return "bin/*-image.id or bin/*-image.tar missing: cmake --build <dir> --target images";
   if (access(profile("space.json").c_str(), R_OK) != 0) return "seccomp profiles are missing";
   return {};
 }
@@ -41,7 +45,8 @@ std::unique_ptr<Place> make(const std::string& owner) {
 // Containers, networks and volumes labelled with the owner, and host guards of its spaces.
 std::string leftovers(const std::string& owner) {
   std::string out;
-  for (const std::vector<std::string>& kind : {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
+  for (const std::vector<std::string>& kind :
+       {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
     ProcessRequest r;
     r.argv = {"podman"};
     r.argv.insert(r.argv.end(), kind.begin(), kind.end());
@@ -53,7 +58,8 @@ std::string leftovers(const std::string& owner) {
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Podman, PlaceContractTest, ::testing::Values(PlaceUnderTest{"podman", missing, make, leftovers}),
+INSTANTIATE_TEST_SUITE_P(Podman, PlaceContractTest,
+                         ::testing::Values(PlaceUnderTest{"podman", missing, make, leftovers}),
                          place_name);
 
 // Every guard this suite's spaces and probes added is gone again (host_guard.h tags them
@@ -71,7 +77,8 @@ TEST(PodmanGuardTest, RemovedSpacesAndProbesLeaveNoHostRule) {
   ASSERT_TRUE(made.ok()) << made.error().message;
   ProcessRequest rules;
   rules.argv = {"iptables", "-w", "10", "-S", "INPUT"};
-  EXPECT_NE(run_process(rules).out.find("spacectl:" + made->id), std::string::npos) << "the space's guard is in place";
+  EXPECT_NE(run_process(rules).out.find("spacectl:" + made->id), std::string::npos)
+      << "the space's guard is in place";
   ASSERT_TRUE(p->remove(made->id).ok());
   for (const char* tool : {"iptables", "ip6tables"}) {
     rules.argv[0] = tool;
@@ -86,15 +93,20 @@ TEST(PodmanGuardTest, RemovedSpacesAndProbesLeaveNoHostRule) {
 // cannot act in the user's network namespace.
 TEST(PodmanRootlessTest, PlaceCheckAsAnUnprivilegedUserRefusesWithTheReason) {
   GK_REQUIRE(getpwnam("gkrootless") != nullptr, "no user gkrootless (.ci/setup adds it)");
-  GK_REQUIRE(access("/usr/bin/podman", X_OK) == 0, "podman is not installed (.ci/setup installs it)");
+  GK_REQUIRE(access("/usr/bin/podman", X_OK) == 0,
+             "podman is not installed (.ci/setup installs it)");
   char tmpl[] = "/tmp/spacectl-rootless-XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   const std::string state = tmpl;
   const passwd* user = getpwnam("gkrootless");
   ASSERT_EQ(chown(state.c_str(), user->pw_uid, user->pw_gid), 0);
   ProcessRequest r;
-  r.argv = {"runuser", "-u", "gkrootless", "--", "/usr/bin/env", "HOME=" + std::string(user->pw_dir), SPACECTL,
-            "--json", "--place", "podman", "--state-dir", state, "--owner", "rootlesstest", "place", "check"};
+  r.argv = {"runuser", "-u",           "gkrootless",
+            "--",      "/usr/bin/env", "HOME=" + std::string(user->pw_dir),
+            SPACECTL,  "--json",       "--place",
+            "podman",  "--state-dir",  state,
+            "--owner", "rootlesstest", "place",
+            "check"};
   r.timeout = std::chrono::minutes(3);
   const ProcessOutcome o = run_process(r);
   std::filesystem::remove_all(state);
@@ -104,7 +116,8 @@ TEST(PodmanRootlessTest, PlaceCheckAsAnUnprivilegedUserRefusesWithTheReason) {
   EXPECT_EQ(doc["error"].value("code", ""), "place_unusable") << o.out;
   EXPECT_EQ(doc["result"].value("rootless", false), true) << o.out;
   EXPECT_EQ(doc["result"].value("usable", true), false) << o.out;
-  EXPECT_NE(o.out.find("rootless Podman is not supported by this place"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("rootless Podman is not supported by this place"), std::string::npos)
+      << o.out;
 }
 
 }  // namespace

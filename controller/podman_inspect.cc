@@ -9,10 +9,10 @@
 
 namespace controller {
 
-using nlohmann::json;
 using inspect::empty_or_null;
 using inspect::member;
 using inspect::str;
+using nlohmann::json;
 
 namespace {
 
@@ -47,7 +47,9 @@ std::string tmpfs_options(const std::string& options) {
 }  // namespace
 
 json podman_container_as_docker(const json& podman, const PodmanInspectContext& context) {
-  if (!podman.is_object() || !member(podman, "HostConfig").is_object() || !member(podman, "Config").is_object()) return podman;
+  if (!podman.is_object() || !member(podman, "HostConfig").is_object() ||
+      !member(podman, "Config").is_object())
+    return podman;
   json d = podman;
   json& host = d["HostConfig"];
   json& config = d["Config"];
@@ -56,8 +58,10 @@ json podman_container_as_docker(const json& podman, const PodmanInspectContext& 
   // Runtime: Podman says "oci" here and names the runtime in OCIRuntime.
   host["Runtime"] = str(member(podman, "OCIRuntime"));
   // Capabilities: Podman lists the capabilities it dropped from its own default set rather than
-  // ALL; what the process holds is EffectiveCaps and BoundingCaps. Only both empty is "all dropped".
-  if (empty_or_null(member(podman, "EffectiveCaps")) && empty_or_null(member(podman, "BoundingCaps")))
+  // ALL; what the process holds is EffectiveCaps and BoundingCaps. Only both empty is "all
+  // dropped".
+  if (empty_or_null(member(podman, "EffectiveCaps")) &&
+      empty_or_null(member(podman, "BoundingCaps")))
     host["CapDrop"] = json::array({"ALL"});
   else
     host["CapDrop"] = json::array();
@@ -70,9 +74,10 @@ json podman_container_as_docker(const json& podman, const PodmanInspectContext& 
     for (const json& m : podman["Mounts"]) {
       const std::string type = str(member(m, "Type"));
       if (type == "volume") volume_names.insert(str(member(m, "Name")));
-      mounts.push_back({{"Type", type},
-                        {"Source", type == "volume" ? str(member(m, "Name")) : str(member(m, "Source"))},
-                        {"Target", str(member(m, "Destination"))}});
+      mounts.push_back(
+          {{"Type", type},
+           {"Source", type == "volume" ? str(member(m, "Name")) : str(member(m, "Source"))},
+           {"Target", str(member(m, "Destination"))}});
     }
   }
   host["Mounts"] = mounts;
@@ -110,15 +115,20 @@ json podman_container_as_docker(const json& podman, const PodmanInspectContext& 
   // Masked paths: Podman masks /proc/kcore and the rest unless told `unmask=` (which stays in
   // SecurityOpt and fails verify as an unexpected option) or run privileged.
   if (!unmasked && !(member(host, "Privileged").is_boolean() && host["Privileged"].get<bool>())) {
-    if (empty_or_null(member(host, "MaskedPaths"))) host["MaskedPaths"] = json::array({"(podman default)"});
-    if (empty_or_null(member(host, "ReadonlyPaths"))) host["ReadonlyPaths"] = json::array({"(podman default)"});
+    if (empty_or_null(member(host, "MaskedPaths")))
+      host["MaskedPaths"] = json::array({"(podman default)"});
+    if (empty_or_null(member(host, "ReadonlyPaths")))
+      host["ReadonlyPaths"] = json::array({"(podman default)"});
   }
   if (member(host, "Tmpfs").is_object())
-    for (auto it = host["Tmpfs"].begin(); it != host["Tmpfs"].end(); ++it) *it = tmpfs_options(str(*it));
+    for (auto it = host["Tmpfs"].begin(); it != host["Tmpfs"].end(); ++it)
+      *it = tmpfs_options(str(*it));
   // Logs: k8s-file capped at 10 MB is the same cap as Docker's local driver with one 10m file.
   if (str(member(member(host, "LogConfig"), "Type")) == kPodmanLogDriver &&
       str(member(member(host, "LogConfig"), "Size")) == kPodmanLogSize)
-    host["LogConfig"] = {{"Type", "local"}, {"Config", {{"max-size", "10m"}, {"max-file", "1"}, {"compress", "false"}}}};
+    host["LogConfig"] = {
+        {"Type", "local"},
+        {"Config", {{"max-size", "10m"}, {"max-file", "1"}, {"compress", "false"}}}};
   if (member(host, "Ulimits").is_array())
     for (json& u : host["Ulimits"])
       if (u.is_object()) u["Name"] = ulimit_name(str(member(u, "Name")));
@@ -129,7 +139,8 @@ json podman_container_as_docker(const json& podman, const PodmanInspectContext& 
   }
   // NetworkID: Podman 4.3 gives the network's name here, which proves no ID.
   if (member(member(d, "NetworkSettings"), "Networks").is_object())
-    for (auto it = d["NetworkSettings"]["Networks"].begin(); it != d["NetworkSettings"]["Networks"].end(); ++it)
+    for (auto it = d["NetworkSettings"]["Networks"].begin();
+         it != d["NetworkSettings"]["Networks"].end(); ++it)
       if (str(member(*it, "NetworkID")) == it.key()) (*it)["NetworkID"] = "";
   return d;
 }
@@ -138,15 +149,20 @@ json podman_network_as_docker(const json& podman) {
   if (!podman.is_object()) return podman;
   json options = member(podman, "options").is_object() ? podman["options"] : json::object();
   options["com.docker.network.bridge.name"] = str(member(podman, "network_interface"));
-  options["podman.dns_enabled"] = member(podman, "dns_enabled").is_boolean() && podman["dns_enabled"].get<bool>() ? "true" : "false";
+  options["podman.dns_enabled"] =
+      member(podman, "dns_enabled").is_boolean() && podman["dns_enabled"].get<bool>() ? "true"
+                                                                                      : "false";
   json config = json::array();
   if (member(podman, "subnets").is_array())
-    for (const json& s : podman["subnets"]) config.push_back({{"Subnet", str(member(s, "subnet"))}, {"Gateway", str(member(s, "gateway"))}});
+    for (const json& s : podman["subnets"])
+      config.push_back(
+          {{"Subnet", str(member(s, "subnet"))}, {"Gateway", str(member(s, "gateway"))}});
   return {{"Name", str(member(podman, "name"))},
           {"Id", str(member(podman, "id"))},
           {"Driver", str(member(podman, "driver"))},
           {"Internal", member(podman, "internal").is_boolean() && podman["internal"].get<bool>()},
-          {"EnableIPv6", member(podman, "ipv6_enabled").is_boolean() && podman["ipv6_enabled"].get<bool>()},
+          {"EnableIPv6",
+           member(podman, "ipv6_enabled").is_boolean() && podman["ipv6_enabled"].get<bool>()},
           {"Labels", member(podman, "labels").is_object() ? podman["labels"] : json::object()},
           {"Options", options},
           {"IPAM", {{"Config", config}}},

@@ -19,7 +19,8 @@ struct PodmanInspectContext {
   std::map<std::string, std::string> seccomp_profiles;
 };
 
-nlohmann::json podman_container_as_docker(const nlohmann::json& podman, const PodmanInspectContext& context);
+nlohmann::json podman_container_as_docker(const nlohmann::json& podman,
+                                          const PodmanInspectContext& context);
 
 // `podman network inspect` (lowercase members) as `docker network inspect`; the bridge's
 // interface name becomes com.docker.network.bridge.name, dns_enabled becomes podman.dns_enabled.

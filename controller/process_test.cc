@@ -45,7 +45,8 @@ TEST(ProcessTest, AnInheritedDescriptorDoesNotReachTheChild) {
   std::size_t count = 0;
   for (const char c : o.out) count += c == '\n' ? 1u : 0u;
   EXPECT_EQ(count, 4u) << o.out;
-  EXPECT_EQ(("\n" + o.out).find("\n" + std::to_string(fd) + "\n"), std::string::npos) << "fd " << fd << " reached the child: " << o.out;
+  EXPECT_EQ(("\n" + o.out).find("\n" + std::to_string(fd) + "\n"), std::string::npos)
+      << "fd " << fd << " reached the child: " << o.out;
 }
 
 TEST(ProcessTest, KillsTheWholeGroupAtTheDeadline) {

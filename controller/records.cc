@@ -1,15 +1,18 @@
 #include "controller/records.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
+#include <cstdio>
+#include <ctime>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -21,9 +24,6 @@ namespace controller {
 using nlohmann::json;
 
 namespace {
-
-// How long a second spacectl waits for the space's lock (escape-test holds it for its whole run).
-constexpr std::chrono::seconds kLockWait{120};
 
 Failure io_error(const std::string& op, const std::string& path) {
   return fail(Code::kRecordUnreadable, op + " " + path + ": " + std::strerror(errno));
@@ -144,6 +144,15 @@ bool is_string_array(const json& j, std::size_t max) {
 
 }  // namespace
 
+std::string now_utc_iso() {
+  char buffer[32];
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buffer;
+}
+
 Result<std::string> state_dir(const std::string& override_dir) {
   if (!override_dir.empty()) return override_dir;
   if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg != nullptr && xdg[0] == '/') return std::string(xdg) + "/spacectl";
@@ -194,7 +203,8 @@ Result<SpaceRecord> parse_record(const std::string& text, const std::string& wha
   const json doc = json::parse(text, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) return bad("not a JSON object");
   for (auto it = doc.begin(); it != doc.end(); ++it)
-    if (it.key() != "version" && it.key() != "mode" && it.key() != "domains" && it.key() != "grants" && it.key() != "code")
+    if (it.key() != "version" && it.key() != "mode" && it.key() != "domains" && it.key() != "grants" && it.key() != "code" &&
+        it.key() != "out" && it.key() != "creation" && it.key() != "idle_stop" && it.key() != "stopped_idle")
       return bad("unknown member " + it.key());
   if (!doc.contains("version") || !doc["version"].is_number_integer() || doc["version"].get<std::int64_t>() != 1) return bad("version is not 1");
   if (!doc.contains("mode") || !doc["mode"].is_string()) return bad("no mode");
@@ -223,6 +233,39 @@ Result<SpaceRecord> parse_record(const std::string& text, const std::string& wha
     record.code = {c["repository"].get<std::string>(), c["space_path"].get<std::string>(), c["project_path"].get<std::string>(),
                    c["base"].get<std::string>(), c["history"].get<std::string>()};
   }
+  if (doc.contains("out")) {
+    // What code out brought: three strings and two counts, nothing else.
+    const json& o = doc["out"];
+    if (!o.is_object() || o.size() != 5) return bad("out is not {result, start, space_head, changed_paths, changed_bytes}");
+    for (const char* k : {"result", "start", "space_head"})
+      if (!o.contains(k) || !o[k].is_string()) return bad(std::string("out.") + k + " is not a string");
+    for (const char* k : {"changed_paths", "changed_bytes"})
+      if (!o.contains(k) || !o[k].is_number_unsigned()) return bad(std::string("out.") + k + " is not a count");
+    record.out = {o["result"].get<std::string>(), o["start"].get<std::string>(), o["space_head"].get<std::string>(),
+                  o["changed_paths"].get<std::uint64_t>(), o["changed_bytes"].get<std::uint64_t>()};
+  }
+  if (doc.contains("creation")) {
+    const json& c = doc["creation"];
+    if (!c.is_object() || c.size() != 5) return bad("creation is not {state, step, started, failure_code, failure_message}");
+    for (const char* k : {"state", "step", "started", "failure_code", "failure_message"})
+      if (!c.contains(k) || !c[k].is_string()) return bad(std::string("creation.") + k + " is not a string");
+    record.creation = {c["state"].get<std::string>(), c["step"].get<std::string>(), c["started"].get<std::string>(),
+                       c["failure_code"].get<std::string>(), c["failure_message"].get<std::string>()};
+    if (record.creation.state != "preparing" && record.creation.state != "failed") return bad("creation.state is neither preparing nor failed");
+  }
+  if (doc.contains("idle_stop")) {
+    const json& i = doc["idle_stop"];
+    if (!i.is_object() || i.size() != 2 || !i.contains("enabled") || !i["enabled"].is_boolean() || !i.contains("hours") ||
+        !i["hours"].is_number_integer())
+      return bad("idle_stop is not {enabled, hours}");
+    const std::int64_t hours = i["hours"].get<std::int64_t>();
+    if (hours < kMinIdleStopHours || hours > kMaxIdleStopHours) return bad("idle_stop.hours is outside 1 to 168");
+    record.idle_stop = {true, i["enabled"].get<bool>(), static_cast<int>(hours)};
+  }
+  if (doc.contains("stopped_idle")) {
+    if (!doc["stopped_idle"].is_boolean()) return bad("stopped_idle is not a boolean");
+    record.stopped_idle = doc["stopped_idle"].get<bool>();
+  }
   return record;
 }
 
@@ -236,6 +279,29 @@ Result<SpaceRecord> read_record(const std::string& dir, const std::string& id) {
   return parse_record(text->text, path);
 }
 
+Result<bool> record_exists(const std::string& dir, const std::string& id) {
+  Result<std::string> spaces = record_dir(dir, id);
+  if (!spaces) return spaces.error();
+  Result<PrivateText> text = read_private(*spaces + "/" + id + ".json", kMaxRecordBytes);
+  if (!text) return text.error();
+  return text->found;
+}
+
+Result<std::vector<std::string>> record_ids(const std::string& dir) {
+  if (Result<void> r = ensure_private_dir(dir); !r) return r.error();
+  const std::string spaces = dir + "/spaces";
+  if (Result<void> r = ensure_private_dir(spaces); !r) return r.error();
+  DIR* d = opendir(spaces.c_str());
+  if (d == nullptr) return io_error("opendir", spaces);
+  std::vector<std::string> out;
+  while (const dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.size() == 17 && name.ends_with(".json") && is_space_id(name.substr(0, 12))) out.push_back(name.substr(0, 12));
+  }
+  closedir(d);
+  return out;
+}
+
 Result<void> write_record(const std::string& dir, const std::string& id, const SpaceRecord& record) {
   Result<std::string> spaces = record_dir(dir, id);
   if (!spaces) return spaces.error();
@@ -247,6 +313,14 @@ Result<void> write_record(const std::string& dir, const std::string& id, const S
   if (!record.code.repository.empty())
     doc["code"] = {{"repository", record.code.repository}, {"space_path", record.code.space_path},
                    {"project_path", record.code.project_path}, {"base", record.code.base}, {"history", record.code.history}};
+  if (!record.out.result.empty())
+    doc["out"] = {{"result", record.out.result}, {"start", record.out.start}, {"space_head", record.out.space_head},
+                  {"changed_paths", record.out.changed_paths}, {"changed_bytes", record.out.changed_bytes}};
+  if (!record.creation.state.empty())
+    doc["creation"] = {{"state", record.creation.state}, {"step", record.creation.step}, {"started", record.creation.started},
+                       {"failure_code", record.creation.failure_code}, {"failure_message", record.creation.failure_message}};
+  if (record.stopped_idle) doc["stopped_idle"] = true;
+  if (record.idle_stop.set) doc["idle_stop"] = {{"enabled", record.idle_stop.enabled}, {"hours", record.idle_stop.hours}};
   return write_private(*spaces, id + ".json", doc.dump(2, ' ', true, json::error_handler_t::replace) + "\n");
 }
 
@@ -258,7 +332,7 @@ Result<void> remove_record(const std::string& dir, const std::string& id) {
   return {};
 }
 
-Result<SpaceLock> SpaceLock::acquire(const std::string& dir, const std::string& id) {
+Result<SpaceLock> SpaceLock::acquire(const std::string& dir, const std::string& id, const std::string& action) {
   if (!is_space_id(id)) return fail(Code::kInvalidArgument, "space " + id + ": an id is 12 lowercase hex digits");
   if (Result<void> r = ensure_private_dir(dir); !r) return r.error();
   const std::string locks = dir + "/locks";
@@ -271,20 +345,56 @@ Result<SpaceLock> SpaceLock::acquire(const std::string& dir, const std::string& 
     close(fd);
     return fail(Code::kRecordUnreadable, "lock " + path + ": not a private regular file of this user");
   }
-  const auto deadline = std::chrono::steady_clock::now() + kLockWait;
   while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    if (errno != EWOULDBLOCK && errno != EINTR) {
+    if (errno == EINTR) continue;
+    if (errno != EWOULDBLOCK) {
       const Failure f = io_error("flock", path);
       close(fd);
       return f;
     }
-    if (std::chrono::steady_clock::now() >= deadline) {
-      close(fd);
-      return fail(Code::kCommandTimeout, "lock " + path + ": another spacectl has held this space for over 120 s");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    // Who holds it, as the holder wrote it (bounded, shown as text).
+    char note[128] = {};
+    const ssize_t n = pread(fd, note, sizeof note - 1, 0);
+    close(fd);
+    std::string holder = n > 0 ? std::string(note, static_cast<std::size_t>(n)) : std::string();
+    while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+    for (char& c : holder)
+      if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
+    return fail(Code::kSpaceBusy, action + " " + id + ": the space is busy" +
+                                      (holder.empty() ? std::string() : " (process " + holder + ")") + "; try again when it is done");
+  }
+  const std::string note = std::to_string(getpid()) + " " + action + "\n";
+  if (ftruncate(fd, 0) != 0 || pwrite(fd, note.data(), note.size(), 0) != static_cast<ssize_t>(note.size())) {
+    // The note only names the holder; the lock itself is held.
   }
   return SpaceLock(fd);
+}
+
+bool SpaceLock::is_held(const std::string& dir, const std::string& id) {
+  if (!is_space_id(id)) return false;
+  // Read from /proc/locks, never by trying the lock: a probe that took it for a moment would turn
+  // a real action away as busy.
+  struct stat st{};
+  if (lstat((dir + "/locks/" + id + ".lock").c_str(), &st) != 0) return false;
+  char want[64];
+  std::snprintf(want, sizeof want, "%02x:%02x:%llu ", major(st.st_dev), minor(st.st_dev),
+                static_cast<unsigned long long>(st.st_ino));
+  const int fd = open("/proc/locks", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  Result<std::string> text = read_fd(fd, "/proc/locks", 16u << 20);
+  close(fd);
+  if (!text) return false;
+  std::size_t start = 0;
+  while (start < text->size()) {
+    std::size_t end = text->find('\n', start);
+    if (end == std::string::npos) end = text->size();
+    const std::string_view line(text->data() + start, end - start);
+    if (line.find(" FLOCK ") != std::string_view::npos && line.find(" -> ") == std::string_view::npos &&
+        line.find(want) != std::string_view::npos)
+      return true;
+    start = end + 1;
+  }
+  return false;
 }
 
 SpaceLock::~SpaceLock() {

@@ -10,6 +10,7 @@
 // Every read-change-write of a record together with its gatekeeper call runs under SpaceLock.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -30,16 +31,51 @@ struct CodeRecord {
   std::string history = "pending";  // pending, sent, already_complete, host_shallow, failed
 };
 
+// What the last successful code out brought (controller/code/out.h): the result commit (also
+// refs/openchamber/spaces/<id>/result in the repository, which is the truth), the start it is
+// compared with, the space's HEAD under it, and the counts shown. Empty result: none yet.
+struct OutRecord {
+  std::string result, start, space_head;
+  std::uint64_t changed_paths = 0, changed_bytes = 0;
+};
+
+// A creation under way or failed. `preparing` is written under the space's lock before anything
+// is created, so a record still `preparing` whose lock nobody holds is a creation whose process
+// died (sweep removes it). `failed` stays until the space is removed (dismissed).
+struct CreationRecord {
+  std::string state;  // empty (done), preparing, failed
+  std::string step;   // the last step reached (create's progress words)
+  std::string started;
+  std::string failure_code, failure_message;
+};
+
+// Idle stop of this space (controller/serve/idle.h); absent: the default of `spacectl serve`.
+struct IdleStopRecord {
+  bool set = false;
+  bool enabled = true;
+  int hours = 4;
+};
+
 struct SpaceRecord {
   std::string mode = "allowlist";
   std::vector<std::string> domains;
   std::vector<GrantRecord> grants;
   CodeRecord code;
+  OutRecord out;
+  CreationRecord creation;
+  IdleStopRecord idle_stop;
+  bool stopped_idle = false;  // idle stop stopped it (listed as stopped-idle until the next start or stop)
 };
+
+inline constexpr int kMinIdleStopHours = 1;
+inline constexpr int kMaxIdleStopHours = 168;
 
 inline constexpr std::size_t kMaxRecordBytes = 1u << 20;
 inline constexpr std::size_t kMaxRecordDomains = 200;
 inline constexpr std::size_t kMaxRecordGrants = 100;
+
+// Now, UTC, ISO 8601 to the second (record times).
+std::string now_utc_iso();
 
 // --state-dir, else $XDG_STATE_HOME/spacectl (absolute), else $HOME/.local/state/spacectl; no
 // fallback: without HOME there is no state directory (never a shared one such as /tmp).
@@ -51,21 +87,30 @@ Result<void> ensure_private_dir(const std::string& path);
 // error other than "missing" is an error (a new id would hide every running space).
 Result<std::string> load_or_make_owner(const std::string& dir);
 Result<SpaceRecord> read_record(const std::string& dir, const std::string& id);  // missing: defaults
+// Whether a record file exists (read_record answers defaults for a missing one).
+Result<bool> record_exists(const std::string& dir, const std::string& id);
+// Ids of every record file in the state directory (names that are not <12 hex>.json are ignored).
+Result<std::vector<std::string>> record_ids(const std::string& dir);
 Result<void> write_record(const std::string& dir, const std::string& id, const SpaceRecord& record);
 Result<void> remove_record(const std::string& dir, const std::string& id);
 // Strict parse of a record's text (tests feed it directly).
 Result<SpaceRecord> parse_record(const std::string& text, const std::string& what);
 
 // An exclusive flock on <state>/locks/<id>.lock for the life of the object, shared by every
-// spacectl process (the descriptor is close-on-exec, so no child keeps it).
+// spacectl process and every thread of `spacectl serve` (each acquire opens the file afresh, and
+// flock excludes open file descriptions, not processes). The descriptor is close-on-exec, so no
+// child keeps it; a crash releases it. A lock held by another action is kSpaceBusy at once, never
+// a silent wait. The holder writes "<pid> <action>" into the file so a refusal can say who holds it.
 class SpaceLock {
  public:
-  static Result<SpaceLock> acquire(const std::string& dir, const std::string& id);
+  static Result<SpaceLock> acquire(const std::string& dir, const std::string& id, const std::string& action = "an action");
   SpaceLock(SpaceLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
   SpaceLock& operator=(SpaceLock&&) = delete;
   SpaceLock(const SpaceLock&) = delete;
   SpaceLock& operator=(const SpaceLock&) = delete;
   ~SpaceLock();
+  // Whether some action holds the space's lock now (list shows it as busy; sweep leaves it).
+  static bool is_held(const std::string& dir, const std::string& id);
 
  private:
   explicit SpaceLock(int fd) : fd_(fd) {}

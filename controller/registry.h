@@ -23,7 +23,8 @@ class Registry {
   std::map<std::string, Factory> factories_;
 };
 
-// The registry with every built-in place: docker, docker-ssh (needs options.engine.host) and podman.
+// The registry with every built-in place: docker, docker-ssh (needs options.engine.host) and
+// podman.
 Registry builtin_registry();
 
 }  // namespace controller

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "controller/loop_disk.h"
 #include "policy/ranges.h"
 
 namespace controller {
@@ -111,21 +112,33 @@ std::string mebibytes(std::int64_t bytes) { return std::to_string(bytes) + "b"; 
 void add_common_hardening(std::vector<std::string>& a, std::string_view user,
                           std::string_view seccomp_file, std::int64_t memory, EngineKind engine) {
   const std::vector<std::string> flags = {
-      "--user", std::string(user),
+      "--user",
+      std::string(user),
       "--read-only",
-      "--cap-drop", "ALL",
-      "--security-opt", "no-new-privileges",
-      "--security-opt", "seccomp=" + std::string(seccomp_file),
-      "--pids-limit", std::to_string(kPidsLimit),
-      "--ulimit", std::string(kCoreUlimit),
-      "--memory", mebibytes(memory),
-      "--memory-swap", mebibytes(memory),  // equal: no swap on top
-      "--shm-size", mebibytes(kShmSize),
+      "--cap-drop",
+      "ALL",
+      "--security-opt",
+      "no-new-privileges",
+      "--security-opt",
+      "seccomp=" + std::string(seccomp_file),
+      "--pids-limit",
+      std::to_string(kPidsLimit),
+      "--ulimit",
+      std::string(kCoreUlimit),
+      "--memory",
+      mebibytes(memory),
+      "--memory-swap",
+      mebibytes(memory),  // equal: no swap on top
+      "--shm-size",
+      mebibytes(kShmSize),
       // Asked by name so daemons defaulting to host/shareable still give private namespaces.
-      "--ipc", "private",
-      "--cgroupns", "private",
+      "--ipc",
+      "private",
+      "--cgroupns",
+      "private",
       // No restart policy: a rebooted daemon leaves both stopped; start brings them up in order.
-      "--restart", "no",
+      "--restart",
+      "no",
   };
   a.insert(a.end(), flags.begin(), flags.end());
   // The engine-specific part (spec.h, kPodman*).
@@ -135,10 +148,10 @@ void add_common_hardening(std::vector<std::string>& a, std::string_view user,
     const std::vector<std::string> limits = engine_run_flags(engine);
     a.insert(a.end(), limits.begin(), limits.end());
   } else {
-    a.insert(a.end(), {"--log-driver", std::string(kLogDriver),
-                       "--log-opt", "max-size=" + std::string(kLogMaxSize),
-                       "--log-opt", "max-file=" + std::string(kLogMaxFile),
-                       "--log-opt", "compress=" + std::string(kLogCompress)});
+    a.insert(a.end(), {"--log-driver", std::string(kLogDriver), "--log-opt",
+                       "max-size=" + std::string(kLogMaxSize), "--log-opt",
+                       "max-file=" + std::string(kLogMaxFile), "--log-opt",
+                       "compress=" + std::string(kLogCompress)});
   }
 }
 
@@ -160,18 +173,23 @@ std::vector<std::string> space_environment(const SpaceSpec& spec) {
 std::vector<std::string> engine_run_flags(EngineKind engine) {
   switch (engine) {
     case EngineKind::kDocker:
-    case EngineKind::kDockerSsh: return {};
+    case EngineKind::kDockerSsh:
+      return {};
     case EngineKind::kPodman:
-      return {"--ulimit", "nofile=" + std::to_string(kPodmanNofile) + ":" + std::to_string(kPodmanNofile),
-              "--ulimit", "nproc=" + std::to_string(kPodmanNproc) + ":" + std::to_string(kPodmanNproc)};
+      return {"--ulimit",
+              "nofile=" + std::to_string(kPodmanNofile) + ":" + std::to_string(kPodmanNofile),
+              "--ulimit",
+              "nproc=" + std::to_string(kPodmanNproc) + ":" + std::to_string(kPodmanNproc)};
   }
   return {};
 }
 
 std::vector<std::string> inner_network_argv(const SpaceSpec& spec) {
-  std::vector<std::string> a = {"network", "create", "--driver", "bridge", "--internal", "--ipv6=false"};
+  std::vector<std::string> a = {"network", "create",     "--driver",
+                                "bridge",  "--internal", "--ipv6=false"};
   if (spec.engine == EngineKind::kPodman)
-    a.push_back("--disable-dns");  // no DNS server on the bridge: the host guard drops everything there
+    a.push_back(
+        "--disable-dns");  // no DNS server on the bridge: the host guard drops everything there
   else
     a.insert(a.end(), {"--opt", std::string(spec.engine_major >= 28 ? kOptIsolated : kOptInhibit)});
   add_labels(a, spec, Role::kInnerNetwork);
@@ -189,8 +207,14 @@ std::vector<std::string> outer_network_argv(const SpaceSpec& spec) {
 }
 
 std::vector<std::string> volume_argv(const SpaceSpec& spec, Role role) {
-  std::vector<std::string> a = {"volume", "create"};
+  // A `local` volume on the space's own ext4 image: the kernel bounds it (loop_disk.h).
+  const int loop = role == Role::kHomeVolume ? spec.home_loop : spec.work_loop;
+  std::vector<std::string> a = {"volume", "create", "--driver", "local",
+                                "--opt", "type=" + std::string(kDiskFsType),
+                                "--opt", "device=" + loop_device(loop),
+                                "--opt", "o=" + std::string(kVolumeMountOptions)};
   add_labels(a, spec, role);
+  a.insert(a.end(), {"--label", std::string(kLabelDisk) + "=" + std::to_string(spec.disk_bytes)});
   const Names n = names_for(spec.id);
   a.insert(a.end(), {"--", role == Role::kHomeVolume ? n.home : n.work});
   return a;
@@ -261,8 +285,10 @@ std::vector<std::string> space_create_argv(const SpaceSpec& spec) {
   std::vector<std::string> a = {"create", "--name", n.space, "--init"};
   add_common_hardening(a, kSpaceUser, spec.seccomp_space, spec.memory_bytes, spec.engine);
   if (spec.engine == EngineKind::kPodman)
-    a.insert(a.end(), {"--add-host", std::string(kGatekeeperAlias) + ":" + spec.gatekeeper_inner_ip});
-  a.insert(a.end(), {"--cpus", cpus_text(spec.nano_cpus), "--cpu-shares", std::to_string(kSpaceCpuShares)});
+    a.insert(a.end(),
+             {"--add-host", std::string(kGatekeeperAlias) + ":" + spec.gatekeeper_inner_ip});
+  a.insert(a.end(), {"--cpus", cpus_text(spec.nano_cpus), "--cpu-shares", std::to_string(kSpaceCpuShares),
+                     "--blkio-weight", std::to_string(kSpaceBlkioWeight)});
   a.insert(a.end(), {"--tmpfs", "/tmp:" + std::string(kSpaceTmpfs), "--network", n.inner,
                      "--mount", "type=volume,src=" + n.home + ",dst=" + std::string(kHomePath),
                      "--mount", "type=volume,src=" + n.work + ",dst=" + work_path(spec.id)});

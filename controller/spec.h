@@ -26,6 +26,8 @@ inline constexpr std::string_view kLabelOwner = "spacectl.space.owner";
 inline constexpr std::string_view kLabelName = "spacectl.space.name";
 inline constexpr std::string_view kLabelCreated = "spacectl.space.created";
 inline constexpr std::string_view kLabelVersion = "spacectl.version";
+// On each volume: the size in bytes of the filesystem behind it (loop_disk.h).
+inline constexpr std::string_view kLabelDisk = "spacectl.space.disk";
 
 enum class Role : std::uint8_t { kSpace, kGatekeeper, kInnerNetwork, kOuterNetwork, kHomeVolume, kWorkVolume, kProbe };
 std::string_view role_word(Role role);
@@ -52,6 +54,11 @@ inline constexpr std::string_view kCoreUlimit = "core=0:0";
 inline constexpr std::int64_t kSpaceCpuShares = 512;
 inline constexpr std::int64_t kGatekeeperCpuShares = 2048;
 inline constexpr std::int64_t kNanoCpusPerCpu = 1000000000;
+// IO: the space's block IO weight, below every host default: cgroup v1 CFQ 500 and BFQ 100 (range
+// 10..1000); on cgroup v2 runc writes it to io.bfq.weight as is, or converts it for io.weight
+// (1 + (w - 10) * 9999 / 990: 10 -> 1, default 100). Only the minimum is below 100 in all three.
+// A kernel without a weighting IO scheduler makes the engine discard it (verify then says so).
+inline constexpr std::int64_t kSpaceBlkioWeight = 10;
 inline constexpr std::int64_t kMinSpaceNanoCpus = kNanoCpusPerCpu / 10;  // 0.1 CPU
 inline constexpr std::string_view kSpaceTmpfs = "rw,exec,nosuid,size=256m";  // agents run built tools
 inline constexpr std::string_view kLogDriver = "local";
@@ -85,9 +92,11 @@ inline constexpr std::string_view kOptInhibit = "com.docker.network.bridge.inhib
 //   entry for it, and the host a DROP guard on the bridge (host_guard.h) in place of Docker's
 //   isolated gateway mode.
 inline constexpr std::string_view kPodmanLogDriver = "k8s-file";
-inline constexpr std::string_view kPodmanLogSize = "10MB";  // what podman inspect reports for max-size=10m
+inline constexpr std::string_view kPodmanLogSize =
+    "10MB";  // what podman inspect reports for max-size=10m
 inline constexpr std::int64_t kPodmanNofile = 16384;
-inline constexpr std::int64_t kPodmanNproc = 16384;  // per uid; each space is capped at kPidsLimit first
+inline constexpr std::int64_t kPodmanNproc =
+    16384;  // per uid; each space is capped at kPidsLimit first
 
 struct Names {
   std::string space, gatekeeper, inner, outer, home, work;
@@ -105,6 +114,9 @@ struct SpaceSpec {
   std::string seccomp_gatekeeper;
   std::int64_t memory_bytes = kDefaultSpaceMemory;
   std::int64_t nano_cpus = kNanoCpusPerCpu;  // the space's CPU quota (default_space_nano_cpus)
+  // Bounded disk (loop_disk.h): each volume's size and the loop device holding its image.
+  std::int64_t disk_bytes = 0;
+  int home_loop = -1, work_loop = -1;
   std::string window_key;  // 64 hex; not a secret from the agent
   std::vector<std::string> command;  // empty: the image's own
   int engine_major = 0;

@@ -22,9 +22,11 @@ testing::SshEngine& engine() {
 }
 
 std::string missing() {
-  if (!gk_test::docker_engine_answers()) return "no Docker engine answers (the engine at the SSH end)";
+  if (!gk_test::docker_engine_answers())
+    return "no Docker engine answers (the engine at the SSH end)";
   for (const char* id : {"/gatekeeper-image.id", "/space-image.id"})
-    if (access((kBin + id).c_str(), R_OK) != 0) return "bin" + std::string(id) + " is missing: cmake --build <dir> --target images";
+    if (access((kBin + id).c_str(), R_OK) != 0)
+      return "bin" + std::string(id) + " is missing: cmake --build <dir> --target images";
   static const std::string started = [] {
     const std::string why = engine().start();
     if (why.empty()) engine().put_first_in_path();
@@ -47,7 +49,8 @@ std::unique_ptr<Place> make(const std::string& owner) {
 
 std::string leftovers(const std::string& owner) {
   std::string out;
-  for (const std::vector<std::string>& kind : {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
+  for (const std::vector<std::string>& kind :
+       {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
     ProcessRequest r;
     r.argv = {"docker", "--host", engine().host()};
     r.argv.insert(r.argv.end(), kind.begin(), kind.end());
@@ -59,7 +62,8 @@ std::string leftovers(const std::string& owner) {
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(DockerSsh, PlaceContractTest, ::testing::Values(PlaceUnderTest{"docker_ssh", missing, make, leftovers}),
+INSTANTIATE_TEST_SUITE_P(DockerSsh, PlaceContractTest,
+                         ::testing::Values(PlaceUnderTest{"docker_ssh", missing, make, leftovers}),
                          place_name);
 
 // The place check over SSH names the engine's host, measures a round trip, and proves host

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "controller/loop_disk.h"
 #include "controller/spec.h"
 
 namespace controller {
@@ -30,6 +31,8 @@ struct ContainerExpectation {
   std::int64_t memory = 0;        // exact when memory_exact, else a minimum
   bool memory_exact = false;
   std::int64_t cpu_shares = 0;     // exactly this CPU weight
+  std::int64_t blkio_weight = 0;   // exactly this IO weight (0: none), unless the engine discarded it
+  std::optional<bool> io_weight_supported;  // host_io_weight_supported(); false accepts a discarded 0
   bool cpu_quota = false;          // a CPU quota (NanoCpus) must be set
   std::string inner_network;
   std::set<std::string> networks;  // exactly these
@@ -46,6 +49,13 @@ struct ContainerExpectation {
   std::map<std::string, std::string> network_ids;  // network name -> verified ID
   // --add-host entries, exactly these (Podman: "gatekeeper:<its inner address>"; Docker: none).
   std::vector<std::string> extra_hosts;
+};
+
+// A space volume: a `local` ext4 volume on /dev/loopN (nosuid,nodev), whose loop device holds
+// image_path and is exactly as large as the volume's disk label says.
+struct VolumeExpectation {
+  std::string name, owner, id;
+  std::string image_path;
 };
 
 struct NetworkExpectation {
@@ -65,6 +75,12 @@ struct NetworkExpectation {
 using HostAddressProbe = std::function<std::optional<bool>(const std::string& ifname)>;
 std::optional<bool> host_has_ipv4_on(const std::string& ifname);
 
+// Can the engine's host weight block IO for a cgroup? nullopt: not visible from here. The engine
+// discards --blkio-weight (and inspect shows 0) where the kernel cannot; verify accepts that only
+// when this probe says so, and the escape report lists it as a residual.
+using IoWeightProbe = std::function<std::optional<bool>()>;
+std::optional<bool> host_io_weight_supported();
+
 ContainerExpectation expect_gatekeeper(const SpaceSpec& spec, std::string seccomp_profile);
 ContainerExpectation expect_space(const SpaceSpec& spec, std::string seccomp_profile,
                                   const std::set<std::string>& image_env_names);
@@ -79,7 +95,6 @@ std::vector<Difference> verify_network(const nlohmann::json& inspect, const Netw
 std::vector<Difference> verify_container_weakening(const nlohmann::json& inspect, const ContainerExpectation& want);
 std::vector<Difference> verify_network_members(const nlohmann::json& inspect, const std::string& name, bool inner,
                                                const std::set<std::string>& allowed_container_ids);
-std::vector<Difference> verify_volume(const nlohmann::json& inspect, const std::string& name, const std::string& owner,
-                                      const std::string& id);
+std::vector<Difference> verify_volume(const nlohmann::json& inspect, const VolumeExpectation& want, const LoopProbe& probe);
 
 }  // namespace controller

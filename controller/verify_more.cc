@@ -45,8 +45,10 @@ std::vector<Difference> verify_container_weakening(const json& inspect, const Co
   {
     std::vector<std::string> hosts = strings(member(host, "ExtraHosts"));
     if (hosts != want.extra_hosts)
-      add("extra_hosts", want.extra_hosts.empty() ? "has extra hosts (--add-host)"
-                                                  : "extra hosts are '" + joined(hosts) + "', not '" + joined(want.extra_hosts) + "'");
+      add("extra_hosts",
+          want.extra_hosts.empty()
+              ? "has extra hosts (--add-host)"
+              : "extra hosts are '" + joined(hosts) + "', not '" + joined(want.extra_hosts) + "'");
   }
   if (!empty_or_null(member(host, "Dns"))) add("dns", "has its own DNS servers (--dns)");
   if (!empty_or_null(member(host, "DnsOptions"))) add("dns", "has DNS options (--dns-option)");
@@ -119,19 +121,52 @@ std::vector<Difference> verify_network_members(const json& inspect, const std::s
   return out;
 }
 
-std::vector<Difference> verify_volume(const json& inspect, const std::string& name, const std::string& owner, const std::string& id) {
+std::vector<Difference> verify_volume(const json& inspect, const VolumeExpectation& want, const LoopProbe& probe) {
   std::vector<Difference> out;
-  auto add = [&](const std::string& check, const std::string& message) { out.push_back({check, "Volume " + name + ": " + message}); };
+  auto add = [&](const std::string& check, const std::string& message) { out.push_back({check, "Volume " + want.name + ": " + message}); };
   if (!inspect.is_object()) {
     add("volume_missing", "does not exist");
     return out;
   }
   if (str(member(inspect, "Driver")) != "local") add("volume_driver", "driver is '" + str(member(inspect, "Driver")) + "', not local");
-  // `local` with options mounts whatever they say (type=none,o=bind,device=/ binds the host's /).
-  if (!empty_or_null(member(inspect, "Options"))) add("volume_options", "has driver options (a local volume can bind any host path)");
   const json& labels = member(inspect, "Labels");
-  if (str(member(labels, kLabelOwner)) != owner || str(member(labels, kLabelId)) != id || str(member(labels, kLabelMarker)) != "true")
+  if (str(member(labels, kLabelOwner)) != want.owner || str(member(labels, kLabelId)) != want.id || str(member(labels, kLabelMarker)) != "true")
     add("volume_labels", "labels do not name this owner and space id");
+  // `local` with options mounts whatever they say (type=none,o=bind,device=/ binds the host's /):
+  // exactly our three, naming a loop device of the reserved range, and nothing else.
+  const json& options = member(inspect, "Options");
+  std::optional<int> loop;
+  if (options.is_object() && options.size() == 3 && str(member(options, "type")) == kDiskFsType &&
+      str(member(options, "o")) == kVolumeMountOptions)
+    loop = loop_index_of_device(str(member(options, "device")));
+  if (!loop || *loop < kLoopIndexFirst || *loop >= kLoopIndexFirst + kLoopIndexCount) {
+    add("volume_options", "options are not exactly type=" + std::string(kDiskFsType) + ", o=" + std::string(kVolumeMountOptions) +
+                              " and a device /dev/loopN of spacectl's range (a local volume can mount any host path)");
+    return out;
+  }
+  const std::string disk = str(member(labels, kLabelDisk));
+  std::int64_t bytes = 0;
+  bool number = !disk.empty() && disk.size() <= 18;
+  for (char c : disk) {
+    number = number && c >= '0' && c <= '9';
+    if (number) bytes = bytes * 10 + (c - '0');
+  }
+  if (!number || bytes < kMinDiskBytes || bytes > kMaxDiskBytes) {
+    add("volume_disk_label", "label " + std::string(kLabelDisk) + " is not a size from 64 MiB to 16 TiB");
+    return out;
+  }
+  // The limit itself, from the kernel: the device holds this space's image and is that large.
+  const std::string device = loop_device(*loop);
+  const std::optional<LoopState> state = probe ? probe(*loop) : std::nullopt;
+  if (!state) {
+    add("volume_disk_unseen", device + " cannot be seen from here (/sys/block); the size limit cannot be proved");
+  } else if (!state->attached) {
+    add("volume_disk_detached", device + " holds no disk image (start attaches it again)");
+  } else if (state->backing_file != want.image_path) {
+    add("volume_disk_image", device + " holds " + state->backing_file + ", not " + want.image_path);
+  } else if (state->bytes != bytes) {
+    add("volume_disk_size", device + " is " + std::to_string(state->bytes) + " bytes, not the " + std::to_string(bytes) + " its label says");
+  }
   return out;
 }
 

@@ -1,11 +1,15 @@
 // verify against canned `docker inspect` output (Engine 20.10, a container made with every flag):
 // the clean document has no difference; removing one setting names exactly that check.
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "controller/io_weight.h"
 #include "controller/verify.h"
 
 namespace controller {
@@ -30,6 +34,7 @@ ContainerExpectation canned_expectation() {
   e.seccomp_profile = stand_in_profile();
   e.memory = kMinSpaceMemory;
   e.cpu_shares = kSpaceCpuShares;
+  e.blkio_weight = kSpaceBlkioWeight;
   e.cpu_quota = true;
   e.inner_network = "t-in";
   e.networks = {"t-in"};
@@ -107,6 +112,8 @@ TEST(VerifyTest, EachMissingFlagIsNamed) {
       {"core_limit", [](json& c) { c["HostConfig"]["Ulimits"][0]["Soft"] = 1; }},
       {"cpu_shares", [](json& c) { c["HostConfig"]["CpuShares"] = 0; }},
       {"cpu_quota", [](json& c) { c["HostConfig"]["NanoCpus"] = 0; }},
+      {"blkio_weight", [](json& c) { c["HostConfig"]["BlkioWeight"] = 0; }},
+      {"blkio_weight", [](json& c) { c["HostConfig"]["BlkioWeight"] = 500; }},
   };
   for (const Mutation& m : mutations) {
     json doc = load("container-inspect.json");
@@ -214,20 +221,125 @@ TEST(VerifyTest, AForeignContainerOnTheInnerNetworkIsNamed) {
   EXPECT_EQ(verify_network_members(net, "o", false, {"bbb"}).size(), 2u);
 }
 
-TEST(VerifyTest, AVolumeThatBindsAHostPathIsNamed) {
+// The engine discards --blkio-weight where the kernel cannot weight IO; a 0 is accepted only
+// when the host probe said so, and any other value never.
+TEST(VerifyTest, AnIoWeightTheEngineDiscardedIsAcceptedOnlyWhereTheHostCannotWeight) {
+  json discarded = load("container-inspect.json");
+  discarded["HostConfig"]["BlkioWeight"] = 0;
+  ContainerExpectation e = canned_expectation();
+  auto names = [&](const json& doc) {
+    std::vector<std::string> out;
+    for (const Difference& d : verify_container(doc, e)) out.push_back(d.check);
+    return out;
+  };
+  e.io_weight_supported = false;
+  EXPECT_TRUE(names(discarded).empty());
+  e.io_weight_supported = true;
+  EXPECT_EQ(names(discarded), std::vector<std::string>{"blkio_weight"});
+  e.io_weight_supported = std::nullopt;  // cannot be seen: nothing excuses the 0
+  EXPECT_EQ(names(discarded), std::vector<std::string>{"blkio_weight"});
+  json higher = discarded;
+  higher["HostConfig"]["BlkioWeight"] = 1000;
+  e.io_weight_supported = false;
+  EXPECT_EQ(names(higher), std::vector<std::string>{"blkio_weight"});
+}
+
+// What counts as "the host weights IO" is what the engines look for: on cgroup v1 CFQ's
+// blkio.weight. BFQ's blkio.bfq.weight alone (the bfq module loaded) made verify expect a weight
+// that Docker 20.10 and Podman 4.3 had discarded, and every space failed verify.
+TEST(VerifyTest, OnCgroupV1OnlyTheCfqWeightFileMeansTheEngineKeepsTheWeight) {
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() / ("gk-cgroup-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root / "blkio");
+  EXPECT_EQ(io_weight_supported_in(root.string()), std::optional<bool>(false))
+      << "v1, no weight file";
+  std::ofstream(root / "blkio" / "blkio.bfq.weight") << "100\n";
+  EXPECT_EQ(io_weight_supported_in(root.string()), std::optional<bool>(false))
+      << "v1, BFQ's file only";
+  std::ofstream(root / "blkio" / "blkio.weight") << "500\n";
+  EXPECT_EQ(io_weight_supported_in(root.string()), std::optional<bool>(true)) << "v1, CFQ's file";
+  std::filesystem::remove_all(root / "blkio");
+  EXPECT_EQ(io_weight_supported_in(root.string()), std::nullopt) << "neither v1 nor v2 visible";
+  std::ofstream(root / "cgroup.controllers") << "cpuset cpu io memory pids\n";
+  EXPECT_EQ(io_weight_supported_in(root.string()), std::optional<bool>(true)) << "v2 with io";
+  std::ofstream(root / "cgroup.controllers") << "cpuset cpu memory pids\n";
+  EXPECT_EQ(io_weight_supported_in(root.string()), std::optional<bool>(false)) << "v2 without io";
+  std::filesystem::remove_all(root);
+}
+
+json canned_volume() {
   std::ifstream in(std::string(CONTROLLER_TESTDATA) + "/volume-inspect.json");
-  json v = json::parse(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()))[0];
-  EXPECT_TRUE(verify_volume(v, "h", "testowner", "0123456789ab").empty());
+  return json::parse(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()))[0];
+}
+
+const std::string kImage = "/var/lib/spacectl/disks/testowner-gk-0123456789ab-volume-home.img";
+
+VolumeExpectation volume_want(const std::string& owner = "testowner") { return {"h", owner, "0123456789ab", kImage}; }
+
+// /dev/loop40123 holds the expected image and is exactly as large as the label says.
+LoopProbe loop_holding(std::string file, std::int64_t bytes) {
+  return [file, bytes](int index) -> std::optional<LoopState> {
+    if (index != 40123) return LoopState{};
+    return LoopState{true, true, file, bytes};
+  };
+}
+
+std::vector<std::string> volume_checks(const json& v, const LoopProbe& probe, const VolumeExpectation& want = volume_want()) {
+  std::vector<std::string> out;
+  for (const Difference& d : verify_volume(v, want, probe)) out.push_back(d.check);
+  return out;
+}
+
+TEST(VerifyTest, AVolumeThatBindsAHostPathIsNamed) {
+  const json v = canned_volume();
+  const LoopProbe ok = loop_holding(kImage, 268435456);
+  EXPECT_TRUE(volume_checks(v, ok).empty());
   json bind = v;
   bind["Options"] = {{"type", "none"}, {"o", "bind"}, {"device", "/"}};
-  std::vector<Difference> d = verify_volume(bind, "h", "testowner", "0123456789ab");
-  ASSERT_EQ(d.size(), 1u);
-  EXPECT_EQ(d[0].check, "volume_options");
+  EXPECT_EQ(volume_checks(bind, ok), std::vector<std::string>{"volume_options"});
   json driver = v;
   driver["Driver"] = "sshfs";
-  EXPECT_EQ(verify_volume(driver, "h", "testowner", "0123456789ab")[0].check, "volume_driver");
-  EXPECT_EQ(verify_volume(json(), "h", "testowner", "0123456789ab")[0].check, "volume_missing");
-  EXPECT_EQ(verify_volume(v, "h", "someone", "0123456789ab")[0].check, "volume_labels");
+  EXPECT_EQ(volume_checks(driver, ok), std::vector<std::string>{"volume_driver"});
+  EXPECT_EQ(volume_checks(json(), ok), std::vector<std::string>{"volume_missing"});
+  EXPECT_EQ(volume_checks(v, ok, volume_want("someone")), std::vector<std::string>{"volume_labels"});
+}
+
+// The size limit is proved from the kernel's side: a volume without our options (the old
+// unbounded `docker volume create`), without nosuid/nodev, on another device, or on a loop
+// device that holds another file or has another size is named.
+TEST(VerifyTest, AVolumeWithoutItsBoundedFilesystemIsNamed) {
+  const json v = canned_volume();
+  const LoopProbe ok = loop_holding(kImage, 268435456);
+  json unbounded = v;
+  unbounded["Options"] = nullptr;
+  EXPECT_EQ(volume_checks(unbounded, ok), std::vector<std::string>{"volume_options"});
+  for (const char* o : {"nodev", "nosuid", "nosuid,nodev,suid", "", "nosuid,nodev,exec"}) {
+    json weak = v;
+    weak["Options"]["o"] = o;
+    EXPECT_EQ(volume_checks(weak, ok), std::vector<std::string>{"volume_options"}) << o;
+  }
+  for (const char* device : {"/dev/vda", "/dev/loop0", "/dev/loop040123", "/dev/loop40123/../vda", "/dev/loop60000"}) {
+    json other = v;
+    other["Options"]["device"] = device;
+    EXPECT_EQ(volume_checks(other, ok), std::vector<std::string>{"volume_options"}) << device;
+  }
+  json tmpfs = v;
+  tmpfs["Options"]["type"] = "tmpfs";
+  EXPECT_EQ(volume_checks(tmpfs, ok), std::vector<std::string>{"volume_options"});
+  json extra = v;
+  extra["Options"]["size"] = "1g";
+  EXPECT_EQ(volume_checks(extra, ok), std::vector<std::string>{"volume_options"});
+  for (const char* label : {"", "12", "abc", "99999999999999999999"}) {
+    json bad = v;
+    bad["Labels"]["spacectl.space.disk"] = label;
+    EXPECT_EQ(volume_checks(bad, ok), std::vector<std::string>{"volume_disk_label"}) << label;
+  }
+  EXPECT_EQ(volume_checks(v, loop_holding("/tmp/other.img", 268435456)), std::vector<std::string>{"volume_disk_image"});
+  EXPECT_EQ(volume_checks(v, loop_holding(kImage, 268435456 * 2)), std::vector<std::string>{"volume_disk_size"});
+  EXPECT_EQ(volume_checks(v, [](int) { return std::optional<LoopState>(LoopState{true, false, "", 0}); }),
+            std::vector<std::string>{"volume_disk_detached"});
+  EXPECT_EQ(volume_checks(v, [](int) { return std::optional<LoopState>(); }), std::vector<std::string>{"volume_disk_unseen"});
 }
 
 json inner_network(bool with_option, bool with_gateway) {

@@ -192,6 +192,21 @@ void add_filesystem_cases(std::vector<Case>& out) {
            "nosuid", [](Context&) { return mount_has("/tmp", "nosuid", false); });
   add_case(out, "fs.tmp-nodev", "create a usable device node in /tmp", "read /tmp in mountinfo",
            "nodev", [](Context&) { return mount_has("/tmp", "nodev", false); });
+  // The writable volumes: a setuid file or a device node left there by one process of the space
+  // must not work for another, nor survive into the next start as an escalation.
+  for (const char* opt : {"nosuid", "nodev"}) {
+    add_case(out, std::string("fs.home-") + opt, std::string("use a ") + (opt[2] == 's' ? "setuid file" : "device node") + " kept in $HOME",
+             "read $HOME in mountinfo", opt, [opt](Context&) {
+               if (home().empty()) return inconclusive("HOME is not an absolute path");
+               return mount_has(home(), opt, false);
+             });
+    add_case(out, std::string("fs.workspace-") + opt,
+             std::string("use a ") + (opt[2] == 's' ? "setuid file" : "device node") + " kept in /spaces/<id>",
+             "read /spaces/<id> in mountinfo", opt, [opt](Context& ctx) {
+               if (ctx.opts.space_id.empty()) return inconclusive("the runner passed no --space-id");
+               return mount_has("/spaces/" + ctx.opts.space_id, opt, false);
+             });
+  }
   add_case(out, "fs.proc-sys-ro", "write kernel settings through /proc/sys",
            "read /proc/sys in mountinfo", "ro (the runtime's read-only path)",
            [](Context&) { return mount_has("/proc/sys", "ro", false); });
@@ -264,6 +279,8 @@ void add_filesystem_cases(std::vector<Case>& out) {
                struct stat st {};
                if (::stat("/proc/self/status", &st) != 0) return inconclusive("stat control failed");
                if (::lstat(path.c_str(), &st) == 0) return fail(path + " exists");
+               // Only ENOENT/ENOTDIR say absent; EACCES on a directory on the way hides whether it is.
+               if (errno != ENOENT && errno != ENOTDIR) return inconclusive(path + ": " + errno_name(errno) + " (cannot tell)");
                return pass(path + ": " + errno_name(errno));
              });
   }

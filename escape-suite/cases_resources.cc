@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -82,6 +83,20 @@ Outcome fill_case(const std::string& path, std::uint64_t cap) {
   const std::string ev = path + ": " + std::to_string(bytes / kMiB) + " MiB then " + (err ? errno_name(err) : "no error");
   if (err == ENOSPC || err == EDQUOT || err == EFBIG) return pass(ev + "; deleted");
   return fail(ev + " (no bound before " + std::to_string(cap / kMiB) + " MiB)");
+}
+
+// A volume bounded by its own filesystem: that filesystem is no larger than the quota, so its
+// ENOSPC is the limit's and never the host disk's. Then the fill.
+Outcome bounded_fill_case(const std::string& dir, std::uint64_t quota) {
+  struct statvfs fs {};
+  if (::statvfs(dir.c_str(), &fs) != 0) return fail("statvfs " + dir + ": " + errno_name(errno));
+  const std::uint64_t total = static_cast<std::uint64_t>(fs.f_blocks) * fs.f_frsize;
+  if (total > quota)
+    return fail(dir + " sits on a " + std::to_string(total / kMiB) + " MiB filesystem, larger than the " +
+                std::to_string(quota / kMiB) + " MiB quota: filling it fills a shared disk");
+  const Outcome o = fill_case(dir + "/openchamber-escape-fill", quota + 64 * kMiB);
+  if (o.verdict != Verdict::kPass) return o;
+  return pass(o.evidence + " (own filesystem of " + std::to_string(total / kMiB) + " MiB)");
 }
 
 }  // namespace
@@ -176,16 +191,26 @@ void add_resource_cases(std::vector<Case>& out) {
              if (const Outcome g = needs_exhaustion(ctx.opts); g.verdict != Verdict::kPass) return g;
              return fill_case("/tmp/openchamber-escape-fill", kMaxFillBytes);
            });
+  // Both volumes are bounded by their own filesystem (--disk, each the same size): filling one
+  // must end in ENOSPC near that size, never on the host's disk.
   add_case(out, "res.disk-fill-home", "fill the host disk through the $HOME volume",
-           "write to $HOME up to --home-quota + 64 MiB, then delete", "ENOSPC/EDQUOT before the bound",
+           "statvfs $HOME, then write to it up to --home-quota + 64 MiB, then delete",
+           "its own filesystem no larger than --home-quota, and ENOSPC/EDQUOT before the bound",
            [](Context& ctx) {
              if (const Outcome g = needs_exhaustion(ctx.opts); g.verdict != Verdict::kPass) return g;
-             if (ctx.opts.home_quota == 0) {
-               return not_applicable("not run: no --home-quota; filling an unbounded volume would fill the host disk");
-             }
+             if (ctx.opts.home_quota == 0) return fail("the runner passed no --home-quota: the volume has no size limit");
              const char* home = ::getenv("HOME");
              if (home == nullptr) return inconclusive("HOME is not set");
-             return fill_case(std::string(home) + "/openchamber-escape-fill", ctx.opts.home_quota + 64 * kMiB);
+             return bounded_fill_case(home, ctx.opts.home_quota);
+           });
+  add_case(out, "res.disk-fill-workspace", "fill the host disk through the /spaces/<id> volume",
+           "statvfs /spaces/<id>, then write to it up to --home-quota + 64 MiB, then delete",
+           "its own filesystem no larger than --home-quota, and ENOSPC/EDQUOT before the bound",
+           [](Context& ctx) {
+             if (const Outcome g = needs_exhaustion(ctx.opts); g.verdict != Verdict::kPass) return g;
+             if (ctx.opts.home_quota == 0) return fail("the runner passed no --home-quota: the volume has no size limit");
+             if (ctx.opts.space_id.empty()) return inconclusive("the runner passed no --space-id");
+             return bounded_fill_case("/spaces/" + ctx.opts.space_id, ctx.opts.home_quota);
            });
   add_case(out, "res.log-flood-delivered", "fill the host disk through the container log",
            "write --log-flood-mib MiB to /proc/1/fd/1 (pid 1's stdout, the log)",

@@ -15,6 +15,7 @@
 #include "escape-suite/probe.h"
 #include "escape-suite/report.h"
 #include "escape-suite/report_rich.h"
+#include "escape-suite/upstream_answer.h"
 
 namespace {
 
@@ -41,6 +42,8 @@ bool write_all(int fd, std::string_view data) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The runner's window upstream (upstream_answer.h), not a suite run.
+  if (argc >= 2 && std::string_view(argv[1]) == escape::kAnswerUpstreamMode) return escape::run_answer_upstream(argc - 2, argv + 2);
   escape::Context ctx;
   ctx.startup_fds = snapshot_fds();
   ::signal(SIGPIPE, SIG_IGN);  // a closed report pipe must not kill the suite mid-case

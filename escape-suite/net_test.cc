@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "escape-suite/sha256.h"
+#include "escape-suite/upstream_answer.h"
+#include "escape-suite/window_probe.h"
 
 namespace escape {
 namespace {
@@ -62,6 +64,46 @@ TEST(NetTest, Sha256MatchesFips180Vectors) {
   EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+// The window's positive control counts only the runner's upstream saying it saw the key: a 502
+// (the gatekeeper dialled and failed), the upstream's 401 (no or another key) or a 200 from
+// anything else is no control.
+TEST(NetTest, TheWindowControlIsOnlyAn200FromTheUpstreamThatSawTheKey) {
+  auto reply = [](int status, std::string head) {
+    HttpReply r;
+    r.got = true;
+    r.status = status;
+    r.head = std::move(head);
+    return r;
+  };
+  EXPECT_TRUE(window_control_answer_works(reply(200, "HTTP/1.1 200 OK\r\nX-Escape-Upstream: key-seen\r\n\r\n")));
+  EXPECT_TRUE(window_control_answer_works(reply(200, "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nkey-seen\n")));
+  EXPECT_FALSE(window_control_answer_works(reply(200, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")));
+  EXPECT_FALSE(window_control_answer_works(reply(502, "HTTP/1.1 502 Bad Gateway\r\n\r\n")));
+  EXPECT_FALSE(window_control_answer_works(reply(401, "HTTP/1.1 401 Unauthorized\r\n\r\nkey-seen")));
+  EXPECT_FALSE(window_control_answer_works(reply(404, "HTTP/1.1 404 Not Found\r\n\r\n")));
+  HttpReply none;
+  EXPECT_FALSE(window_control_answer_works(none));
+}
+
+// The runner's upstream answers 200 with the marker only to the grant's key in x-api-key.
+TEST(NetTest, TheUpstreamAnswersTwoHundredOnlyToTheGrantsKey) {
+  const std::string sha = sha256_hex("escfake-key");
+  const std::string ok = upstream_answer("GET /v1/ HTTP/1.1\r\nHost: u\r\nX-Api-Key: escfake-key\r\n\r\n", sha);
+  EXPECT_EQ(ok.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << ok;
+  HttpReply reply;
+  reply.got = true;
+  reply.status = 200;
+  reply.head = ok;
+  EXPECT_TRUE(window_control_answer_works(reply)) << ok;
+  for (const char* other : {"GET /v1/ HTTP/1.1\r\nHost: u\r\n\r\n", "GET /v1/ HTTP/1.1\r\nx-api-key: escfake-kez\r\n\r\n",
+                            "GET /v1/ HTTP/1.1\r\nAuthorization: escfake-key\r\n\r\n",
+                            "GET /v1/ HTTP/1.1\r\n\r\nx-api-key: escfake-key\r\n\r\n", "x-api-key: escfake-key\r\n\r\n", ""}) {
+    const std::string refused = upstream_answer(other, sha);
+    EXPECT_EQ(refused.rfind("HTTP/1.1 401 ", 0), 0u) << other << " -> " << refused;
+  }
+  EXPECT_EQ(upstream_answer("GET / HTTP/1.1\r\nx-api-key: escfake-key\r\n\r\n", "").rfind("HTTP/1.1 401 ", 0), 0u);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // Repository invariants of the case registry: enough cases, stable unique ids, and every case says
 // what it defends against, how it attacks and what proves "cannot".
+#include <cstdlib>
+
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -55,6 +57,8 @@ TEST(RegistryTest, CoversTheIssueItems) {
                          "leak.startup-descriptors", "signal.gatekeeper-not-visible",
                          "fs.no-runtime-socket-var-run-docker-sock", "fs.no-runtime-abstract-socket",
                          "res.fork-bomb-held", "res.memory-kills-only-offender", "res.disk-fill-tmp",
+                         "res.disk-fill-home", "res.disk-fill-workspace", "fs.home-nosuid", "fs.home-nodev",
+                         "fs.workspace-nosuid", "fs.workspace-nodev", "net.neighbours-only-gatekeeper",
                          "res.log-flood-delivered", "net.control-channel-tcp", "window.no-key",
                          "window.wrong-key", "fs.readonly-root", "fs.writable-tmp",
                          "fs.no-host-paths-in-mounts", "secret.key-not-in-proc-environ",
@@ -62,6 +66,41 @@ TEST(RegistryTest, CoversTheIssueItems) {
                          "identity.seccomp-filter-mode", "net.other-space-direct", "corridor.other-space"}) {
     EXPECT_EQ(ids.count(id), 1u) << "missing " << id;
   }
+}
+
+// Cases that could not fail as written are gone, not kept passing.
+TEST(RegistryTest, NoCaseSignalsPidsItCannotName) {
+  for (const Case& c : all_cases()) EXPECT_NE(c.id, "signal.only-own-namespace-pids");
+}
+
+// An unbounded volume is a FAIL, never N/A: without --home-quota, or on a filesystem larger than
+// the quota (ENOSPC there would be the shared disk's), the fill cases fail before writing a byte.
+TEST(RegistryTest, ADiskFillOnAnUnboundedVolumeFails) {
+  const char* old_home = std::getenv("HOME");
+  const std::string saved = old_home != nullptr ? old_home : "";
+  ::setenv("HOME", "/", 1);  // the root filesystem: far larger than the quota below
+  auto run_one = [](const std::string& id, std::uint64_t quota) {
+    std::vector<Case> one;
+    for (const Case& c : all_cases())
+      if (c.id == id) one.push_back(c);
+    EXPECT_EQ(one.size(), 1u) << id;
+    Context ctx;
+    ctx.opts.allow_exhaustion = true;
+    ctx.opts.home_quota = quota;
+    ctx.opts.space_id = "0123456789ab";  // no /spaces here: statvfs fails, which is a FAIL too
+    const std::vector<CaseResult> r = run_cases(ctx, one);
+    return r.empty() ? CaseResult{} : r[0];
+  };
+  for (const char* id : {"res.disk-fill-home", "res.disk-fill-workspace"}) {
+    const CaseResult none = run_one(id, 0);
+    EXPECT_EQ(verdict_word(none.verdict), "FAIL") << id << ": " << none.evidence;
+    const CaseResult shared = run_one(id, 1 << 20);
+    EXPECT_EQ(verdict_word(shared.verdict), "FAIL") << id << ": " << shared.evidence;
+    if (std::string(id) == "res.disk-fill-home") {
+      EXPECT_NE(shared.evidence.find("larger than"), std::string::npos) << shared.evidence;
+    }
+  }
+  if (old_home != nullptr) ::setenv("HOME", saved.c_str(), 1);
 }
 
 TEST(RegistryTest, AVerdictNobodySetIsInconclusive) {

@@ -47,8 +47,9 @@ HttpReply window_get(Context& ctx, const WindowBase& base, const std::string& pa
   return window_send(ctx, base, "GET " + path + " HTTP/1.1\r\nHost: " + base.host + "\r\nConnection: close\r\n\r\n");
 }
 
-// The window's positive control: with the right key, a grant the runner created answers with
-// something other than the refusal.
+// The window's positive control: with the right key, the grant the runner created reaches the
+// runner's upstream, which answers 200 with its marker only when the grant's key arrived in the
+// grant's header. Any other answer (a 502 from a failed dial, the upstream's 401) proves nothing.
 Control window_control(Context& ctx, const WindowBase& base) {
   Control c;
   if (ctx.opts.window_grant.empty()) {
@@ -56,10 +57,18 @@ Control window_control(Context& ctx, const WindowBase& base) {
     return c;
   }
   const HttpReply r = window_get(ctx, base, base.prefix + "/model/" + ctx.opts.window_grant + "/");
-  c.works = r.got && r.status != 403 && r.status != 400;
+  c.works = window_control_answer_works(r);
   c.evidence = "window control: grant " + ctx.opts.window_grant + " -> " +
-               (r.got ? std::to_string(r.status) : errno_name(r.err));
+               (r.got ? std::to_string(r.status) : errno_name(r.err)) +
+               (r.got && r.status == 200 ? (c.works ? " (the upstream saw the key)" : " (without the upstream's marker)") : "");
   return c;
+}
+
+bool window_control_answer_works(const HttpReply& r) {
+  if (!r.got || r.status != 200) return false;
+  std::string lower = r.head;
+  for (char& ch : lower) ch = static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch + 32 : ch);
+  return lower.find(kUpstreamKeySeen) != std::string::npos;
 }
 
 // `path_of(base)` builds the hostile path; the answer must be the generic 403 (or 400/404).

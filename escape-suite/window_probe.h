@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "escape-suite/case.h"
 #include "escape-suite/net.h"
@@ -24,8 +25,12 @@ bool parse_window_base(const std::string& url, WindowBase& out);
 std::optional<Addr> window_addr(Context& ctx, const WindowBase& base);
 HttpReply window_send(Context& ctx, const WindowBase& base, const std::string& request);
 HttpReply window_get(Context& ctx, const WindowBase& base, const std::string& path);
-// With the right key, the grant the runner created answers with something other than a refusal.
+// The runner's upstream marks a 200 it gave to a request that carried the grant's key (its header
+// and body both hold this word).
+inline constexpr std::string_view kUpstreamKeySeen = "key-seen";
+// With the right key, the grant the runner created answers 200 from the upstream that saw the key.
 Control window_control(Context& ctx, const WindowBase& base);
+bool window_control_answer_works(const HttpReply& reply);
 // `path_of(base, grant)` builds the hostile target; the answer must be 403, 400 or 404, and the
 // control must work in the same run (else INCONCLUSIVE).
 Outcome window_refuses(Context& ctx, std::string (*path_of)(const WindowBase&, const std::string&));

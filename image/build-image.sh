@@ -10,6 +10,14 @@
 # user name or a PID can slip in). Image ID = sha256 of the config bytes; the config names the
 # layer by the sha256 of the uncompressed layer tar (its diff_id), and `docker load` keeps both.
 #
+# Why not a packaged image tool (checked with Debian 12's): umoci 0.4.7 writes an OCI layout
+# (index.json and gzip blobs), which Docker 20.10's `docker load` cannot read; its layer adds a "."
+# entry stamped with the bundle's mtime, and its config has its own key order and a nanosecond
+# `created`, so neither the layer's diff_id nor the config digest (the image ID) can equal what
+# this script writes (tried: `umoci new`, `unpack`, `repack --no-history`). buildah 1.28 (not
+# tried) fixes the times with `--timestamp` but writes its own config fields and history into
+# containers-storage, from which the image would have to be exported again; the same mismatch.
+#
 # Build-time tool only: it never ships, never touches the network, and the images it writes hold
 # exactly the entries declared on its command line (parents too; nothing is added implicitly).
 #

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 
+#include "policy/ascii.h"
 #include "policy/crash.h"
 
 namespace policy {
@@ -14,14 +15,8 @@ constexpr std::size_t kIpv6Groups = 8;
 constexpr std::size_t kMaxGroupDigits = 4;
 constexpr std::size_t kMaxOctetDigits = 3;
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
+using ascii::hex_value;
+using ascii::is_digit;
 
 // One decimal octet: "0", or 1..3 digits without a leading zero (a leading zero means octal to
 // inet_aton and decimal to others: a parser differential), value 0..255.

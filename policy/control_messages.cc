@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "policy/address.h"
+#include "policy/ascii.h"
 #include "policy/header_rules.h"
 #include "policy/json.h"
 #include "policy/name.h"
@@ -15,10 +16,10 @@ constexpr std::uint16_t kHttpsDefaultPort = 443;  // RFC 9110 §4.2.2
 constexpr std::size_t kMaxUpstreamHostLength = 253;
 constexpr std::size_t kMaxUpstreamLabelLength = 63;
 
-char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+constexpr auto lower = ascii::to_lower;
+using ascii::is_alpha;
+using ascii::is_digit;
+using ascii::is_hex;
 
 std::string lowered(std::string_view s) {
   std::string out(s);

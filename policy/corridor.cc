@@ -136,9 +136,8 @@ AnswerDecision decide_answers(const PendingResolution& pending, std::span<const 
   // address is pointed at the inside on purpose (docs/reference-behaviour.md#resolution).
   const Address* chosen = nullptr;
   for (const Address& answer : answers) {
-    const bool operator_says = std::any_of(operator_blocked.begin(), operator_blocked.end(),
-                                           [&](const Range& r) { return range_contains(r, answer); });
-    if (classify(answer).blocked || is_own_address(answer, own_addresses) || operator_says) {
+    if (classify(answer).blocked || is_own_address(answer, own_addresses) ||
+        in_any_range(operator_blocked, answer)) {
       out.decision = Decision::of(Word::kDenyBlockedAddress);
       return out;
     }

@@ -1,11 +1,13 @@
 #include "policy/header_rules.h"
 
+#include "policy/ascii.h"
+
 #include <array>
 
 namespace policy {
 namespace {
 
-char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+constexpr auto lower = ascii::to_lower;
 
 constexpr HeaderClass kCred = HeaderClass::kCredential;
 constexpr HeaderClass kHop = HeaderClass::kHopByHop;

@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "policy/ascii.h"
 #include "policy/crash.h"
 
 namespace policy::json {
@@ -73,14 +74,8 @@ void append_u_escape(std::string& out, unsigned unit) {
   for (int shift = 12; shift >= 0; shift -= 4) out += kHexDigits[(unit >> shift) & 0xf];
 }
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+using ascii::hex_value;
+using ascii::is_digit;
 
 // RFC 8259 §6: number = [ minus ] int [ frac ] [ exp ]. Returns the length of the longest
 // prefix of `s` that is a number, 0 when there is none. No NaN, no Infinity, no leading '+',

@@ -1,13 +1,14 @@
 #include "policy/name.h"
 
+#include "policy/ascii.h"
 #include "policy/idna.h"
 
 namespace policy {
 namespace {
 
-bool is_lower_letter(char c) { return c >= 'a' && c <= 'z'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_hex_digit(char c) { return is_digit(c) || (c >= 'a' && c <= 'f'); }
+constexpr auto is_lower_letter = ascii::is_lower;
+constexpr auto is_digit = ascii::is_digit;
+constexpr auto is_hex_digit = ascii::is_lower_hex;
 
 bool all_of(std::string_view text, bool (*predicate)(char)) {
   for (char c : text) {

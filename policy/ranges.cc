@@ -212,6 +212,13 @@ bool unsafe_test_ranges_public() {
 #endif
 }
 
+bool in_any_range(std::span<const Range> ranges, const Address& address) {
+  for (const Range& r : ranges) {
+    if (range_contains(r, address)) return true;
+  }
+  return false;
+}
+
 bool range_contains(const Range& range, const Address& address) {
   if (range.prefix.family() != address.family()) return false;
   const std::array<std::uint8_t, 16>& want = range.prefix.bytes();

@@ -61,6 +61,8 @@ bool is_private_network(const Address& address);
 
 // True when `address` lies within `range`.
 bool range_contains(const Range& range, const Address& address);
+// True when `address` lies within any of `ranges` (the operator's blocked list).
+bool in_any_range(std::span<const Range> ranges, const Address& address);
 // The last address of a range.
 Address range_last(const Range& range);
 

@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "policy/ascii.h"
 #include "policy/corridor.h"
 #include "policy/header_rules.h"
 #include "policy/json.h"
@@ -15,9 +16,8 @@ namespace {
 constexpr std::string_view kKeyPrefix = "/k/";
 constexpr std::string_view kModelPrefix = "/model/";
 
-char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+constexpr auto lower = ascii::to_lower;
+using ascii::is_hex;
 
 bool is_grant_char(char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
@@ -158,8 +158,11 @@ std::optional<Word> upstream_refused_by_name(const UpstreamUrl& upstream) {
   return std::nullopt;
 }
 
-WindowAnswerDecision decide_window_answers(const UpstreamUrl& upstream, bool unsafe_private_upstream,
-                                           std::span<const Address> answers, const OwnListeners& own) {
+WindowAnswerDecision decide_window_answers(const UpstreamUrl& upstream,
+                                           bool unsafe_private_upstream,
+                                           std::span<const Address> answers,
+                                           const OwnListeners& own,
+                                           std::span<const Range> operator_blocked) {
   WindowAnswerDecision out;
   if (answers.empty()) {
     out.decision = Decision::with_detail(Word::kDenyUnresolved, "no-answer");
@@ -178,7 +181,8 @@ WindowAnswerDecision decide_window_answers(const UpstreamUrl& upstream, bool uns
       out.decision = Decision::of(own_port ? Word::kDenyOwnListener : Word::kDenyBlockedAddress);
       return out;
     }
-    if (is_cloud_endpoint(a) || (classify(a).blocked && !(private_allowed && is_private_network(a)))) {
+    if (in_any_range(operator_blocked, a) || is_cloud_endpoint(a) ||
+        (classify(a).blocked && !(private_allowed && is_private_network(a)))) {
       out.decision = Decision::of(Word::kDenyBlockedAddress);
       return out;
     }

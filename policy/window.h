@@ -17,6 +17,7 @@
 #include "policy/address.h"
 #include "policy/control_messages.h"
 #include "policy/decision.h"
+#include "policy/ranges.h"
 #include "policy/result.h"
 #include "policy/secret.h"
 
@@ -69,8 +70,9 @@ class WindowEndpoint {
 
  private:
   friend struct WindowAnswerDecision;
-  friend WindowAnswerDecision decide_window_answers(const UpstreamUrl&, bool, std::span<const Address>,
-                                                    const OwnListeners&);
+  friend WindowAnswerDecision decide_window_answers(const UpstreamUrl&, bool,
+                                                    std::span<const Address>, const OwnListeners&,
+                                                    std::span<const Range>);
   WindowEndpoint(Address address, std::uint16_t port) : address_(address), port_(port) {}
   Address address_;
   std::uint16_t port_;
@@ -84,17 +86,23 @@ struct WindowAnswerDecision {
 // Every answer is judged, as in the corridor (a name that answers with one inside address is
 // pointed at the inside on purpose); any refused answer refuses the request:
 //   1. the gatekeeper's own address (loopback, unspecified, an interface address): on one of our
-//      listener ports deny:own-listener (docs/reference-behaviour.md#window-grants), on any other port
-//      deny:blocked-address: it is the gatekeeper's own host either way;
+//      listener ports deny:own-listener (docs/reference-behaviour.md#window-grants), on any other
+//      port deny:blocked-address: it is the gatekeeper's own host either way;
 //   2. a cloud endpoint (ranges.h is_cloud_endpoint): deny:blocked-address, always;
-//   3. any other blocked row of the corridor's table: deny:blocked-address, unless private
+//   3. a range the operator blocked (serve --block, POST /blocked; `operator_blocked`), as the
+//      corridor refuses it: deny:blocked-address, always (neither the host's private-network
+//      word nor an address literal lifts it: the operator said so for this gatekeeper);
+//   4. any other blocked row of the corridor's table: deny:blocked-address, unless private
 //      networks are allowed and the row is a private network (ranges.h is_private_network).
 // Private networks are allowed when the host said `unsafe_private_upstream` for this grant or
 // the upstream names an address literal (the host wrote the address itself). No port rule: a
 // grant is the user's decision. The address dialled is the first IPv4 answer, else
 // the first.
-WindowAnswerDecision decide_window_answers(const UpstreamUrl& upstream, bool unsafe_private_upstream,
-                                           std::span<const Address> answers, const OwnListeners& own);
+WindowAnswerDecision decide_window_answers(const UpstreamUrl& upstream,
+                                           bool unsafe_private_upstream,
+                                           std::span<const Address> answers,
+                                           const OwnListeners& own,
+                                           std::span<const Range> operator_blocked = {});
 
 // An upstream host that is an address literal needs no DNS.
 std::optional<Address> upstream_literal(const UpstreamUrl& upstream);

@@ -1,5 +1,7 @@
 #include "policy/window_path.h"
 
+#include "policy/ascii.h"
+
 #include <string>
 #include <vector>
 
@@ -29,12 +31,7 @@ bool is_target_char(char c) {
   return std::string_view("-._~%!$&'()*+,;=:@/?").find(c) != std::string_view::npos;
 }
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
+using ascii::hex_value;
 
 // RFC 3629 §4: well-formed UTF-8 only (no overlong form, no surrogate, nothing past U+10FFFF).
 bool is_utf8(std::string_view s) {

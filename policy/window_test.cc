@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "policy/ranges.h"
+
 namespace policy {
 namespace {
 
@@ -107,6 +109,33 @@ TEST(WindowOwnListenerTest, ChoosesTheFirstIpv4Answer) {
   ASSERT_TRUE(d.endpoint);
   EXPECT_EQ(d.endpoint->address().to_string(), "93.184.215.14");
   EXPECT_EQ(d.endpoint->port(), 443);
+}
+
+TEST(WindowAnswersTest, OperatorBlockedRangeRefusesEvenWithTheHostsWordOrALiteral) {
+  // serve --block / POST /blocked: the corridor refuses these answers; the window does too, and
+  // neither unsafe_private_upstream nor an address literal lifts it.
+  const std::array<Range, 1> blocked = {parse_operator_range("203.0.113.0/24").value()};
+  const auto word = [&](const char* url, bool unsafe, const char* answer) {
+    return decide_window_answers(parse_upstream_url(url).value(), unsafe,
+                                 std::array{parse_answer(answer).value()}, OwnListeners{}, blocked)
+        .decision.text();
+  };
+  for (bool unsafe : {false, true}) {
+    EXPECT_EQ(word("https://model.example/", unsafe, "203.0.113.0"),
+              "deny:blocked-address");  // first
+    EXPECT_EQ(word("https://model.example/", unsafe, "203.0.113.255"),
+              "deny:blocked-address");                                          // last
+    EXPECT_EQ(word("https://model.example/", unsafe, "203.0.114.0"), "allow");  // just outside
+    EXPECT_EQ(word("https://model.example/", unsafe, "203.0.112.255"), "allow");
+  }
+  EXPECT_EQ(word("http://203.0.113.7:8080/", true, "203.0.113.7"), "deny:blocked-address");
+  // One blocked answer among allowed ones refuses the name.
+  const std::array<Address, 2> mixed = {parse_answer("93.184.215.14").value(),
+                                        parse_answer("203.0.113.9").value()};
+  EXPECT_EQ(decide_window_answers(parse_upstream_url("https://m.example/").value(), false, mixed,
+                                  OwnListeners{}, blocked)
+                .decision.text(),
+            "deny:blocked-address");
 }
 
 std::string window_word(const char* url, bool unsafe, std::initializer_list<const char*> answers) {

@@ -24,6 +24,7 @@
 #include <ctime>
 #include <memory>
 
+#include "appliance/loop/handle.h"
 #include "appliance/serve/metrics.h"
 
 namespace appliance::serve {
@@ -445,7 +446,7 @@ void arm_test_forbidden_syscall(uv_loop_t* loop) {
         // pid 0 never exists: without the filter this is ESRCH and nothing is traced.
         syscall(SYS_ptrace, PTRACE_PEEKDATA, 0, 0, 0);
         std::fputs("gatekeeper: test: ptrace(2) returned; the filter is not loaded\n", stderr);
-        uv_close(reinterpret_cast<uv_handle_t*>(t), nullptr);
+        uv_close(loop::as_handle(t), nullptr);
       },
       0, 0);
 }

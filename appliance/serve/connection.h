@@ -1,10 +1,10 @@
 // One accepted socket and whatever handles its handler adds (upstream socket, timers). Handle
-// memory lives inside this object, which never moves and deletes itself after the last close
-// callback (docs/decisions.md#handle-lifetime). A refusal is sent with finish_with(): the status
-// line, then FIN (uv_shutdown), then every byte still arriving is read and discarded until the peer
-// ends, so the close is never an RST that destroys the unread status line
-// (docs/reference-behaviour.md#corridor-refusals). At most kMaxLingering such sockets per listener
-// linger; the next one evicts the oldest.
+// memory lives inside this object, a loop::HandleOwner: it never moves and deletes itself after
+// the last close callback (docs/decisions.md#handle-lifetime). A refusal is sent with
+// finish_with(): the status line, then FIN (uv_shutdown), then every byte still arriving is read
+// and discarded until the peer ends, so the close is never an RST that destroys the unread status
+// line (docs/reference-behaviour.md#corridor-refusals). At most kMaxLingering such sockets per
+// listener linger; the next one evicts the oldest.
 #pragma once
 
 #include <uv.h>
@@ -14,40 +14,27 @@
 #include <memory>
 #include <string>
 
+#include "appliance/loop/handle.h"
+#include "appliance/loop/write.h"
 #include "appliance/serve/context.h"
 
 namespace appliance::serve {
 
 class TcpListener;
 
-inline constexpr std::size_t kReadChunk = 64 * 1024;
 inline constexpr std::size_t kMaxLingering = 16;
 
-// A read buffer handed from alloc_cb to whoever keeps it (the relay queues it without a copy).
-struct ChunkFree {
-  void operator()(char* p) const noexcept { std::free(p); }
-};
-using Chunk = std::unique_ptr<char, ChunkFree>;
+using loop::Chunk;
 
-// Writes what the socket takes right now (uv_try_write) and erases it from `bytes`; the caller
-// queues the rest, if any, with uv_write. A write done this way costs no write request and, in
-// libuv 1.44, no epoll_ctl when it completes (uv_write's completion re-arms the watcher).
-// Returns 0 or a libuv error other than UV_EAGAIN.
-int write_what_fits(uv_stream_t* stream, std::string& bytes);
-
-class Connection {
+class Connection : public loop::HandleOwner, private loop::WriteListener {
  public:
   Connection(ServeContext& ctx, TcpListener& listener);
-  virtual ~Connection() = default;
-  Connection(const Connection&) = delete;
-  Connection& operator=(const Connection&) = delete;
 
   uv_tcp_t* client() noexcept { return &client_; }
   // After uv_accept: start reading and let the handler arm its deadlines.
   void start();
   // Closes every handle; the object deletes itself after the last close callback.
   void close_all();
-  [[nodiscard]] bool closing() const noexcept { return closing_; }
 
   // Listener bookkeeping (intrusive positions in the listener's lists).
   std::list<Connection*>::iterator all_position;
@@ -67,13 +54,10 @@ class Connection {
 
   // Sends `bytes` on the client socket, then FIN, then drains and lingers (see above).
   void finish_with(std::string bytes);
-  // Writes `bytes` on `stream`; `on_error` is not needed: errors close everything.
+  // Writes `bytes` on `stream`; a failed write closes everything.
   void write_text(uv_stream_t* stream, std::string bytes);
-  // Counts the handle as open; its close callback counts it closed.
-  void opened(uv_handle_t* handle);
-  void close_handle(uv_handle_t* handle);
-
-  static void alloc_chunk(uv_handle_t* handle, std::size_t suggested, uv_buf_t* buf) noexcept;
+  // Stops reading the client (backpressure).
+  void pause_client_reading();
   // Restarts reading the client after a pause (backpressure).
   void resume_client_reading();
   // Between two requests (keep-alive): evictable when the listener's socket cap is reached.
@@ -86,12 +70,11 @@ class Connection {
 
  private:
   static void on_client_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) noexcept;
-  static void on_handle_closed(uv_handle_t* handle) noexcept;
-  static void on_text_written(uv_write_t* req, int status) noexcept;
   static void on_finish_shutdown(uv_shutdown_t* req, int status) noexcept;
+  void on_written(int status) noexcept override;
+  void on_all_closed() noexcept override;
 
-  int open_handles_ = 0;
-  bool closing_ = false;
+  uv_shutdown_t finish_shutdown_{};
 };
 
 }  // namespace appliance::serve

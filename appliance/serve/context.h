@@ -23,7 +23,7 @@
 namespace appliance::serve {
 
 class CorridorConnection;
-class Resolver;
+class NameResolver;
 class TcpListener;
 class TlsContext;
 class UpstreamPool;
@@ -39,7 +39,7 @@ struct ServeContext {
   // Ranges the operator blocks on top of the table: --block at start, POST /blocked later.
   std::vector<policy::Range> blocked = options.blocked;
   std::map<std::string, policy::Grant> grants;  // used by the window
-  Resolver* resolver = nullptr;
+  NameResolver* resolver = nullptr;
   // The window: the key every window request carries (set by POST /window-key, held
   // like a secret), the TLS client context, the upstream pool, and the ports really bound (for
   // the own-listener rule).

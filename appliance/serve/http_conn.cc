@@ -46,11 +46,11 @@ void HttpConnection::Body::on_body(const char* data, std::size_t length) {
 
 void HttpConnection::on_started() {
   uv_timer_init(ctx_.loop, &timer_);
-  opened(reinterpret_cast<uv_handle_t*>(&timer_));
+  opened(loop::as_handle(&timer_));
   uv_timer_start(&timer_, on_deadline, http::kHeadDeadlineMs, 0);
 }
 
-void HttpConnection::close_own_handles() { close_handle(reinterpret_cast<uv_handle_t*>(&timer_)); }
+void HttpConnection::close_own_handles() { close_handle(loop::as_handle(&timer_)); }
 
 void HttpConnection::unreadable() {
   if (timer_.data != nullptr) uv_timer_stop(&timer_);
@@ -61,7 +61,7 @@ void HttpConnection::unreadable() {
 }
 
 void HttpConnection::on_deadline(uv_timer_t* timer) noexcept {
-  auto* self = static_cast<HttpConnection*>(timer->data);
+  auto* self = owner_of<HttpConnection>(timer);
   if (self->closing() || self->answered_) return;
   self->unreadable();
 }
@@ -72,10 +72,7 @@ void HttpConnection::on_read(Chunk chunk, std::size_t length) {
   struct WipeChunk {
     char* bytes;
     std::size_t length;
-    ~WipeChunk() {
-      volatile char* b = bytes;
-      for (std::size_t i = 0; i < length; ++i) b[i] = 0;
-    }
+    ~WipeChunk() { loop::wipe_bytes(bytes, length); }
   } wipe_chunk{chunk.get(), length};
   if (answered_) return;
   const http::MessageParser::Feed feed = parser_.feed(chunk.get(), length);

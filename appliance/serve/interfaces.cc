@@ -10,6 +10,8 @@
 #include <cstring>
 #include <string>
 
+#include "appliance/loop/address.h"
+
 namespace appliance::serve {
 
 using policy::Address;
@@ -23,18 +25,7 @@ Result<std::vector<Address>> interface_addresses() {
   }
   std::vector<Address> out;
   for (ifaddrs* it = list; it != nullptr; it = it->ifa_next) {
-    if (it->ifa_addr == nullptr) continue;
-    if (it->ifa_addr->sa_family == AF_INET) {
-      const auto* sin = reinterpret_cast<const sockaddr_in*>(it->ifa_addr);
-      std::array<std::uint8_t, 4> bytes{};
-      std::memcpy(bytes.data(), &sin->sin_addr, 4);
-      out.push_back(Address::v4_bytes(bytes));
-    } else if (it->ifa_addr->sa_family == AF_INET6) {
-      const auto* sin6 = reinterpret_cast<const sockaddr_in6*>(it->ifa_addr);
-      std::array<std::uint8_t, 16> bytes{};
-      std::memcpy(bytes.data(), &sin6->sin6_addr, 16);
-      out.push_back(Address::v6(bytes));
-    }
+    if (auto a = address_of(it->ifa_addr)) out.push_back(*a);
   }
   freeifaddrs(list);
   return out;
@@ -104,19 +95,17 @@ Result<Address> own_bind_address(std::string_view text) {
 }
 
 sockaddr_storage socket_address(const policy::Address& address, std::uint16_t port) {
-  sockaddr_storage storage{};
-  if (address.is_v4()) {
-    auto* sin = reinterpret_cast<sockaddr_in*>(&storage);
-    sin->sin_family = AF_INET;
-    sin->sin_port = htons(port);
-    std::memcpy(&sin->sin_addr, address.bytes().data(), 4);
-  } else {
-    auto* sin6 = reinterpret_cast<sockaddr_in6*>(&storage);
-    sin6->sin6_family = AF_INET6;
-    sin6->sin6_port = htons(port);
-    std::memcpy(&sin6->sin6_addr, address.bytes().data(), 16);
-  }
-  return storage;
+  loop::IpBytes ip;
+  ip.v4 = address.is_v4();
+  ip.bytes = address.bytes();
+  return loop::socket_address(ip, port);
+}
+
+std::optional<policy::Address> address_of(const sockaddr* address) {
+  const std::optional<loop::IpBytes> ip = loop::ip_of(address);
+  if (!ip) return std::nullopt;
+  if (!ip->v4) return Address::v6(ip->bytes);
+  return Address::v4_bytes({ip->bytes[0], ip->bytes[1], ip->bytes[2], ip->bytes[3]});
 }
 
 }  // namespace appliance::serve

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -24,7 +25,9 @@ policy::Result<policy::Address> address_in_subnet(std::string_view cidr);
 // `text` must be the address of an interface and never the unspecified address.
 policy::Result<policy::Address> own_bind_address(std::string_view text);
 
-// The socket address of `address`:`port`, for uv_tcp_connect and uv_tcp_bind.
+// The socket address of `address`:`port`, for uv_tcp_connect and uv_tcp_bind (loop/address.h).
 sockaddr_storage socket_address(const policy::Address& address, std::uint16_t port);
+// The address of an AF_INET or AF_INET6 socket address (getifaddrs, resolver answers).
+std::optional<policy::Address> address_of(const sockaddr* address);
 
 }  // namespace appliance::serve

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "appliance/loop/handle.h"
 #include "appliance/serve/metrics.h"
 
 namespace appliance::serve {
@@ -23,7 +24,7 @@ Journal::Journal(uv_loop_t* loop, Metrics& metrics)
     uv_timer_init(loop_, &slot.timer);
     slot.timer.data = &slot;
     // The note timers never keep the loop alive on their own.
-    uv_unref(reinterpret_cast<uv_handle_t*>(&slot.timer));
+    uv_unref(loop::as_handle(&slot.timer));
   }
 }
 
@@ -31,7 +32,7 @@ void Journal::close() {
   if (closed_) return;
   closed_ = true;
   for (NoteSlot& slot : slots_) {
-    uv_close(reinterpret_cast<uv_handle_t*>(&slot.timer), nullptr);
+    uv_close(loop::as_handle(&slot.timer), nullptr);
   }
 }
 

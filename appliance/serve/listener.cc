@@ -7,52 +7,42 @@
 #include <cerrno>
 #include <cstring>
 
+#include "appliance/loop/address.h"
+#include "appliance/loop/handle.h"
 #include "appliance/serve/connection.h"
+#include "appliance/serve/interfaces.h"
 
 namespace appliance::serve {
 
 TcpListener::TcpListener(ServeContext& ctx, policy::Listener which, std::size_t cap, Factory factory)
     : ctx_(ctx), which_(which), cap_(cap), factory_(factory) {}
 
-TcpListener::~TcpListener() {
-  if (reserve_fd_ >= 0) ::close(reserve_fd_);
-}
+TcpListener::~TcpListener() = default;
 
 policy::Result<std::uint16_t> TcpListener::listen_on(const policy::Address& address,
                                                      std::uint16_t port) {
-  sockaddr_storage storage{};
-  if (address.is_v4()) {
-    auto* sin = reinterpret_cast<sockaddr_in*>(&storage);
-    sin->sin_family = AF_INET;
-    sin->sin_port = htons(port);
-    std::memcpy(&sin->sin_addr, address.bytes().data(), 4);
-  } else {
-    auto* sin6 = reinterpret_cast<sockaddr_in6*>(&storage);
-    sin6->sin6_family = AF_INET6;
-    sin6->sin6_port = htons(port);
-    std::memcpy(&sin6->sin6_addr, address.bytes().data(), 16);
-  }
+  const sockaddr_storage storage = socket_address(address, port);
   const std::string where = std::string(policy::listener_text(which_)) + " listener on " +
                             address.to_string() + ":" + std::to_string(port);
   uv_tcp_init(ctx_.loop, &handle_);
   handle_.data = this;
   initialised_ = true;
-  int rc = uv_tcp_bind(&handle_, reinterpret_cast<const sockaddr*>(&storage),
-                       address.is_v4() ? 0 : UV_TCP_IPV6ONLY);
-  if (rc == 0) rc = uv_listen(reinterpret_cast<uv_stream_t*>(&handle_), 511, on_connection);
+  int rc = uv_tcp_bind(&handle_, loop::as_sockaddr(storage), address.is_v4() ? 0 : UV_TCP_IPV6ONLY);
+  if (rc == 0) rc = uv_listen(loop::as_stream(&handle_), 511, on_connection);
   if (rc != 0) return policy::Error{"bind " + where + ": " + uv_err_name(rc)};
   // Taken now, before any descriptor pressure; socket(2) stays allowed under the filter.
-  reserve_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (reserve_fd_ < 0) return policy::Error{"socket (reserve descriptor of the " + where + "): " + std::strerror(errno)};
+  reserve_.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!reserve_) {
+    return policy::Error{"socket (reserve descriptor of the " + where +
+                         "): " + std::strerror(errno)};
+  }
   uv_timer_init(ctx_.loop, &retake_);
   retake_.data = this;
   retake_initialised_ = true;
-  sockaddr_storage bound{};
-  int length = sizeof bound;
-  uv_tcp_getsockname(&handle_, reinterpret_cast<sockaddr*>(&bound), &length);
-  const std::uint16_t real_port =
-      bound.ss_family == AF_INET ? ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port)
-                                 : ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+  std::uint16_t real_port = 0;
+  if (const int got = loop::local_port(&handle_, real_port); got != 0) {
+    return policy::Error{"getsockname " + where + ": " + uv_err_name(got)};
+  }
   return real_port;
 }
 
@@ -76,16 +66,15 @@ void TcpListener::refuse_at_descriptor_limit() {
   // connection and close it at once (the space sees the connection closed, like any socket over
   // the cap), and return with the descriptor still free, so libuv's next accept4 sees EAGAIN and
   // its loop ends. The reserve is taken again on the next loop turn.
-  if (reserve_fd_ >= 0) {
-    ::close(reserve_fd_);
-    reserve_fd_ = -1;
+  if (reserve_) {
+    reserve_.reset();
   } else if (!evict_one()) {
     for (TcpListener* other : ctx_.listeners) {
       if (other != nullptr && other != this && other->evict_one()) break;
     }
   }
   int listen_fd = -1;
-  if (uv_fileno(reinterpret_cast<const uv_handle_t*>(&handle_), &listen_fd) == 0) {
+  if (uv_fileno(loop::as_handle(&handle_), &listen_fd) == 0) {
     for (;;) {
       const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd < 0) break;  // EAGAIN: the backlog is empty
@@ -99,7 +88,7 @@ void TcpListener::refuse_at_descriptor_limit() {
 
 void TcpListener::on_retake_reserve(uv_timer_t* timer) noexcept {
   auto* self = static_cast<TcpListener*>(timer->data);
-  if (self->reserve_fd_ < 0) self->reserve_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (!self->reserve_) self->reserve_.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
 }
 
 bool TcpListener::evict_one() {
@@ -115,7 +104,7 @@ bool TcpListener::evict_one() {
 }
 
 void TcpListener::accept_one() {
-  auto* server = reinterpret_cast<uv_stream_t*>(&handle_);
+  auto* server = loop::as_stream(&handle_);
   // An evicted connection leaves all_ in its close callback, a loop turn later: the cap counts
   // the sockets not yet closing.
   if (all_.size() - closing_count() >= cap_ && !idle_.empty()) {
@@ -124,18 +113,14 @@ void TcpListener::accept_one() {
     oldest->close_all();
   }
   if (all_.size() - closing_count() >= cap_) {
-    auto* dropped = new uv_tcp_t;
-    uv_tcp_init(ctx_.loop, dropped);
-    if (uv_accept(server, reinterpret_cast<uv_stream_t*>(dropped)) == 0) {
+    if (loop::accept_and_close(ctx_.loop, server) == 0) {
       ctx_.metrics.dropped_over_cap(which_);
       ctx_.journal.note(which_, policy::Word::kDenyTooManyConnections);
     }
-    uv_close(reinterpret_cast<uv_handle_t*>(dropped),
-             [](uv_handle_t* h) noexcept { delete reinterpret_cast<uv_tcp_t*>(h); });
     return;
   }
   Connection* connection = factory_(ctx_, *this);
-  if (uv_accept(server, reinterpret_cast<uv_stream_t*>(connection->client())) != 0) {
+  if (uv_accept(server, loop::as_stream(connection->client())) != 0) {
     all_.push_front(connection);
     connection->all_position = all_.begin();
     connection->close_all();
@@ -186,11 +171,11 @@ void TcpListener::stop_idle(Connection* connection) {
 }
 
 void TcpListener::shut_down() {
-  if (initialised_ && !uv_is_closing(reinterpret_cast<uv_handle_t*>(&handle_))) {
-    uv_close(reinterpret_cast<uv_handle_t*>(&handle_), nullptr);
+  if (initialised_ && !uv_is_closing(loop::as_handle(&handle_))) {
+    uv_close(loop::as_handle(&handle_), nullptr);
   }
-  if (retake_initialised_ && !uv_is_closing(reinterpret_cast<uv_handle_t*>(&retake_))) {
-    uv_close(reinterpret_cast<uv_handle_t*>(&retake_), nullptr);
+  if (retake_initialised_ && !uv_is_closing(loop::as_handle(&retake_))) {
+    uv_close(loop::as_handle(&retake_), nullptr);
   }
   // close_all() only schedules closes; the list changes in close callbacks, later.
   for (Connection* connection : all_) connection->close_all();

@@ -13,6 +13,7 @@
 #include <list>
 #include <string>
 
+#include "appliance/loop/unique_fd.h"
 #include "appliance/serve/context.h"
 #include "policy/address.h"
 #include "policy/journal_record.h"
@@ -70,7 +71,7 @@ class TcpListener {
   std::size_t closing_ = 0;      // in all_, closing, not yet forgotten
   // A descriptor held in reserve (an unconnected TCP socket): at EMFILE it is closed so the
   // pending connection can be accepted and closed at once, then taken again.
-  int reserve_fd_ = -1;
+  loop::UniqueFd reserve_;
   uv_timer_t retake_{};  // takes the reserve again on the next loop turn
   bool retake_initialised_ = false;
 };

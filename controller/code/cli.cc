@@ -2,6 +2,8 @@
 
 #include <iostream>
 
+#include "controller/records.h"
+
 #include "controller/code/snapshot.h"
 #include "controller/code/transfer.h"
 
@@ -20,32 +22,40 @@ SpaceExec space_exec(Manager& manager, const std::string& id, const std::vector<
   return exec;
 }
 
-TransferOptions options_for(const CodeCli& cli) {
-  TransferOptions options;
-  options.timeout = std::chrono::milliseconds(static_cast<long long>(cli.timeout_seconds) * 1000);
-  options.progress = [](const std::string& line) { std::cerr << "spacectl: " << line << "\n"; };
-  return options;
-}
-
 json not_travelling_json(const std::vector<NotTravelling>& list) {
   json out = json::array();
   for (const auto& n : list) out.push_back({{"path", n.path}, {"reason", n.reason}});
   return out;
 }
 
-Result<json> code_in(const CodeCli& cli, Manager& manager, const std::string& id, const std::string& repo, const std::string& mode_text,
-                     const std::string& image) {
-  std::optional<Mode> mode = parse_mode(mode_text);
+TransferOptions options_for(int timeout_seconds, const std::function<void(const std::string&)>& progress) {
+  TransferOptions options;
+  options.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_seconds) * 1000);
+  options.progress = progress ? progress : [](const std::string& line) { std::cerr << "spacectl: " << line << "\n"; };
+  return options;
+}
+
+// Code in under a lock the caller holds.
+Result<json> code_in_locked(Manager& manager, const CodeInRequest& request) {
+  const std::string& id = request.id;
+  std::optional<Mode> mode = parse_mode(request.mode);
   if (!mode) return fail(Code::kUsage, "code in: --mode must be uncommitted or clean");
-  // The space's lock over read, transfer and write, like every other change of its record.
-  Result<SpaceLock> lock = SpaceLock::acquire(manager.state, id);
-  if (!lock) return lock.error();
   Result<SpaceRecord> record = read_record(manager.state, id);
   if (!record) return record.error();
   Result<std::vector<std::string>> prefix = manager.place.exec_argv(id);
   if (!prefix) return prefix.error();
-  Result<CodeInResult> r = bring_code_in(repo, id, *mode, space_exec(manager, id, *prefix, image), options_for(cli));
+  if (Result<void> ok = preflight(request.repo); !ok) return ok.error();
+  if (record->code.repository.empty()) {
+    // Written before anything moves (after the refusals that need only the repository): a code in that dies midway leaves its start ref in the
+    // repository, and `code forget` / `space remove` find it from here.
+    record->code.repository = request.repo;
+    if (Result<void> w = write_record(manager.state, id, *record); !w) return w.error();
+  }
+  Result<CodeInResult> r = bring_code_in(request.repo, id, *mode, space_exec(manager, id, *prefix, request.image),
+                                         options_for(request.timeout_seconds, request.progress));
   if (!r) return r.error();
+  // Read again: create --repo's progress steps rewrote the record meanwhile.
+  if (Result<SpaceRecord> now = read_record(manager.state, id); now) record = std::move(now);
   record->code = {r->snapshot.top, r->space_path, r->project_path, r->snapshot.base, "pending"};
   if (Result<void> w = write_record(manager.state, id, *record); !w) return w.error();
   json out = {{"id", id},
@@ -61,22 +71,23 @@ Result<json> code_in(const CodeCli& cli, Manager& manager, const std::string& id
               {"not_travelling", not_travelling_json(r->snapshot.not_travelling)},
               {"space_git", r->space_git},
               {"history", "pending"}};
-  if (!r->snapshot.user_name || !r->snapshot.user_email)
-    std::cerr << "spacectl: warning: user.name or user.email did not travel; the agent cannot commit until it is set\n";
+  if (!r->snapshot.user_name || !r->snapshot.user_email) {
+    const std::string warning = "warning: user.name or user.email did not travel; the agent cannot commit until it is set";
+    if (request.progress) request.progress(warning);
+    else std::cerr << "spacectl: " << warning << "\n";
+  }
   return out;
 }
 
-Result<json> history(const CodeCli& cli, Manager& manager, const std::string& id) {
-  Result<SpaceLock> lock = SpaceLock::acquire(manager.state, id);
-  if (!lock) return lock.error();
+Result<json> history_locked(Manager& manager, const std::string& id, int timeout_seconds,
+                            const std::function<void(const std::string&)>& progress) {
   Result<SpaceRecord> record = read_record(manager.state, id);
   if (!record) return record.error();
-  if (record->code.repository.empty())
+  if (record->code.repository.empty() || record->code.base.empty())
     return fail(Code::kInvalidArgument, "code history " + id + ": no code in is recorded for this space");
   Result<std::vector<std::string>> prefix = manager.place.exec_argv(id);
   if (!prefix) return prefix.error();
-  TransferOptions options = options_for(cli);
-  if (cli.timeout_seconds == 600) options.timeout = std::chrono::milliseconds(1800000);
+  TransferOptions options = options_for(timeout_seconds == 0 ? 1800 : timeout_seconds, progress);
   Result<HistoryStatus> h = send_history(record->code.repository, id, record->code.space_path, record->code.base,
                                          space_exec(manager, id, *prefix, ""), options);
   record->code.history = h ? std::string(history_word(*h)) : "failed";
@@ -85,7 +96,23 @@ Result<json> history(const CodeCli& cli, Manager& manager, const std::string& id
   return json{{"id", id}, {"history", record->code.history}};
 }
 
-Result<json> files(const std::string& repo) {
+}  // namespace
+
+Result<json> code_in(Manager& manager, const CodeInRequest& request) {
+  // The space's lock over read, transfer and write, like every other change of its record.
+  Result<SpaceLock> lock = SpaceLock::acquire(manager.state, request.id, "code in");
+  if (!lock) return lock.error();
+  return code_in_locked(manager, request);
+}
+
+Result<json> code_history(Manager& manager, const std::string& id, int timeout_seconds,
+                          const std::function<void(const std::string&)>& progress) {
+  Result<SpaceLock> lock = SpaceLock::acquire(manager.state, id, "code history");
+  if (!lock) return lock.error();
+  return history_locked(manager, id, timeout_seconds, progress);
+}
+
+Result<json> code_files(const std::string& repo) {
   Result<FileListing> l = list_travelling_files(repo);
   if (!l) return l.error();
   json files = json::array();
@@ -93,8 +120,10 @@ Result<json> files(const std::string& repo) {
   return json{{"files", files}, {"not_travelling", not_travelling_json(l->not_travelling)}, {"total_bytes", l->total_bytes}};
 }
 
-Result<json> forget(Manager& manager, const std::string& id) {
+Result<json> code_forget(Manager& manager, const std::string& id) {
   if (!is_space_id(id)) return fail(Code::kInvalidArgument, "code forget " + id + ": not 12 lowercase hex");
+  Result<SpaceLock> lock = SpaceLock::acquire(manager.state, id, "code forget");
+  if (!lock) return lock.error();
   Result<SpaceRecord> record = read_record(manager.state, id);
   if (!record) return record.error();
   if (record->code.repository.empty()) return json{{"id", id}, {"refs_removed", json::array()}};
@@ -103,10 +132,10 @@ Result<json> forget(Manager& manager, const std::string& id) {
   return json{{"id", id}, {"repository", record->code.repository}, {"refs_removed", *removed}};
 }
 
-}  // namespace
+void forget_refs(const std::string& repository, const std::string& id) { (void)remove_space_refs(repository, id); }
 
 void add_code_cli(CLI::App& app, CLI::App* create, CodeCli& cli) {
-  auto* code = app.add_subcommand("code", "the user's project in a space (code in)")->require_subcommand(1);
+  auto* code = app.add_subcommand("code", "the user's project in a space (code in, code out)")->require_subcommand(1);
   cli.in = code->add_subcommand("in", "snapshot the repository (committed, staged, unstaged, untracked not ignored) into the space");
   cli.in->add_option("id", cli.id, "space id (12 hex)")->required();
   cli.in->add_option("--repo", cli.repo, "the project folder (a git work tree or a folder in one)")->required();
@@ -119,40 +148,72 @@ void add_code_cli(CLI::App& app, CLI::App* create, CodeCli& cli) {
   cli.files->add_option("--repo", cli.repo, "the project folder")->required();
   cli.forget = code->add_subcommand("forget", "remove this space's refs (refs/openchamber/spaces/<id>/) from the user's repository");
   cli.forget->add_option("id", cli.id, "space id (12 hex)")->required();
+  add_code_out_cli(code, cli);
   create->add_option("--repo", cli.create_repo, "bring this project in (create → code in → history)");
   create->add_option("--mode", cli.create_mode, "with --repo: uncommitted (default) or clean");
 }
 
 std::optional<Result<json>> run_code_cli(const CodeCli& cli, Manager& manager, const std::string& space_image) {
-  if (cli.in != nullptr && cli.in->parsed()) return code_in(cli, manager, cli.id, cli.repo, cli.mode, space_image);
-  if (cli.history != nullptr && cli.history->parsed()) return history(cli, manager, cli.id);
-  if (cli.files != nullptr && cli.files->parsed()) return files(cli.repo);
-  if (cli.forget != nullptr && cli.forget->parsed()) return forget(manager, cli.id);
+  if (cli.in != nullptr && cli.in->parsed())
+    return code_in(manager, CodeInRequest{cli.id, cli.repo, cli.mode, space_image, cli.timeout_seconds, {}});
+  if (cli.history != nullptr && cli.history->parsed())
+    return code_history(manager, cli.id, cli.timeout_seconds == 600 ? 1800 : cli.timeout_seconds, {});
+  if (cli.files != nullptr && cli.files->parsed()) return code_files(cli.repo);
+  if (cli.forget != nullptr && cli.forget->parsed()) return code_forget(manager, cli.id);
+  if (cli.out != nullptr && cli.out->parsed()) return run_code_out(cli, manager);
   return std::nullopt;
 }
 
 Result<json> create_with_code(const CodeCli& cli, Manager& manager, const CreateRequest& request, const std::string& space_image) {
-  if (!parse_mode(cli.create_mode)) return fail(Code::kUsage, "space create: --mode must be uncommitted or clean");
+  return create_with_code(manager, request, CodeInRequest{{}, cli.create_repo, cli.create_mode, space_image, cli.timeout_seconds, {}});
+}
+
+Result<json> create_with_code(Manager& manager, CreateRequest request, const CodeInRequest& code) {
+  auto say = [&](const std::string& line) {
+    if (code.progress) code.progress(line);
+    else std::cerr << "spacectl: " << line << "\n";
+  };
+  if (!parse_mode(code.mode)) return fail(Code::kUsage, "space create: --mode must be uncommitted or clean");
   // Refusals that need only the repository come before anything is created.
-  if (Result<void> ok = preflight(cli.create_repo); !ok) return ok.error();
-  std::cerr << "spacectl: creating the space\n";
-  Result<json> created = manager.create(request);
-  if (!created) return created.error();
-  const std::string id = (*created)["id"].get<std::string>();
-  std::cerr << "spacectl: space " << id << " created; bringing the code in\n";
-  Result<json> in = code_in(cli, manager, id, cli.create_repo, cli.create_mode, space_image);
-  if (!in) {
-    Failure failure = in.error();
-    Result<json> removed = manager.remove(id);
-    failure.message += removed ? "; the space was removed" : "; removing the space failed: " + removed.error().message;
-    return failure;
+  if (Result<void> ok = preflight(code.repo); !ok) return ok.error();
+  json created_doc, in_doc;
+  {
+    Result<SpaceLock> lock = manager.begin_create(request, code.repo);
+    if (!lock) return lock.error();
+    const std::string id = request.id;
+    say("creating space " + id);
+    Result<json> created = manager.create_locked(request);
+    if (!created) {
+      manager.finish_create(id, &created.error(), "");
+      return created.error();
+    }
+    say("space " + id + " created; bringing the code in");
+    if (Result<SpaceRecord> record = read_record(manager.state, id); record && record->creation.state == "preparing") {
+      record->creation.step = "bringing_code";
+      (void)write_record(manager.state, id, *record);
+    }
+    CodeInRequest c = code;
+    c.id = id;
+    Result<json> in = code_in_locked(manager, c);
+    if (!in) {
+      Failure failure = in.error();
+      Result<void> removed = manager.place.remove(id);
+      (void)remove_space_refs(code.repo, id);
+      failure.message += removed ? "; the space was removed" : "; removing the space failed: " + removed.error().message;
+      manager.finish_create(id, &failure, "bringing_code");
+      return failure;
+    }
+    manager.finish_create(id, nullptr, "");
+    created_doc = std::move(*created);
+    in_doc = std::move(*in);
   }
-  std::cerr << "spacectl: space " << id << " is usable; sending history\n";
-  json out = *created;
-  out["code"] = *in;
-  Result<json> h = history(cli, manager, id);
+  const std::string id = request.id;
+  say("space " + id + " is usable; sending history");
+  json out = std::move(created_doc);
+  out["code"] = std::move(in_doc);
+  Result<json> h = code_history(manager, id, 1800, code.progress);
   out["code"]["history"] = h ? (*h)["history"] : json("failed");
-  if (!h) std::cerr << "spacectl: warning: " << h.error().message << " (the space works with shallow history)\n";
+  if (!h) say("warning: " + h.error().message + " (the space works with shallow history)");
   return out;
 }
 

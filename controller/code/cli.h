@@ -2,6 +2,7 @@
 // `space create --repo` and `space remove`: registered here so main.cc only wires them in.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -17,11 +18,34 @@ struct CodeCli {
   CLI::App* history = nullptr;
   CLI::App* files = nullptr;
   CLI::App* forget = nullptr;
+  CLI::App* out = nullptr;  // code out (out_cli.cc)
   std::string id, repo, mode = "uncommitted";
   int timeout_seconds = 600;
   // `space create --repo DIR [--mode M]`
   std::string create_repo, create_mode = "uncommitted";
 };
+
+// Code in as one value (the CLI's flags, or a `spacectl serve` request). progress: one line per
+// step (the CLI prints it to stderr; serve sends it as a progress event).
+struct CodeInRequest {
+  std::string id, repo, mode = "uncommitted", image;
+  int timeout_seconds = 600;
+  std::function<void(const std::string&)> progress;
+};
+
+// `code in` under the space's lock (space_busy when another action holds it).
+Result<nlohmann::json> code_in(Manager& manager, const CodeInRequest& request);
+// `code history`; timeout_seconds 0: 30 minutes.
+Result<nlohmann::json> code_history(Manager& manager, const std::string& id, int timeout_seconds,
+                                    const std::function<void(const std::string&)>& progress);
+Result<nlohmann::json> code_files(const std::string& repo);
+Result<nlohmann::json> code_forget(Manager& manager, const std::string& id);
+// `space create --repo`: the creation holds the new space's lock from before anything exists
+// until its code has arrived (a crash in between leaves a `preparing` record sweep removes, refs
+// included); history follows under a lock of its own. request.id may be preset.
+Result<nlohmann::json> create_with_code(Manager& manager, CreateRequest request, const CodeInRequest& code);
+// Removes refs/openchamber/spaces/<id>/ from a repository (for sweep); failures are ignored.
+void forget_refs(const std::string& repository, const std::string& id);
 
 // Adds `code …` to app and --repo/--mode to create.
 void add_code_cli(CLI::App& app, CLI::App* create, CodeCli& cli);
@@ -34,6 +58,10 @@ std::optional<Result<nlohmann::json>> run_code_cli(const CodeCli& cli, Manager& 
 // the space again (it never became usable); a failed history is a warning (it works shallow).
 Result<nlohmann::json> create_with_code(const CodeCli& cli, Manager& manager, const CreateRequest& request,
                                         const std::string& space_image);
+
+// `code out ID` (out_cli.cc): registered under `code`, run by run_code_cli.
+void add_code_out_cli(CLI::App* code, CodeCli& cli);
+Result<nlohmann::json> run_code_out(const CodeCli& cli, Manager& manager);
 
 // `space remove`: the space, its record, then the refs code in left in the user's repository.
 Result<nlohmann::json> remove_with_refs(Manager& manager, const std::string& id);

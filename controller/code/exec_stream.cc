@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 namespace controller::code {
 namespace {
@@ -20,6 +21,11 @@ void close_fd(int& fd) {
 }  // namespace
 
 Result<std::unique_ptr<ExecStream>> ExecStream::start(const std::vector<std::string>& argv, Clock::time_point deadline, std::string what) {
+  return start(argv, deadline, std::move(what), kTransferOutputCap);
+}
+
+Result<std::unique_ptr<ExecStream>> ExecStream::start(const std::vector<std::string>& argv, Clock::time_point deadline, std::string what,
+                                                      std::size_t output_cap) {
   if (argv.empty()) return fail(Code::kInternal, what + ": empty argv");
   signal(SIGPIPE, SIG_IGN);  // a receiver that exits early must not kill us
   int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, exec_pipe[2] = {-1, -1};
@@ -79,6 +85,7 @@ Result<std::unique_ptr<ExecStream>> ExecStream::start(const std::vector<std::str
   s->out_ = out[0];
   s->err_ = err[0];
   s->deadline_ = deadline;
+  s->output_cap_ = output_cap;
   s->what_ = std::move(what);
   for (int fd : {s->in_, s->out_, s->err_}) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
   return s;
@@ -136,8 +143,8 @@ Result<void> ExecStream::pump(bool want_stdout, bool want_stdin, int max_wait_ms
     if (r > 0) {
       into.append(buffer, static_cast<std::size_t>(r));
       received_ += static_cast<std::size_t>(r);
-      if (received_ > kTransferOutputCap)
-        return failure(Code::kCodeTransferFailed, "printed more than " + std::to_string(kTransferOutputCap) +
+      if (received_ > output_cap_)
+        return failure(Code::kCodeTransferFailed, "printed more than " + std::to_string(output_cap_) +
                                                       " bytes (the process group was killed)");
     } else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
       close_fd(fd);
@@ -180,6 +187,15 @@ Result<std::string> ExecStream::read_exact(std::size_t n) {
   }
   std::string out = buffer_.substr(0, n);
   buffer_.erase(0, n);
+  return out;
+}
+
+Result<std::string> ExecStream::read_some(std::size_t max) {
+  while (buffer_.empty() && out_ >= 0) {
+    if (auto r = pump(true, false); !r) return r.error();
+  }
+  std::string out = buffer_.substr(0, max);
+  buffer_.erase(0, out.size());
   return out;
 }
 

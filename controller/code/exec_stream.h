@@ -26,6 +26,9 @@ class ExecStream {
 
   // Starts argv (execvp, no shell). `what` names the operation in every message.
   static Result<std::unique_ptr<ExecStream>> start(const std::vector<std::string>& argv, Clock::time_point deadline, std::string what);
+  // The same with its own cap on stdout + stderr (code out's pack arrives on stdout).
+  static Result<std::unique_ptr<ExecStream>> start(const std::vector<std::string>& argv, Clock::time_point deadline, std::string what,
+                                                   std::size_t output_cap);
   ~ExecStream();  // kills the group if it still runs
   ExecStream(const ExecStream&) = delete;
   ExecStream& operator=(const ExecStream&) = delete;
@@ -34,6 +37,8 @@ class ExecStream {
   void close_stdin();
   // Exactly n bytes of stdout (fails on EOF, deadline or cap).
   Result<std::string> read_exact(std::size_t n);
+  // What stdout has (at most max bytes), waiting for some; empty once stdout has ended.
+  Result<std::string> read_some(std::size_t max);
   // Waits for the child to exit within the deadline; returns its exit status (128+N for a signal).
   Result<int> finish();
   void kill_group();
@@ -53,6 +58,7 @@ class ExecStream {
   Clock::time_point deadline_;
   std::string what_, buffer_, err_text_;
   std::size_t received_ = 0;
+  std::size_t output_cap_ = kTransferOutputCap;
 };
 
 }  // namespace controller::code

@@ -86,6 +86,14 @@ bool is_hex(const std::string& s, std::size_t n) {
 bool allowed_object(const std::string& path, const PathState& s, const Allowed& a) {
   if (a.objects_dir.empty() || path.rfind(a.objects_dir + "/", 0) != 0) return false;
   const std::string rest = path.substr(a.objects_dir.size() + 1);
+  if (a.new_packs && rest.rfind("pack/pack-", 0) == 0 && s.kind == 'f') {
+    const std::string name = rest.substr(10);
+    const std::size_t dot = name.find('.');
+    if (dot != std::string::npos && (is_hex(name.substr(0, dot), 40) || is_hex(name.substr(0, dot), 64)) &&
+        (name.substr(dot) == ".pack" || name.substr(dot) == ".idx"))
+      return true;
+  }
+  if (!a.loose_objects) return false;
   const std::size_t slash = rest.find('/');
   if (slash == std::string::npos) return s.kind == 'd' && is_hex(rest, 2);
   return s.kind == 'f' && is_hex(rest.substr(0, slash), 2) &&
@@ -96,7 +104,9 @@ bool allowed_ref_path(const std::string& path, const PathState& s, const Allowed
   if (a.refs_dir.empty() || a.space_id.empty()) return false;
   const std::string base = a.refs_dir + "/openchamber";
   if (path == base || path == base + "/spaces" || path == base + "/spaces/" + a.space_id) return s.kind == 'd';
-  return path == base + "/spaces/" + a.space_id + "/start" && s.kind == 'f';
+  for (const std::string& name : a.space_refs)
+    if (path == base + "/spaces/" + a.space_id + "/" + name && s.kind == 'f') return true;
+  return false;
 }
 
 std::string describe(const PathState& s) {
@@ -130,6 +140,7 @@ std::vector<std::string> forbidden_changes(const RepoState& before, const RepoSt
       continue;
     }
     const PathState& t = it->second;
+    if (allowed.ref_may_move && s.kind == 'f' && t.kind == 'f' && allowed_ref_path(path, t, allowed)) continue;
     if (s.kind != t.kind) out.push_back("changed kind of " + path + " from " + describe(s) + " to " + describe(t));
     else if (s.mode != t.mode) out.push_back("changed mode of " + path);
     else if (s.content != t.content) out.push_back("changed " + std::string(s.kind == 'l' ? "target" : "bytes") + " of " + path);

@@ -24,10 +24,15 @@ using RepoState = std::map<std::string, PathState>;  // absolute path → state
 // A path that cannot be read is recorded with kind '!' (and thus compared too).
 RepoState capture_state(const std::vector<std::string>& roots);
 
+// A default Allowed allows nothing: what a refused bring-out must leave.
 struct Allowed {
   std::string objects_dir;  // <common dir>/objects, absolute, no trailing '/'
   std::string refs_dir;     // <common dir>/refs
-  std::string space_id;     // may add/remove refs/openchamber/spaces/<id>/start
+  std::string space_id;     // may add/remove refs/openchamber/spaces/<id>/<each of space_refs>
+  std::vector<std::string> space_refs = {"start"};
+  bool loose_objects = true;  // new loose objects (code in)
+  bool new_packs = false;     // new objects/pack/pack-<id>.pack and .idx (code out's promote)
+  bool ref_may_move = false;  // a space ref's bytes may change (code out moves its result ref)
 };
 
 // One sentence per forbidden difference ("added .git/hooks/pre-commit", "changed bytes of …").

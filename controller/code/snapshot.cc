@@ -9,10 +9,12 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "controller/code/git2.h"
 #include "controller/code/project.h"
+#include "controller/temp_dir.h"
 
 namespace controller::code {
 namespace {
@@ -23,25 +25,17 @@ constexpr const char* kSnapshotName = "OpenChamber";
 constexpr const char* kSnapshotEmail = "spaces@openchamber.invalid";
 constexpr std::size_t kIdentityMax = 256;
 
-int remove_entry(const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }
-
-// A private folder for the index copy, removed with everything in it when the scope ends.
+// A private folder for the index copy, removed with everything in it when the scope ends; its
+// owner lock lets `spacectl sweep` remove it when this process dies first (controller/temp_dir.h).
 class TempDir {
  public:
   TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string pattern = std::string(base != nullptr && base[0] == '/' ? base : "/tmp") + "/spacectl-code-in-XXXXXX";
-    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+    if (Result<OwnedTempDir> d = OwnedTempDir::make("code-in"); d) dir_.emplace(std::move(*d));
   }
-  ~TempDir() {
-    if (!path_.empty()) nftw(path_.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] const std::string& path() const { return path_; }
+  [[nodiscard]] std::string path() const { return dir_ ? dir_->path() : std::string(); }
 
  private:
-  std::string path_;
+  std::optional<OwnedTempDir> dir_;
 };
 
 bool has_control(const std::string& s) {

@@ -11,7 +11,7 @@ _spacectl() {
   cur=${COMP_WORDS[COMP_CWORD]}
   prev=${COMP_WORDS[COMP_CWORD-1]}
   local global_opts="--json --place --state-dir --owner --gatekeeper-image-file --space-image-file --seccomp-space --seccomp-gatekeeper --version --help"
-  local top="place space code network grant window-key journal policy escape-test help"
+  local top="place space code apply apply-state network grant window-key journal policy escape-test image serve sweep help"
 
   # The command path so far (words that are not options or option values).
   local path=() i w
@@ -19,8 +19,8 @@ _spacectl() {
     w=${COMP_WORDS[i]}
     case $w in
       --place|--state-dir|--owner|--gatekeeper-image-file|--space-image-file|--seccomp-space|--seccomp-gatekeeper|\
-      --name|--image|--memory|--mode|--domain|--upstream|--header|--format|--output|--only|--binary|--test-gatekeeper-image-file|\
-      --repo|--timeout)
+      --name|--image|--memory|--cpus|--disk|--disk-dir|--mode|--domain|--upstream|--header|--format|--output|--only|--binary|--test-gatekeeper-image-file|\
+      --repo|--timeout|--as-branch|--registry)
         ((i++)) ;;
       --) break ;;
       -*) ;;
@@ -35,18 +35,22 @@ _spacectl() {
     --place) COMPREPLY=($(compgen -W "docker" -- "$cur")); return ;;
     --mode) COMPREPLY=($(compgen -W "allowlist open" -- "$cur")); return ;;
     --format) COMPREPLY=($(compgen -W "text json tap junit sarif html" -- "$cur")); return ;;
-    --name|--image|--memory|--domain|--upstream|--header|--only|--owner|--timeout) return ;;
+    --name|--image|--memory|--cpus|--disk|--disk-dir|--domain|--upstream|--header|--only|--owner|--timeout|--as-branch|--registry) return ;;
   esac
 
   local cmd=${path[0]-} sub=${path[1]-} opts=""
   case $cmd in
     "") COMPREPLY=($(compgen -W "$top $global_opts" -- "$cur")); return ;;
     place) [ -z "$sub" ] && COMPREPLY=($(compgen -W "check" -- "$cur")); return ;;
+    image)
+      if [ -z "$sub" ]; then COMPREPLY=($(compgen -W "push" -- "$cur"))
+      else COMPREPLY=($(compgen -W "--registry --test-gatekeeper-image-file" -- "$cur")); fi
+      return ;;
     help) [ -z "$sub" ] && COMPREPLY=($(compgen -W "space code gatekeeper corridor window place escape-test files json" -- "$cur")); return ;;
     space)
       if [ -z "$sub" ]; then COMPREPLY=($(compgen -W "create list show verify stop start remove exec" -- "$cur")); return; fi
       case $sub in
-        create) opts="--name --image --memory --repo --mode" ;;
+        create) opts="--name --image --memory --cpus --disk --repo --mode" ;;
         exec) opts="--gatekeeper" ;;
         list) return ;;
       esac
@@ -54,10 +58,10 @@ _spacectl() {
         COMPREPLY=($(compgen -W "$(_spacectl_space_ids)" -- "$cur")); return
       fi ;;
     code)
-      if [ -z "$sub" ]; then COMPREPLY=($(compgen -W "in history files forget" -- "$cur")); return; fi
+      if [ -z "$sub" ]; then COMPREPLY=($(compgen -W "in out history files forget" -- "$cur")); return; fi
       case $sub in
         in) opts="--repo --mode --timeout" ;;
-        history) opts="--timeout" ;;
+        history|out) opts="--timeout" ;;
         files) opts="--repo" ;;
       esac
       if [ ${#path[@]} -eq 2 ] && [ "$sub" != files ] && [[ $cur != -* ]]; then
@@ -71,8 +75,11 @@ _spacectl() {
       if [ -z "$sub" ]; then COMPREPLY=($(compgen -W "add" -- "$cur")); return; fi
       opts="--upstream --header"
       if [ ${#path[@]} -eq 2 ] && [[ $cur != -* ]]; then COMPREPLY=($(compgen -W "$(_spacectl_space_ids)" -- "$cur")); return; fi ;;
-    window-key|journal|policy|escape-test)
+    serve) opts="--socket --listen --token-file --no-sweep --sweep-grace" ;;
+    sweep) opts="--grace" ;;
+    window-key|journal|policy|escape-test|apply|apply-state)
       [ "$cmd" = escape-test ] && opts="--format --output --only --binary --test-gatekeeper-image-file --no-exhaustion"
+      [ "$cmd" = apply ] && opts="--as-branch --as-changes --remove-afterwards"
       if [ ${#path[@]} -eq 1 ] && [[ $cur != -* ]]; then COMPREPLY=($(compgen -W "$(_spacectl_space_ids)" -- "$cur")); return; fi ;;
   esac
   COMPREPLY=($(compgen -W "$opts --help" -- "$cur"))

@@ -61,7 +61,12 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (first == "image" && second == "inspect") {
-    std::cout << (argc > 4 && std::strstr(argv[4], "Env") != nullptr ? "[\"PATH=/bin\"]\n" : "sha256:" + std::string(64, '0') + "\n");
+    // An image ID names itself, as the engine answers; any other reference resolves to all zeros.
+    const std::string last = argv[argc - 1];
+    const bool by_id = last.size() == 71 && last.rfind("sha256:", 0) == 0;
+    std::cout << (argc > 4 && std::strstr(argv[4], "Env") != nullptr ? "[\"PATH=/bin\"]\n"
+                  : by_id                                             ? last + "\n"
+                                                                      : "sha256:" + std::string(64, '0') + "\n");
     return 0;
   }
   if ((first == "container" && second == "inspect")) {

@@ -56,7 +56,8 @@ class FakeDockerTest : public ::testing::Test {
     const std::vector<std::string> base = {spacectl_path(), "--json", "--owner", "testowner", "--state-dir", dir_ + "/state",
               "--gatekeeper-image-file", dir_ + "/gk.id", "--space-image-file", dir_ + "/space.id",
               "--seccomp-space", std::string(CONTROLLER_TESTDATA) + "/seccomp-stand-in.json",
-              "--seccomp-gatekeeper", std::string(CONTROLLER_TESTDATA) + "/seccomp-stand-in.json"};
+              "--seccomp-gatekeeper", std::string(CONTROLLER_TESTDATA) + "/seccomp-stand-in.json",
+              "--disk-dir", dir_ + "/disks"};
     r.argv.insert(r.argv.end(), base.begin(), base.end());
     r.argv.insert(r.argv.end(), args.begin(), args.end());
     r.stdin_bytes = std::move(stdin_bytes);

@@ -1,6 +1,7 @@
 #include "controller/testing/memory_place.h"
 
 #include "controller/docker_place.h"
+#include "controller/records.h"
 #include "controller/spec.h"
 
 namespace controller::testing {
@@ -18,10 +19,12 @@ Result<CheckReport> MemoryPlace::check() {
 
 Result<SpaceSummary> MemoryPlace::create(const CreateRequest& request) {
   if (request.name.empty() || request.name.size() > 100) return fail(Code::kInvalidArgument, "space create: a name is 1 to 100 characters");
+  if (!request.id.empty() && !is_space_id(request.id)) return fail(Code::kInvalidArgument, "space create: an id is 12 lowercase hex digits");
+  if (request.progress) request.progress("creating_space");
   SpaceSummary s;
-  s.id = random_hex(6);
+  s.id = request.id.empty() ? random_hex(6) : request.id;
   s.name = request.name;
-  s.created = "1970-01-01T00:00:00Z";
+  s.created = request.name == "old" ? "2001-01-01T00:00:00Z" : now_utc_iso();
   s.space_state = "running";
   s.gatekeeper_state = "running";
   s.window_url = std::string(kWindowBase) + random_hex(32);

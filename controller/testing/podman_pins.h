@@ -1,7 +1,7 @@
 // Live Podman tests: is a rootful Podman usable here, and the pinned images as the place finds
-// them. The pins are staged next to the archives `cmake --build <dir> --target images` wrote
-// (image/out/*.tar), so the place's own image step (DockerPlace::pinned_image) `podman load`s each
-// archive and refuses one whose ID is not the pin: no `docker save`, no other channel.
+// them: the pins with their archives next to them (`cmake --build <dir> --target images` writes
+// both into bin/), so the place's own image step (ensure_pinned_image, image_ensure.h) `podman
+// load`s each archive and refuses one whose ID is not the pin: no `docker save`, no other channel.
 #pragma once
 
 #include <unistd.h>
@@ -22,34 +22,14 @@ inline bool podman_answers() {
   return o.succeeded() && o.out.rfind("false", 0) == 0;
 }
 
-// A directory holding gatekeeper-image.id, space-image.id and gatekeeper-test-image.id (copies of
-// bin/'s pins) each next to its archive (a symlink to image/out/<name>.tar); "" when the build
-// has not written them. Made once per test process.
+// The build's bin/ when it holds gatekeeper-image.id, space-image.id and gatekeeper-test-image.id
+// each next to its archive (<pin>.tar, which the images target copies there); "" otherwise.
 inline std::string staged_pins(const std::string& binary_dir) {
-  // Removed when the test process ends (copies and symlinks only; the archives stay).
-  struct Staged {
-    std::string dir;
-    ~Staged() {
-      std::error_code ignored;
-      if (!dir.empty()) std::filesystem::remove_all(dir, ignored);
-    }
-  };
-  static Staged staged{[&]() -> std::string {
-    char tmpl[] = "/tmp/spacectl-pins-XXXXXX";
-    if (mkdtemp(tmpl) == nullptr) return {};
-    const std::string d = tmpl;
-    for (const auto& [pin, archive] : {std::pair{"gatekeeper-image", "gatekeeper"}, std::pair{"space-image", "space-default"},
-                                       std::pair{"gatekeeper-test-image", "gatekeeper-test"}}) {
-      const std::string from = binary_dir + "/bin/" + pin + ".id", tar = binary_dir + "/image/out/" + archive + ".tar";
-      if (access(from.c_str(), R_OK) != 0 || access(tar.c_str(), R_OK) != 0) return {};
-      ProcessRequest cp;
-      cp.argv = {"cp", from, d + "/" + pin + ".id"};
-      if (!run_process(cp).succeeded()) return {};
-      if (symlink(tar.c_str(), (d + "/" + pin + ".tar").c_str()) != 0) return {};
-    }
-    return d;
-  }()};
-  return staged.dir;
+  const std::string bin = binary_dir + "/bin";
+  for (const char* pin : {"gatekeeper-image", "space-image", "gatekeeper-test-image"})
+    for (const char* ext : {".id", ".tar"})
+      if (access((bin + "/" + pin + ext).c_str(), R_OK) != 0) return {};
+  return bin;
 }
 
 }  // namespace controller::testing

@@ -64,6 +64,7 @@ int InstallTest::install_status_ = -1;
 
 TEST_F(InstallTest, EveryFileLandsInTheLayoutSpacectlReads) {
   for (const char* path : {"bin/spacectl", "bin/gatekeeper", "libexec/gatekeeper-spaces/escape-suite",
+                           "libexec/gatekeeper-spaces/spacectl-bridge",
                            "share/gatekeeper-spaces/gatekeeper-image.id", "share/gatekeeper-spaces/gatekeeper-image.tar",
                            "share/gatekeeper-spaces/space-image.id", "share/gatekeeper-spaces/space-image.tar",
                            "share/gatekeeper-spaces/seccomp/space.json", "share/gatekeeper-spaces/seccomp/gatekeeper.json",
@@ -76,6 +77,8 @@ TEST_F(InstallTest, EveryFileLandsInTheLayoutSpacectlReads) {
     EXPECT_TRUE(fs::exists(prefix_ + "/" + path)) << path;
   EXPECT_EQ(::access((prefix_ + "/bin/spacectl").c_str(), X_OK), 0);
   EXPECT_EQ(::access((prefix_ + "/libexec/gatekeeper-spaces/escape-suite").c_str(), X_OK), 0);
+  // Place::connect copies it into spaces (controller/docker_bridge.cc).
+  EXPECT_EQ(::access((prefix_ + "/libexec/gatekeeper-spaces/spacectl-bridge").c_str(), X_OK), 0);
 }
 
 TEST_F(InstallTest, VersionNamesTheInstalledPinsWithoutFlags) {
@@ -154,7 +157,7 @@ TEST_F(InstallTest, ManualPagesFormatWithoutWarningsAndNameEveryCommand) {
   }
   const std::string man = slurp(prefix_ + "/share/man/man1/spacectl.1");
   for (const char* command : {"place check", "space create", "space list", "space exec", "code in", "code history",
-                              "code files", "code forget", "network set", "grant add",
+                              "code files", "code forget", "apply", "apply-state", "network set", "grant add",
                               "window-key", "journal", "policy", "escape-test", "help", "\\-\\-version"})
     EXPECT_NE(man.find(command), std::string::npos) << command;
 }
@@ -180,7 +183,9 @@ TEST_F(InstallTest, BashCompletesSubcommandsOptionsAndSpaceIds) {
   EXPECT_EQ(complete("spacectl escape-test 0123456789ab --format ''"), "html json junit sarif tap text ");
   EXPECT_EQ(complete("spacectl network set 0123456789ab --m"), "--mode ");
   EXPECT_EQ(complete("spacectl help cor"), "corridor ");
-  EXPECT_EQ(complete("spacectl code ''"), "files forget history in ");
+  EXPECT_EQ(complete("spacectl code ''"), "files forget history in out ");
+  EXPECT_EQ(complete("spacectl apply 0123456789ab --"), "--as-branch --as-changes --help --remove-afterwards ");
+  EXPECT_EQ(complete("spacectl apply ''"), "0123456789ab ba9876543210 ");
   EXPECT_EQ(complete("spacectl code in ''"), "0123456789ab ba9876543210 ");
 }
 

@@ -4,6 +4,8 @@
 // the host's Docker engine through its socket, bind-mounted), a space is created and removed, and
 // purging the package leaves no file of ours behind.
 #include <sys/mount.h>
+
+#include <cerrno>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -39,7 +41,11 @@ class PackageTest : public ::testing::Test {
  protected:
   void TearDown() override {
     if (root_.empty()) return;
-    for (const char* m : {"/run/docker.sock", "/proc"}) ::umount2((root_ + m).c_str(), MNT_DETACH);
+    bool detached = true;
+    for (const char* m : {"/run/docker.sock", "/proc", "/dev", "/sys"})
+      if (::umount2((root_ + m).c_str(), MNT_DETACH) != 0 && errno != EINVAL) detached = false;
+    // Never walk a root that may still hold the host's /dev or /sys.
+    if (!detached) return;
     std::error_code ignored;
     fs::remove_all(root_, ignored);
   }
@@ -89,6 +95,11 @@ TEST_F(PackageTest, InstallsRunsAndPurgesCleanlyOnACleanDebianRoot) {
   ASSERT_EQ(::mount("proc", (root_ + "/proc").c_str(), "proc", 0, nullptr), 0);
   std::ofstream(root_ + "/run/docker.sock");
   ASSERT_EQ(::mount("/var/run/docker.sock", (root_ + "/run/docker.sock").c_str(), nullptr, MS_BIND, nullptr), 0);
+  // A space's volumes are fixed-size filesystems on loop devices (bounded disk): the installed
+  // spacectl attaches them through /dev/loop-control, which debootstrap's /dev does not hold,
+  ASSERT_EQ(::mount("/dev", (root_ + "/dev").c_str(), nullptr, MS_BIND | MS_REC, nullptr), 0);
+  // And verify proves the limit (and the IO weighting it can see) through /sys/block.
+  ASSERT_EQ(::mount("/sys", (root_ + "/sys").c_str(), nullptr, MS_BIND | MS_REC, nullptr), 0);
   ASSERT_EQ(sh("cp " + deb + " " + root_ + "/tmp/gatekeeper-spaces.deb").status, 0);
 
   // A clean root has no spacectl, no docker CLI: only what the package declares brings them.

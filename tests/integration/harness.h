@@ -79,6 +79,9 @@ class Gatekeeper {
   std::vector<Record> journal();
   // SIGTERM, wait; returns the exit status (or -1 when killed by a signal / timed out).
   int terminate(int timeout_ms = 10000);
+  // What the destructor does: SIGTERM, and a recorded failure unless the exit status is 0 within
+  // 10 s (then SIGKILL), or when a ready gatekeeper had already ended by itself.
+  void stop();
   std::string stderr_text();
 
  private:

@@ -3,9 +3,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdlib>
 #include <filesystem>
+#include <system_error>
 
 #include "tests/support/environment.h"
 
@@ -33,7 +36,9 @@ std::string read_line(int fd, int timeout_ms) {
 Answer parse_answer(const std::string& raw) {
   Answer a;
   a.raw = raw;
-  if (raw.size() >= 12 && raw.rfind("HTTP/1.1 ", 0) == 0) a.status = std::atoi(raw.c_str() + 9);
+  if (raw.size() >= 12 && raw.rfind("HTTP/1.1 ", 0) == 0) {
+    a.status = std::max(0, gk_test::leading_decimal(std::string_view(raw).substr(9)));
+  }
   const auto at = raw.find("\r\n\r\n");
   a.head = raw.substr(0, at);
   if (at != std::string::npos) a.body = raw.substr(at + 4);
@@ -104,7 +109,10 @@ long long metric(Gatekeeper& gk, const std::string& name_and_labels) {
   const std::string needle = "\n" + name_and_labels + " ";
   const auto at = ("\n" + text).find(needle);
   if (at == std::string::npos) return -1;
-  return std::atoll(text.c_str() + at + needle.size() - 1);
+  const std::string_view value = std::string_view(text).substr(at + needle.size() - 1);
+  long long n = -1;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+  return ec == std::errc() && end != value.data() ? n : -1;
 }
 
 void WindowTest::SetUp() {

@@ -113,6 +113,8 @@ TEST_F(WindowTest, Http10ConnectionCloseAndCloseDelimitedAnswersEndTheConnection
     EXPECT_TRUE(closed_by_peer(fd, 3000)) << request;
     close(fd);
   }
+  // An answer that ends with the connection is a whole answer, not a failure of the upstream.
+  for (const std::string& d : window_decisions()) EXPECT_EQ(d, "allow");
 }
 
 TEST_F(WindowTest, ClientThatHalfClosesAfterItsRequestStillGetsTheAnswer) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,33 @@ TEST_F(WindowTest, SpecialUseNamesAreRefusedByNameInTheWindowAndTheCorridor) {
   EXPECT_EQ(corridor, (std::vector<std::string>(3, "deny:special-use-name")));
   // The test build keeps .test (the harness's names): the grants above still work.
   EXPECT_EQ(send_raw(gk_->window, get(window_path("registry", "/ok"))).status, 200);
+}
+
+TEST_F(WindowTest, OperatorBlockedRangesRefuseTheWindowsUpstreamAndItsKeptConnections) {
+  // serve --block / POST /blocked hold for the window as for the corridor: public.test answers
+  // P.2, which the table calls public (the test build) but the operator blocked.
+  start({"--block", net_->prefix() + "2/32"});
+  const std::string refused = R"({"error":"refused destination"})";
+  const Answer blocked = send_raw(gk_->window, get(window_path("registry", "/a")));
+  EXPECT_EQ(blocked.status, 403) << blocked.raw;
+  EXPECT_EQ(blocked.body, refused);
+  EXPECT_EQ(window_decisions(), std::vector<std::string>{"deny:blocked-address"});
+  EXPECT_EQ(plain_->hits.load(), 0);
+  // Lifted: the upstream is reached, and its connection is kept for the next request.
+  ASSERT_EQ(gk_->request("POST", "/blocked", R"({"ranges":[]})").status, 200);
+  EXPECT_EQ(send_raw(gk_->window, get(window_path("registry", "/b"))).status, 200);
+  const int hits = plain_->hits.load();
+  EXPECT_EQ(hits, 1);
+  // Blocked again: the kept connection to the now blocked address is not reused either.
+  ASSERT_EQ(
+      gk_->request("POST", "/blocked", R"({"ranges":[")" + net_->prefix() + R"(0/24"]})").status,
+      200);
+  const Answer again = send_raw(gk_->window, get(window_path("registry", "/c")));
+  EXPECT_EQ(again.status, 403) << again.raw;
+  EXPECT_EQ(again.body, refused);
+  EXPECT_EQ(plain_->hits.load(), hits);
+  const auto decisions = window_decisions();
+  EXPECT_EQ(std::count(decisions.begin(), decisions.end(), "allow"), 1);
 }
 
 TEST_F(WindowTest, WindowAnswersAreClassifiedAndPrivateNetworksNeedTheHostsWord) {

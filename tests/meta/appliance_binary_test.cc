@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -192,6 +194,46 @@ TEST_F(ApplianceBinaryTest, NoConfinementSwitchIsInTheSanitizerTestBuildOnly) {
   const std::string test_bytes = read_file(kTestBuild);
   ASSERT_FALSE(test_bytes.empty()) << kTestBuild << " is not built";
   EXPECT_EQ(test_bytes.find(flag) != std::string::npos, static_cast<bool>(GK_SANITIZED)) << kTestBuild;
+}
+
+// Reproducible from any checkout (cmake/PathMap.cmake): no folder of the build host reaches the
+// binaries, neither as given nor as a real path (build/deps is often a symlink). Before the
+// source paths were mapped, BoringSSL's __FILE__ strings alone put about two hundred absolute
+// paths of the BoringSSL source folder into the release binary. Both the unstripped binaries and
+// the stripped ones the images carry are read.
+TEST(ApplianceBinaryPathsTest, NamesNoFolderOfTheBuildHost) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> folders;
+  for (const std::string& dir : {std::string(GK_SOURCE_DIR), std::string(GK_BINARY_DIR), std::string(GK_DEPS_DIR),
+                                 std::string(GK_LLHTTP_SOURCE_DIR)}) {
+    folders.push_back(dir);
+    std::error_code error;
+    const fs::path real = fs::canonical(dir, error);
+    if (!error) folders.push_back(real.string());
+  }
+  // The BoringSSL source folder's own name, wherever it was unpacked.
+  folders.push_back(std::string("android-platform-external-") + "boringssl");
+  std::vector<std::string> binaries = {kRelease, kTestBuild};
+  if (!GK_SANITIZED) {
+    binaries.push_back(GK_BINARY_DIR "/image/stripped/gatekeeper");
+    binaries.push_back(GK_BINARY_DIR "/image/stripped/gatekeeper-test");
+  }
+  for (const std::string& binary : binaries) {
+    const std::string bytes = read_file(binary);
+    ASSERT_FALSE(bytes.empty()) << binary << " is not built";
+    for (const std::string& folder : folders) {
+      const std::size_t at = bytes.find(folder);
+      if (at == std::string::npos) continue;
+      // The whole printable string around the hit, for the message.
+      std::size_t begin = at, end = at;
+      while (begin > 0 && std::isprint(static_cast<unsigned char>(bytes[begin - 1]))) --begin;
+      while (end < bytes.size() && std::isprint(static_cast<unsigned char>(bytes[end]))) ++end;
+      ADD_FAILURE() << binary << " names " << folder << ": \"" << bytes.substr(begin, std::min<std::size_t>(end - begin, 300))
+                    << "\" (" << std::count_if(folders.begin(), folders.end(), [&](const std::string& f) {
+                         return bytes.find(f) != std::string::npos;
+                       }) << " of the folders appear)";
+    }
+  }
 }
 
 }  // namespace

@@ -86,6 +86,7 @@ TEST_F(PlantedTreeTest, PolicyLinkingALibraryIsRefused) {
 TEST_F(PlantedTreeTest, CleanProductCodeHasNoShell) {
   plant("controller/docker.cc", "const char* argv[] = {\"docker\", \"exec\", \"--interactive\", \"ssh\"};\n"
                                 "// a comment may say sh -c or \"bash\"\n");
+  plant("controller/git.cc", "const char* argv[] = {\"git\", \"-c\", \"core.hooksPath=/dev/null\", \"status\"};\n");
   EXPECT_TRUE(gk_meta::shell_calls(root_).empty()) << all(gk_meta::shell_calls(root_));
 }
 
@@ -95,12 +96,14 @@ TEST_F(PlantedTreeTest, EveryShellSpellingIsRefused) {
   plant("controller/c.cc", "const char* argv[] = {\"run\", \"-ec\", \"true\"};\n");
   plant("appliance/d.cc", "int x = system (\"true\");\n");
   plant("escape-suite/e.cc", "const char* shell = \"/bin/dash\";\n");
+  plant("controller/f.cc", "const char* argv[] = {\"run\", \"-c\", \"echo x=1\"};\n");
   const gk_meta::Violations v = gk_meta::shell_calls(root_);
   EXPECT_TRUE(mentions(v, "controller/a.cc names a shell")) << all(v);
   EXPECT_TRUE(mentions(v, "controller/b.cc names a shell")) << all(v);
   EXPECT_TRUE(mentions(v, "controller/c.cc passes a shell's command flag")) << all(v);
   EXPECT_TRUE(mentions(v, "appliance/d.cc calls system()")) << all(v);
   EXPECT_TRUE(mentions(v, "escape-suite/e.cc names a shell")) << all(v);
+  EXPECT_TRUE(mentions(v, "controller/f.cc passes a shell's command flag")) << all(v);
 }
 
 TEST_F(PlantedTreeTest, DecisionWordInATableOrACommentIsNotATest) {

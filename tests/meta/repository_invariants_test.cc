@@ -104,10 +104,26 @@ TEST(RepositoryInvariantsTest, CiRunCallsTheReadmeTestCommand) {
 
 // The top-level layout is fixed (docs/architecture.md#folders).
 TEST(RepositoryInvariantsTest, TopLevelLayoutIsTheFixedOne) {
-  const std::set<std::string> allowed = {
-      "CMakeLists.txt", "CMakePresets.json", "appliance", "controller", "policy", "image",
-      "seccomp-profiles", "escape-suite", "tests", "docs", "README.md", "SECURITY.md", ".ci", "cmake",
-      ".git", ".gitignore", "build", ".clang-format", ".cache"};
+  const std::set<std::string> allowed = {"CMakeLists.txt",
+                                         "CMakePresets.json",
+                                         "appliance",
+                                         "controller",
+                                         "policy",
+                                         "image",
+                                         "seccomp-profiles",
+                                         "escape-suite",
+                                         "tests",
+                                         "docs",
+                                         "README.md",
+                                         "SECURITY.md",
+                                         ".ci",
+                                         "cmake",
+                                         ".git",
+                                         ".gitignore",
+                                         "build",
+                                         ".clang-format",
+                                         ".clang-tidy",
+                                         ".cache"};
   for (const auto& entry : fs::directory_iterator(kRoot)) {
     const std::string name = entry.path().filename().string();
     EXPECT_TRUE(allowed.count(name)) << "unexpected top-level entry '" << name << "'";

@@ -3,7 +3,9 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstddef>
+#include <system_error>
 
 namespace gk_test {
 
@@ -16,6 +18,13 @@ bool send_all(int fd, std::string_view bytes) {
     sent += static_cast<std::size_t>(n);
   }
   return true;
+}
+
+int leading_decimal(std::string_view text) {
+  int value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end == text.data()) return -1;
+  return value;
 }
 
 }  // namespace gk_test

@@ -5,9 +5,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+
+#include "tests/support/socket_io.h"
 
 namespace bench {
 
@@ -49,7 +52,7 @@ std::string read_head(int fd) {
 
 int http_status(const std::string& head) {
   if (head.size() < 12 || head.rfind("HTTP/1.", 0) != 0 || head[8] != ' ') return 0;
-  return std::atoi(head.c_str() + 9);
+  return std::max(0, gk_test::leading_decimal(std::string_view(head).substr(9)));
 }
 
 }  // namespace bench

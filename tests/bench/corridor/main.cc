@@ -15,6 +15,7 @@
 #include "tests/bench/corridor/client.h"
 #include "tests/bench/corridor/proxies.h"
 #include "tests/bench/corridor/report.h"
+#include "tests/bench/corridor/spin.h"
 #include "tests/bench/corridor/upstream.h"
 
 namespace {
@@ -142,6 +143,29 @@ void measure_interleaved(std::vector<Path*>& live, const Route& direct, const Op
   }
 }
 
+// The gatekeeper's CONNECT→200 while a space spins every core: with the space's CPU limits (the
+// row that matters: the corridor keeps its share), then with none (context: what the limits buy).
+void measure_spun(const Path& gatekeeper, const Options& o, RunInfo* info) {
+  for (const bool limits : {true, false}) {
+    RunInfo::Spun spun;
+    SpinLoad load;
+    if (!load.start(gatekeeper.proxy.pid, limits, &spun.error)) {
+      spun.description = limits ? "the space's limits" : "no limits";
+      info->spun.push_back(spun);
+      continue;
+    }
+    spun.description = load.description();
+    progress("CONNECT→200 while " + spun.description);
+    usleep(500000);  // the spinners reach their quota before the first sample
+    std::vector<Latency> rounds;
+    for (int done = 0; done < o.connections; done += kLatencyRound)
+      rounds.push_back(connect_latency(gatekeeper.route, std::min(kLatencyRound, o.connections - done), false));
+    load.stop();
+    spun.latency = combine(rounds);
+    info->spun.push_back(spun);
+  }
+}
+
 int run_benchmark(const Options& o) {
   RunInfo info;
   {
@@ -201,6 +225,8 @@ int run_benchmark(const Options& o) {
     if (p.result.error.empty()) live.push_back(&p);
   }
   measure_interleaved(live, paths.front().route, o, &info);
+  for (Path* p : live)
+    if (p->proxy.pid > 0 && p->proxy.name == "gatekeeper") measure_spun(*p, o, &info);
   std::vector<PathResult> results;
   for (Path& p : paths) {
     if (p.proxy.pid > 0) {

@@ -68,6 +68,15 @@ void print_report(const RunInfo& info, const std::vector<PathResult>& results) {
                 fixed(info.direct_rtt.p50_ms, 3).c_str(), fixed(info.direct_rtt.p99_ms, 3).c_str(),
                 signed_fixed(info.direct_rtt.p50_ms - direct.latency.p50_ms, 3).c_str(), info.direct_rtt.failures);
   }
+  for (const RunInfo::Spun& spun : info.spun) {
+    if (!spun.error.empty()) {
+      std::printf("| gatekeeper while a space spins (%s) | not measured: %s | | | |\n", spun.description.c_str(), spun.error.c_str());
+      continue;
+    }
+    std::printf("| gatekeeper while a space spins (%s) | %s | %s | %s | %d |\n", spun.description.c_str(),
+                fixed(spun.latency.p50_ms, 3).c_str(), fixed(spun.latency.p99_ms, 3).c_str(),
+                signed_fixed(spun.latency.p50_ms - direct.latency.p50_ms, 3).c_str(), spun.latency.failures);
+  }
   for (const auto& r : results) {
     if (!r.latency.first_failure.empty()) {
       std::printf("\n%s: %d of %d failed; first: %s\n", r.name.c_str(), r.latency.failures, info.connections,

@@ -43,6 +43,13 @@ struct RunInfo {
   int tunnels = 0, runs = 0, connections = 0;
   double dns_p50_ms = -1;
   Latency direct_rtt;  // direct connect + one PING round trip
+  // The gatekeeper's CONNECT→200 while a space spins every core (spin.h): with the space's
+  // limits, and without any (context). Empty description: not measured.
+  struct Spun {
+    std::string description, error;
+    Latency latency;
+  };
+  std::vector<Spun> spun;
 };
 
 // results[0] is direct TCP.

@@ -1,0 +1,62 @@
+#include "appliance/loop/handle.h"
+
+#include "appliance/loop/limits.h"
+
+namespace appliance::loop {
+
+void alloc_chunk(uv_handle_t*, std::size_t, uv_buf_t* buf) noexcept {
+  buf->base = static_cast<char*>(std::malloc(kReadChunk));
+  buf->len = buf->base == nullptr ? 0 : kReadChunk;
+}
+
+void HandleOwner::opened(uv_handle_t* handle) noexcept {
+  handle->data = this;
+  ++open_;
+}
+
+bool HandleOwner::begin_closing() noexcept {
+  if (life_ == Life::kClosing) return false;
+  life_ = Life::kClosing;
+  return true;
+}
+
+void HandleOwner::close_handle(uv_handle_t* handle) noexcept {
+  if (handle->data == nullptr || uv_is_closing(handle) != 0) return;
+  uv_close(handle, on_closed);
+}
+
+void HandleOwner::on_closed(uv_handle_t* handle) noexcept {
+  auto* self = static_cast<HandleOwner*>(handle->data);
+  handle->data = nullptr;
+  if (--self->open_ == 0) {
+    self->on_all_closed();
+    delete self;
+  }
+}
+
+namespace {
+
+class Dropped final : public HandleOwner {
+ public:
+  explicit Dropped(uv_loop_t* loop) noexcept {
+    uv_tcp_init(loop, &tcp_);
+    opened(as_handle(&tcp_));
+  }
+  int accept_from(uv_stream_t* server) noexcept {
+    const int rc = uv_accept(server, as_stream(&tcp_));
+    begin_closing();
+    close_handle(as_handle(&tcp_));
+    return rc;
+  }
+
+ private:
+  uv_tcp_t tcp_{};
+};
+
+}  // namespace
+
+int accept_and_close(uv_loop_t* loop, uv_stream_t* server) noexcept {
+  return (new Dropped(loop))->accept_from(server);
+}
+
+}  // namespace appliance::loop

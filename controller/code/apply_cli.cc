@@ -1,0 +1,107 @@
+#include "controller/code/apply_cli.h"
+
+#include <iostream>
+#include <optional>
+
+#include "controller/code/apply.h"
+#include "controller/code/cli.h"
+#include "controller/code/snapshot.h"
+
+namespace controller::code {
+namespace {
+
+using nlohmann::json;
+
+Result<std::string> repository_of(Manager& manager, const std::string& id, const char* what) {
+  if (!is_space_id(id)) return fail(Code::kInvalidArgument, std::string(what) + " " + id + ": not 12 lowercase hex");
+  Result<SpaceRecord> record = read_record(manager.state, id);
+  if (!record) return record.error();
+  if (record->code.repository.empty())
+    return fail(Code::kInvalidArgument, std::string(what) + " " + id + ": no code in is recorded for this space");
+  return record->code.repository;
+}
+
+Result<json> apply(const ApplyCli& cli, Manager& manager) {
+  const bool as_branch = !cli.branch.empty() || cli.apply->count("--as-branch") != 0;
+  if (as_branch == cli.as_changes) return fail(Code::kUsage, "apply: give exactly one of --as-branch NAME or --as-changes");
+  if (cli.remove_afterwards && !cli.as_changes) return fail(Code::kUsage, "apply: --remove-afterwards goes with --as-changes");
+  // One apply or apply-state of a space at a time: the space's lock (two processes, linked
+  // worktrees of one repository included).
+  Result<SpaceLock> acquired = SpaceLock::acquire(manager.state, cli.id);
+  if (!acquired) return acquired.error();
+  std::optional<SpaceLock> lock(std::move(*acquired));
+  Result<std::string> repo = repository_of(manager, cli.id, "apply");
+  if (!repo) return repo.error();
+  if (as_branch) {
+    Result<BranchApplied> b = apply_as_branch(*repo, cli.id, cli.branch);
+    if (!b) return b.error();
+    return json{{"id", cli.id}, {"repository", *repo}, {"as", "branch"}, {"branch", b->branch}, {"commit", b->commit}};
+  }
+  Result<ChangesApplied> c = apply_as_changes(*repo, cli.id, ApplyLimits{});
+  if (!c) return c.error();
+  json out = {{"id", cli.id},
+              {"repository", *repo},
+              {"as", "changes"},
+              {"status", c->nothing_to_apply ? "nothing_to_apply" : "applied"},
+              {"result", c->result},
+              {"from", c->from},
+              {"applied_paths", c->applied_paths},
+              {"merged_paths", c->merged_paths},
+              {"nested_repositories", c->nested_repositories},
+              {"conflicted", c->conflicted},
+              {"recovered", c->recovered.empty() ? json(nullptr) : json(c->recovered)},
+              {"remembered", c->remembered}};
+  if (!c->conflicted.empty())
+    std::cerr << "spacectl: warning: " << c->conflicted.size() << " applied file(s) hold conflict markers the space left\n";
+  if (cli.remove_afterwards) {
+    lock.reset();  // remove takes the space's lock itself
+    Result<json> removed = remove_with_refs(manager, cli.id);
+    out["removed"] = removed ? json(true) : json(false);
+    if (!removed) out["remove_error"] = removed.error().message;
+  }
+  return out;
+}
+
+Result<json> state(const ApplyCli& cli, Manager& manager) {
+  Result<SpaceLock> lock = SpaceLock::acquire(manager.state, cli.id);
+  if (!lock) return lock.error();
+  Result<std::string> repo = repository_of(manager, cli.id, "apply-state");
+  if (!repo) return repo.error();
+  Result<ApplyState> s = describe_apply_state(*repo, cli.id, ApplyLimits{});
+  if (!s) return s.error();
+  auto text = [](const std::string& v) { return v.empty() ? json(nullptr) : json(v); };
+  return json{{"id", cli.id},
+              {"repository", *repo},
+              {"changes_route", s->route_open ? "open" : "closed"},
+              {"closed_at", text(s->closed_at)},
+              {"result", text(s->result)},
+              {"last_applied", text(s->last_applied)},
+              {"next_base", text(s->base)},
+              {"next_base_reason", text(s->base_reason)},
+              {"new_paths", s->new_paths},
+              {"new_path_count", s->new_path_count},
+              {"new_paths_over_limit", s->new_paths_over_limit},
+              {"undecided", text(s->undecided)},
+              {"interrupted_apply", text(s->interrupted)}};
+}
+
+}  // namespace
+
+void add_apply_cli(CLI::App& app, ApplyCli& cli) {
+  cli.apply = app.add_subcommand("apply", "land the space's brought-out work as a new branch or as uncommitted changes");
+  cli.apply->add_option("id", cli.id, "space id (12 hex)")->required();
+  auto* branch = cli.apply->add_option("--as-branch", cli.branch, "a new branch at the result (an existing name is refused)");
+  auto* changes = cli.apply->add_flag("--as-changes", cli.as_changes, "uncommitted changes in the work tree (only what is new since the last apply)");
+  branch->excludes(changes);
+  cli.apply->add_flag("--remove-afterwards", cli.remove_afterwards, "with --as-changes: remove the space once its work is applied");
+  cli.state = app.add_subcommand("apply-state", "what the next apply --as-changes would do (reads the work tree; writes nothing)");
+  cli.state->add_option("id", cli.id, "space id (12 hex)")->required();
+}
+
+std::optional<Result<json>> run_apply_cli(const ApplyCli& cli, Manager& manager) {
+  if (cli.apply != nullptr && cli.apply->parsed()) return apply(cli, manager);
+  if (cli.state != nullptr && cli.state->parsed()) return state(cli, manager);
+  return std::nullopt;
+}
+
+}  // namespace controller::code

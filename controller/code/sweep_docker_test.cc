@@ -1,0 +1,290 @@
+// Sweep on real Docker (label docker; skip without an engine, fail under CI=true): spacectl is
+// killed with SIGKILL at each step of `space create` and of its code in, then `spacectl sweep`
+// runs; nothing of the owner may be left (containers, networks, volumes, records, temporary
+// folders, refs in the user's repository), and another owner's objects must all still be there.
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "controller/code/testing/git_fixture.h"
+#include "controller/process.h"
+#include "tests/support/environment.h"
+
+extern char** environ;
+
+namespace controller::code {
+namespace {
+
+using nlohmann::json;
+using testing::git;
+using testing::write_file;
+
+const std::string kBin = std::string(GK_BINARY_DIR) + "/bin";
+
+bool exists(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
+
+ProcessOutcome docker(std::vector<std::string> args) {
+  ProcessRequest r;
+  r.argv = {"docker"};
+  r.argv.insert(r.argv.end(), args.begin(), args.end());
+  r.timeout = std::chrono::minutes(2);
+  return run_process(r);
+}
+
+std::string first_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// Every descendant of pid (from /proc): the docker CLI processes a killed spacectl leaves running.
+std::set<pid_t> descendants(pid_t root) {
+  std::map<pid_t, std::vector<pid_t>> children;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "stat");
+    std::string stat;
+    std::getline(in, stat);
+    const std::size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    char state = 0;
+    int ppid = 0;
+    if (std::sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) != 2) continue;
+    children[ppid].push_back(std::stoi(name));
+  }
+  std::set<pid_t> out;
+  std::vector<pid_t> todo = {root};
+  while (!todo.empty()) {
+    const pid_t p = todo.back();
+    todo.pop_back();
+    for (pid_t c : children[p])
+      if (out.insert(c).second) todo.push_back(c);
+  }
+  return out;
+}
+
+class SweepDockerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::isolate_git_environment(home_.path());
+    owner_ = "sweep" + std::to_string(getpid());
+    other_owner_ = "sweepother" + std::to_string(getpid());
+    tmp_ = scratch_.path() + "/tmp";
+    std::filesystem::create_directories(tmp_);
+  }
+  void TearDown() override {
+    if (!gk_test::docker_engine_answers()) return;
+    for (const std::string& o : {owner_, other_owner_}) {
+      const std::string filter = "label=spacectl.space.owner=" + o;
+      if (std::string ids = docker({"ps", "-aq", "--filter", filter}).out; !ids.empty()) {
+        std::vector<std::string> rm = {"rm", "-f"};
+        for (std::size_t s = 0, e; s < ids.size(); s = e + 1) {
+          e = ids.find('\n', s);
+          if (e == std::string::npos) e = ids.size();
+          if (e > s) rm.push_back(ids.substr(s, e - s));
+        }
+        (void)docker(rm);
+      }
+      for (const char* kind : {"volume", "network"}) {
+        std::string names = docker({kind, "ls", "-q", "--filter", filter}).out;
+        for (std::size_t s = 0, e; s < names.size(); s = e + 1) {
+          e = names.find('\n', s);
+          if (e == std::string::npos) e = names.size();
+          if (e > s) (void)docker({kind, "rm", "--", names.substr(s, e - s)});
+        }
+      }
+    }
+  }
+  bool ready() {
+    return gk_test::docker_engine_answers() && exists(kBin + "/gatekeeper-image.id") && exists(kBin + "/space-image.id") &&
+           exists(kBin + "/seccomp/space.json");
+  }
+
+  std::vector<std::string> base_argv() const {
+    return {SPACECTL, "--json", "--owner", owner_, "--state-dir", state_.path()};
+  }
+
+  // Starts spacectl with stderr on a pipe; reads its progress lines until one contains `marker`,
+  // then kills it with SIGKILL and waits for everything it had started to end by itself.
+  // Returns false when spacectl ended before the marker came.
+  bool kill_at(const std::vector<std::string>& args, const std::string& marker, std::string& seen) {
+    std::vector<std::string> argv = base_argv();
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> cargv;
+    for (std::string& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    int err[2];
+    EXPECT_EQ(pipe2(err, O_CLOEXEC), 0);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    std::vector<std::string> env_text = {"TMPDIR=" + tmp_, "HOME=" + home_.path(), "PATH=" + std::string(std::getenv("PATH"))};
+    std::vector<char*> env;
+    for (std::string& e : env_text) env.push_back(e.data());
+    env.push_back(nullptr);
+    pid_t pid = 0;
+    EXPECT_EQ(posix_spawn(&pid, argv[0].c_str(), &fa, nullptr, cargv.data(), env.data()), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    close(err[1]);
+    std::string buffer;
+    bool hit = false;
+    char chunk[4096];
+    for (;;) {
+      const ssize_t n = read(err[0], chunk, sizeof chunk);
+      if (n <= 0) break;
+      buffer.append(chunk, static_cast<std::size_t>(n));
+      if (buffer.find(marker) != std::string::npos) {
+        hit = true;
+        break;
+      }
+    }
+    const std::set<pid_t> started = descendants(pid);
+    kill(pid, SIGKILL);
+    close(err[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    seen = buffer;
+    // A docker CLI the crash left behind finishes (and may create its object) before sweep runs.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    for (pid_t p : started)
+      while (::kill(p, 0) == 0 && std::chrono::steady_clock::now() < deadline) usleep(50000);
+    return hit;
+  }
+
+  ProcessOutcome run(const std::vector<std::string>& args) {
+    ProcessRequest r;
+    r.argv = {"env", "TMPDIR=" + tmp_};  // the same temporary folder as the killed spacectl's
+    const std::vector<std::string> base = base_argv();
+    r.argv.insert(r.argv.end(), base.begin(), base.end());
+    r.argv.insert(r.argv.end(), args.begin(), args.end());
+    r.timeout = std::chrono::minutes(5);
+    return run_process(r);
+  }
+
+  std::string labelled(const std::string& owner) {
+    std::string out;
+    const std::string filter = "label=spacectl.space.owner=" + owner;
+    for (const std::vector<std::string>& kind : {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
+      std::vector<std::string> args = kind;
+      args.insert(args.end(), {"-q", "--filter", filter});
+      out += docker(args).out;
+    }
+    return out;
+  }
+
+  // Another installation's objects on the same engine, with a space id sweep could mistake.
+  void make_other_owners_objects() {
+    const std::vector<std::string> labels = {"--label", "spacectl.space=true", "--label", "spacectl.space.owner=" + other_owner_,
+                                             "--label", "spacectl.space.id=0123456789ab", "--label",
+                                             "spacectl.space.created=2001-01-01T00:00:00Z"};
+    std::vector<std::string> net = {"network", "create", "--internal"};
+    net.insert(net.end(), labels.begin(), labels.end());
+    net.push_back("gk-sweep-other-" + std::to_string(getpid()));
+    ASSERT_EQ(docker(net).exit_code, 0);
+    std::vector<std::string> vol = {"volume", "create"};
+    vol.insert(vol.end(), labels.begin(), labels.end());
+    vol.push_back("gk-sweep-other-" + std::to_string(getpid()));
+    ASSERT_EQ(docker(vol).exit_code, 0);
+    std::vector<std::string> ctr = {"create", "--network", "none"};
+    ctr.insert(ctr.end(), labels.begin(), labels.end());
+    ctr.insert(ctr.end(), {"--name", "gk-sweep-other-" + std::to_string(getpid()), first_line(kBin + "/space-image.id"), "true"});
+    ASSERT_EQ(docker(ctr).exit_code, 0);
+    other_before_ = labelled(other_owner_);
+    ASSERT_FALSE(other_before_.empty());
+  }
+
+  // After sweep: nothing of this owner anywhere, the other owner's objects untouched.
+  void expect_nothing_left(const std::string& where) {
+    EXPECT_EQ(labelled(owner_), "") << "left at the place after a kill at " << where;
+    EXPECT_EQ(labelled(other_owner_), other_before_) << "another owner's objects changed after a kill at " << where;
+    std::size_t records = 0;
+    if (std::filesystem::exists(state_.path() + "/spaces"))
+      for (const auto& e : std::filesystem::directory_iterator(state_.path() + "/spaces")) records += e.path().extension() == ".json";
+    EXPECT_EQ(records, 0u) << "records left after a kill at " << where;
+    std::size_t temps = 0;
+    for (const auto& e : std::filesystem::directory_iterator(tmp_)) temps += e.path().filename().string().rfind("spacectl-", 0) == 0;
+    EXPECT_EQ(temps, 0u) << "temporary folders left after a kill at " << where;
+  }
+
+  testing::TempTree home_, state_, scratch_;
+  std::string owner_, other_owner_, tmp_, other_before_;
+};
+
+TEST_F(SweepDockerTest, AKillAtEachStepOfCreateLeavesNothingAfterSweep) {
+  GK_REQUIRE(ready(), "needs a Docker engine and the pinned images (cmake --build <dir> --target images)");
+  make_other_owners_objects();
+  for (const std::string step : {"resolving_images", "creating_networks", "creating_volumes", "creating_gatekeeper",
+                                 "creating_space", "verifying", "starting"}) {
+    SCOPED_TRACE(step);
+    std::string seen;
+    ASSERT_TRUE(kill_at({"space", "create", "--name", "killed", "--memory", "256m"}, ": " + step + "\n", seen)) << seen;
+    // Before the sweep the interrupted creation is listed as failed, never as a usable space.
+    const ProcessOutcome list = run({"space", "list"});
+    const json doc = json::parse(list.out, nullptr, false);
+    ASSERT_TRUE(doc.is_object()) << list.out << list.err;
+    for (const json& s : doc["spaces"]) EXPECT_EQ(s["state"], "failed") << s.dump();
+    const ProcessOutcome swept = run({"sweep", "--grace", "0"});
+    ASSERT_EQ(swept.exit_code, 0) << swept.out << swept.err;
+    expect_nothing_left(step);
+  }
+}
+
+TEST_F(SweepDockerTest, AKillAtEachStepOfCodeInLeavesNothingAfterSweep) {
+  GK_REQUIRE(ready(), "needs a Docker engine and the pinned images (cmake --build <dir> --target images)");
+  make_other_owners_objects();
+  const std::string repo = scratch_.path() + "/project";
+  std::filesystem::create_directories(repo);
+  git(repo, {"init", "-q", "-b", "main"});
+  write_file(repo + "/README.md", "hello\n");
+  git(repo, {"add", "README.md"});
+  git(repo, {"-c", "user.name=T", "-c", "user.email=t@example.invalid", "commit", "-qm", "one"});
+  write_file(repo + "/untracked.txt", "work in progress\n");
+  for (const std::string marker : {"bringing the code in", "space git:", "space repository:", "sent the base", "sent the snapshot"}) {
+    SCOPED_TRACE(marker);
+    std::string seen;
+    ASSERT_TRUE(kill_at({"space", "create", "--name", "killed", "--memory", "256m", "--repo", repo}, marker, seen)) << seen;
+    const ProcessOutcome swept = run({"sweep", "--grace", "0"});
+    ASSERT_EQ(swept.exit_code, 0) << swept.out << swept.err;
+    expect_nothing_left(marker);
+    EXPECT_EQ(git(repo, {"for-each-ref", "refs/openchamber/"}), "") << "refs left in the user's repository";
+  }
+  // A code in on a space that exists: killed mid-transfer, the space stays (it has a record and
+  // is not a creation), its lock is free again and no temporary folder is left.
+  const ProcessOutcome created = run({"space", "create", "--name", "kept", "--memory", "256m"});
+  ASSERT_EQ(created.exit_code, 0) << created.out << created.err;
+  const std::string id = json::parse(created.out)["id"];
+  std::string seen;
+  ASSERT_TRUE(kill_at({"code", "in", id, "--repo", repo}, "sent the base", seen)) << seen;
+  ASSERT_EQ(run({"sweep", "--grace", "0"}).exit_code, 0);
+  const ProcessOutcome shown = run({"space", "show", id});
+  EXPECT_EQ(shown.exit_code, 0) << shown.out << shown.err;
+  std::size_t temps = 0;
+  for (const auto& e : std::filesystem::directory_iterator(tmp_)) temps += e.path().filename().string().rfind("spacectl-", 0) == 0;
+  EXPECT_EQ(temps, 0u);
+  const ProcessOutcome removed = run({"space", "remove", id});
+  EXPECT_EQ(removed.exit_code, 0) << removed.out << removed.err;
+  // The start ref the killed code in had made went with the space.
+  EXPECT_EQ(git(repo, {"for-each-ref", "refs/openchamber/"}), "") << "refs left in the user's repository";
+  EXPECT_EQ(labelled(owner_), "");
+  EXPECT_EQ(labelled(other_owner_), other_before_);
+}
+
+}  // namespace
+}  // namespace controller::code

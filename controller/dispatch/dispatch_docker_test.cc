@@ -1,0 +1,256 @@
+// The dispatcher end to end through a live space (LABEL docker): the manager makes the token at
+// create, our inner test server runs inside on the inner port with that token, and the test
+// acceptor (standing in for `spacectl serve`) hands requests to a Dispatcher whose hooks are the
+// Docker place's list, connect and exec. Traffic: loopback on the host, and the space's own
+// loopback through `docker exec`.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <future>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "controller/dispatch/rules.h"
+#include "controller/dispatch/testing/harness.h"
+#include "controller/dispatch/testing/pattern.h"
+#include "controller/docker_place.h"
+#include "controller/manager.h"
+#include "controller/process.h"
+#include "controller/space_token.h"
+#include "escape-suite/sha256.h"
+#include "tests/support/environment.h"
+
+namespace controller::dispatch {
+namespace {
+
+using dispatch_test::Acceptor;
+using dispatch_test::Answer;
+using dispatch_test::Client;
+
+const std::string kBin = std::string(GK_BINARY_DIR) + "/bin";
+
+bool exists(const std::string& path) { return ::access(path.c_str(), R_OK) == 0; }
+
+std::string profile(const std::string& name) {
+  for (const std::string& p : {kBin + "/seccomp/" + name, std::string(GK_SOURCE_DIR) + "/seccomp-profiles/" + name})
+    if (exists(p)) return p;
+  return {};
+}
+
+std::string pattern(std::size_t n) {
+  std::string s(n, '\0');
+  for (std::size_t i = 0; i < n; ++i) s[i] = static_cast<char>(dispatch_test::pattern_byte(i));
+  return s;
+}
+
+std::string code_of(const Answer& a) {
+  const std::size_t at = a.body.find("\"code\":\"");
+  return at == std::string::npos ? std::string() : a.body.substr(at + 8, a.body.find('"', at + 8) - at - 8);
+}
+
+ProcessOutcome docker(std::vector<std::string> args) {
+  ProcessRequest r;
+  r.argv = {"docker"};
+  r.argv.insert(r.argv.end(), args.begin(), args.end());
+  r.timeout = std::chrono::minutes(2);
+  return run_process(r);
+}
+
+class DispatchLiveTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    GK_REQUIRE(gk_test::docker_engine_answers(), "no Docker engine answers");
+    GK_REQUIRE(exists(kBin + "/gatekeeper-image.id") && exists(kBin + "/space-image.id"),
+               "the images are not built: cmake --build <dir> --target images");
+    GK_REQUIRE(exists(kBin + "/spacectl-bridge") && exists(kBin + "/dispatch-inner-server"),
+               "spacectl-bridge or dispatch-inner-server is not built");
+    char tmpl[] = "/tmp/dispatch-live-XXXXXX";
+    state_ = ::mkdtemp(tmpl);
+    PlaceOptions o;
+    o.owner = "dispatchtest" + random_hex(5);
+    o.gatekeeper_image_file = kBin + "/gatekeeper-image.id";
+    o.space_image_file = kBin + "/space-image.id";
+    o.seccomp_space = profile("space.json");
+    o.seccomp_gatekeeper = profile("gatekeeper.json");
+    o.bridge_binary = kBin + "/spacectl-bridge";
+    place_ = std::make_unique<DockerPlace>(o);
+    Manager m{*place_, state_};
+    CreateRequest request;
+    request.memory_bytes = 512ll << 20;
+    Result<nlohmann::json> created = m.create(request);
+    ASSERT_TRUE(created.ok()) << created.error().message;
+    id_ = (*created)["id"].get<std::string>();
+    ASSERT_TRUE((*created)["token_written"].get<bool>()) << created->dump();
+    Result<std::string> server = read_small_file(kBin + "/dispatch-inner-server", 16u << 20);
+    ASSERT_TRUE(server.ok());
+    Result<ExecOutput> w = place_->exec(id_, ExecTarget::kSpace, {"sh", "-c", "cat > /tmp/inner && chmod 755 /tmp/inner"}, *server,
+                                        std::chrono::seconds(60));
+    ASSERT_TRUE(w.ok() && w->exit_code == 0);
+    Result<ExecOutput> run = place_->exec(
+        id_, ExecTarget::kSpace,
+        {"sh", "-c", "(/tmp/inner http 27600 " + std::string(kTokenPath) + " >/tmp/inner.log 2>&1 &) && "
+                     "for i in 1 2 3 4 5 6 7 8 9 10; do grep -q listening /tmp/inner.log && exit 0; sleep 0.2; done; exit 1"},
+        {}, std::chrono::seconds(30));
+    ASSERT_TRUE(run.ok() && run->exit_code == 0);
+    DockerPlace* place = place_.get();
+    acceptor_ = std::make_unique<Acceptor>([place](DispatcherConfig& c) {
+      c.list_spaces = [place]() -> Result<std::vector<std::string>> {
+        Result<std::vector<SpaceSummary>> all = place->list();
+        if (!all) return all.error();
+        std::vector<std::string> ids;
+        for (const SpaceSummary& s : *all) ids.push_back(s.id);
+        return ids;
+      };
+      c.connect = [place](const std::string& id, std::uint16_t port) { return place->connect(id, port); };
+      c.read_token = [place](const std::string& id) { return read_space_token(*place, id); };
+    });
+  }
+  void TearDown() override {
+    if (acceptor_) {
+      EXPECT_TRUE(acceptor_->stop()) << "a handle was left open on the loop";
+    }
+    acceptor_.reset();
+    if (place_ && !id_.empty()) {
+      Result<void> r = place_->remove(id_);
+      EXPECT_TRUE(r.ok()) << r.error().message;
+    }
+    std::error_code ignored;
+    std::filesystem::remove_all(state_, ignored);
+  }
+  Answer ask(const std::string& raw) {
+    Client c(acceptor_->port());
+    c.send(raw);
+    return c.read_answer(false, 120000);
+  }
+  std::string path(const std::string& rest) { return "/api/spaces/" + id_ + "/" + rest; }
+
+  std::unique_ptr<DockerPlace> place_;
+  std::unique_ptr<Acceptor> acceptor_;
+  std::string id_, state_;
+};
+
+TEST_F(DispatchLiveTest, EveryRuleHoldsThroughALiveSpace) {
+  Answer a = ask(dispatch_test::get(path("echo?x=1&oc_url_token=u"),
+                                    "Cookie: host=user-secret\r\nAuthorization: Bearer user-secret\r\nOrigin: http://a\r\n"));
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_NE(a.body.find("GET /api/echo?x=1\n"), std::string::npos) << a.body;
+  EXPECT_NE(a.body.find("Cookie: oc_ui_session_27600="), std::string::npos) << a.body;
+  EXPECT_NE(a.body.find("Host: 127.0.0.1:27600\n"), std::string::npos);
+  EXPECT_EQ(a.body.find("user-secret"), std::string::npos) << a.body;
+  EXPECT_EQ(a.body.find("Origin"), std::string::npos) << a.body;
+  EXPECT_EQ(a.header("X-Content-Type-Options"), "nosniff");
+
+  EXPECT_EQ(code_of(ask(dispatch_test::get("/api/spaces/ffffffffffff/echo"))), "space_not_found");
+  EXPECT_EQ(code_of(ask(dispatch_test::get(path("provider")))), "host_only_route");
+  EXPECT_EQ(code_of(ask(dispatch_test::get(path("git/worktrees")))), "refused_across_boundary");
+  EXPECT_EQ(code_of(ask(dispatch_test::get(path("echo?directory=/etc")))), "directory_outside_space");
+  a = ask(dispatch_test::get(path("headers")));
+  EXPECT_FALSE(a.has("Set-Cookie"));
+  EXPECT_FALSE(a.has("Location"));
+  EXPECT_EQ(a.header("ETag"), "\"e1\"");
+  a = ask(dispatch_test::get(path("redirect")));
+  EXPECT_EQ(a.status, 502);
+  EXPECT_EQ(code_of(a), "space_redirected");
+  EXPECT_EQ(ask(dispatch_test::get(path("type?ct=text/html"))).header("Content-Type"), "text/plain; charset=utf-8");
+  // The session ends inside: a bodyless request is renewed once, one with a body asks for a resend.
+  ASSERT_EQ(ask(dispatch_test::get(path("expire-sessions"))).status, 200);
+  EXPECT_EQ(ask(dispatch_test::get(path("echo"))).status, 200);
+  ASSERT_EQ(ask(dispatch_test::get(path("expire-sessions"))).status, 200);
+  a = ask("POST " + path("echo") + " HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi");
+  EXPECT_EQ(code_of(a), "space_session_expired");
+
+  // 8 concurrent event streams.
+  std::vector<std::future<Answer>> streams;
+  for (int i = 0; i < 8; ++i)
+    streams.push_back(std::async(std::launch::async, [this] { return ask(dispatch_test::get(path("sse?events=10&delay_ms=50"))); }));
+  for (auto& f : streams) {
+    const Answer s = f.get();
+    EXPECT_EQ(s.status, 200);
+    EXPECT_EQ(s.header("Content-Type"), "text/event-stream");
+    EXPECT_NE(s.body.find("data: 9\n\n"), std::string::npos);
+  }
+
+  // WebSockets: a 4 MiB echo, an end from inside (1012), a path that is not a socket.
+  {
+    Client c(acceptor_->port());
+    ASSERT_TRUE(c.send(dispatch_test::ws_upgrade(path("terminal/ws"))));
+    const Answer head = c.read_upgrade(120000);
+    ASSERT_EQ(head.status, 101);
+    EXPECT_FALSE(head.has("Set-Cookie"));
+    const std::string payload = pattern(4u << 20);
+    std::thread writer([&] { c.send(dispatch_test::ws_frame(2, payload)); });
+    const dispatch_test::Frame f = dispatch_test::read_frame(c, 120000);
+    writer.join();
+    ASSERT_TRUE(f.ok);
+    EXPECT_EQ(escape::sha256_hex(f.payload), escape::sha256_hex(payload));
+  }
+  {
+    Client c(acceptor_->port());
+    c.send(dispatch_test::ws_upgrade(path("event/ws")));
+    ASSERT_EQ(c.read_upgrade(120000).status, 101);
+    const dispatch_test::Frame f = dispatch_test::read_frame(c, 60000);
+    ASSERT_TRUE(f.ok);
+    EXPECT_EQ(f.opcode, 8);
+    ASSERT_GE(f.payload.size(), 2u);
+    EXPECT_EQ((static_cast<unsigned char>(f.payload[0]) << 8) | static_cast<unsigned char>(f.payload[1]), 1012);
+  }
+  {
+    Client c(acceptor_->port());
+    c.send(dispatch_test::ws_upgrade(path("session")));
+    EXPECT_EQ(code_of(c.read_answer()), "space_socket_unknown");
+  }
+}
+
+TEST_F(DispatchLiveTest, Carries64MiBUpAndDownShaExact) {
+  const std::string body = pattern(64u << 20);
+  const std::string sha = escape::sha256_hex(body);
+  {
+    Client c(acceptor_->port());
+    ASSERT_TRUE(c.send("POST " + path("echo") + " HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) +
+                       "\r\n\r\n"));
+    std::thread writer([&] { c.send(body); });
+    const Answer a = c.read_answer(false, 300000);
+    writer.join();
+    ASSERT_EQ(a.status, 200) << a.body;
+    EXPECT_NE(a.body.find("body-sha256: " + sha), std::string::npos) << a.body;
+  }
+  const Answer down = ask(dispatch_test::get(path("bytes?n=" + std::to_string(body.size()))));
+  ASSERT_EQ(down.status, 200);
+  EXPECT_EQ(down.body.size(), body.size());
+  EXPECT_EQ(escape::sha256_hex(down.body), sha);
+}
+
+TEST_F(DispatchLiveTest, TheTokenIsNeverInInspectOrLogsAndAStoppedSpaceIsNotRunning) {
+  Result<std::string> token = read_space_token(*place_, id_);
+  ASSERT_TRUE(token.ok()) << token.error().message;
+  EXPECT_TRUE(token_well_formed(*token));
+  EXPECT_EQ(token->size(), 43u);
+  const Names n = names_for(id_);
+  for (const std::string& c : {n.space, n.gatekeeper}) {
+    const ProcessOutcome inspect = docker({"inspect", "--", c});
+    ASSERT_TRUE(inspect.succeeded()) << inspect.describe();
+    EXPECT_EQ(inspect.out.find(*token), std::string::npos) << "docker inspect " << c << " shows the token";
+    const ProcessOutcome logs = docker({"logs", "--", c});
+    EXPECT_EQ(logs.out.find(*token), std::string::npos) << "docker logs " << c << " shows the token";
+    EXPECT_EQ(logs.err.find(*token), std::string::npos) << "docker logs " << c << " shows the token";
+  }
+  // The file is the space user's, 0600 in a 0700 directory.
+  Result<ExecOutput> ls = place_->exec(id_, ExecTarget::kSpace, {"ls", "-ldn", std::string(kTokenDir), std::string(kTokenPath)},
+                                       {}, std::chrono::seconds(30));
+  ASSERT_TRUE(ls.ok() && ls->exit_code == 0);
+  EXPECT_NE(ls->out.find("drwx------"), std::string::npos) << ls->out;
+  EXPECT_NE(ls->out.find("-rw-------"), std::string::npos) << ls->out;
+
+  ASSERT_EQ(ask(dispatch_test::get(path("echo"))).status, 200);
+  ASSERT_TRUE(place_->stop(id_).ok());
+  // The pooled stream died with the container; a fresh one is refused by the place.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const Answer a = ask(dispatch_test::get(path("echo")));
+  EXPECT_EQ(a.status, 503) << a.body;
+  EXPECT_EQ(code_of(a), "space_not_running");
+}
+
+}  // namespace
+}  // namespace controller::dispatch

@@ -1,0 +1,142 @@
+// spacectl serve on real Docker (label docker; skip without an engine, fail under CI=true): two
+// spaces created through the API; idle stop (shortened with SPACECTL_TEST_IDLE_STOP_SECONDS)
+// stops the one whose setting is enabled, space and gatekeeper, and it lists as stopped-idle; the
+// one whose setting is disabled keeps running. Nothing labelled with the test's owner is left.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "controller/process.h"
+#include "controller/serve/testing/serve_client.h"
+#include "tests/support/environment.h"
+
+namespace controller::serve {
+namespace {
+
+using nlohmann::json;
+using testing::Answer;
+
+const std::string kBin = std::string(GK_BINARY_DIR) + "/bin";
+
+bool exists(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
+
+std::string docker_out(std::vector<std::string> args) {
+  ProcessRequest r;
+  r.argv = {"docker"};
+  r.argv.insert(r.argv.end(), args.begin(), args.end());
+  r.timeout = std::chrono::minutes(2);
+  return run_process(r).out;
+}
+
+class ServeDockerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/spacectl-serve-docker-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    owner_ = "servetest" + std::to_string(getpid());
+    socket_ = dir_ + "/state/serve.sock";
+  }
+  void TearDown() override {
+    if (pid_ > 0) {
+      kill(pid_, SIGTERM);
+      waitpid(pid_, nullptr, 0);
+    }
+    if (gk_test::docker_engine_answers()) {
+      for (const std::string& id : created_) {
+        ProcessRequest r;
+        r.argv = {SPACECTL, "--owner", owner_, "--state-dir", dir_ + "/state", "space", "remove", id};
+        (void)run_process(r);
+      }
+      const std::string filter = "label=spacectl.space.owner=" + owner_;
+      for (const std::vector<std::string>& kind : {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
+        std::vector<std::string> args = kind;
+        args.insert(args.end(), {"-q", "--filter", filter});
+        EXPECT_EQ(docker_out(args), "") << "left behind (" << kind[0] << ") for owner " << owner_;
+      }
+    }
+    std::filesystem::remove_all(dir_);
+  }
+  bool ready() {
+    return gk_test::docker_engine_answers() && exists(kBin + "/gatekeeper-image.id") && exists(kBin + "/space-image.id") &&
+           exists(kBin + "/seccomp/space.json");
+  }
+  void start_serve(int idle_seconds) {
+    std::filesystem::create_directories(dir_ + "/state");
+    std::filesystem::permissions(dir_ + "/state", std::filesystem::perms::owner_all);
+    pid_ = fork();
+    if (pid_ == 0) {
+      const int err = open((dir_ + "/serve.err").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+      dup2(err, 2);
+      setenv("SPACECTL_TEST_IDLE_STOP_SECONDS", std::to_string(idle_seconds).c_str(), 1);
+      execl(SPACECTL, SPACECTL, "--owner", owner_.c_str(), "--state-dir", (dir_ + "/state").c_str(), "serve", "--no-sweep",
+            static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    for (int i = 0; i < 200 && !std::filesystem::exists(socket_); ++i) usleep(50000);
+  }
+  Answer call(const std::string& method, const std::string& path, const std::string& body = {}) {
+    return testing::http_exchange(testing::connect_unix(socket_), testing::request_text(method, path, body));
+  }
+  std::string create(const std::string& name) {
+    const Answer a = call("POST", "/v1/spaces", R"({"name":")" + name + R"(","memory_bytes":268435456})");
+    EXPECT_EQ(a.status, 202) << a.body;
+    const std::string op = a.doc.value("operation", ""), id = a.doc.value("id", "");
+    created_.push_back(id);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(4);
+    json d;
+    while (std::chrono::steady_clock::now() < deadline) {
+      d = call("GET", "/v1/operations/" + op).doc;
+      if (d.value("state", "") != "running") break;
+      usleep(250000);
+    }
+    EXPECT_EQ(d.value("state", ""), "done") << d.dump();
+    return id;
+  }
+  std::string state_of(const std::string& id) {
+    const Answer a = call("GET", "/v1/spaces");
+    for (const json& s : a.doc["spaces"])
+      if (s["id"] == id) return s.value("state", "");
+    return "absent";
+  }
+
+  std::string dir_, owner_, socket_;
+  pid_t pid_ = -1;
+  std::vector<std::string> created_;
+};
+
+TEST_F(ServeDockerTest, IdleStopStopsASpaceWithNoActivityAndLeavesADisabledOneRunning) {
+  GK_REQUIRE(ready(), "needs a Docker engine and the pinned images (cmake --build <dir> --target images)");
+  start_serve(6);
+  // The override shortens every enabled setting, the default too: off until each space has its own.
+  ASSERT_EQ(call("PUT", "/v1/idle-stop", R"({"enabled":false,"hours":1})").status, 200);
+  const std::string idle = create("idle");
+  const std::string kept = create("kept");
+  ASSERT_EQ(call("PUT", "/v1/spaces/" + idle + "/idle-stop", R"({"enabled":true,"hours":1})").status, 200);
+  ASSERT_EQ(call("PUT", "/v1/spaces/" + kept + "/idle-stop", R"({"enabled":false,"hours":1})").status, 200);
+  EXPECT_EQ(state_of(idle), "running");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  while (state_of(idle) != "stopped-idle" && std::chrono::steady_clock::now() < deadline) usleep(500000);
+  EXPECT_EQ(state_of(idle), "stopped-idle");
+  for (const char* role : {"space", "gatekeeper"}) {
+    const std::string status = docker_out({"container", "inspect", "--format", "{{.State.Status}}", "gk-" + idle + "-" + role});
+    EXPECT_EQ(status, "exited\n") << role;
+  }
+  EXPECT_EQ(state_of(kept), "running") << "a space with idle stop disabled was stopped";
+  // A start by hand: running again, no longer stopped-idle.
+  const Answer started = call("POST", "/v1/spaces/" + idle + "/start");
+  EXPECT_EQ(started.status, 200) << started.body;
+  EXPECT_EQ(state_of(idle), "running");
+  for (const std::string& id : created_) EXPECT_EQ(call("DELETE", "/v1/spaces/" + id).status, 200);
+  created_.clear();
+}
+
+}  // namespace
+}  // namespace controller::serve
