@@ -296,11 +296,12 @@ Result<CheckReport> DockerPlace::probe_isolation(CheckReport report, const std::
   if (local) {
     candidates = host_ipv4_addresses();
   } else {
-    // The remote host's listener: busybox nc on its host network, as unprivileged as a probe; it
-    // also tells the host's own addresses (its kernel's local routes).
+    // The remote host's listener: busybox nc on its host network (-ll: keep listening; Debian's
+    // busybox 1.35 has no -k), as unprivileged as a probe; it also tells the host's own addresses
+    // (its kernel's local routes).
     std::vector<std::string> listen = probe_run("host", remote_listener);
     listen.insert(listen.begin() + 1, "--detach");
-    listen.insert(listen.end(), {"--", image, "nc", "-l", "-k", "-p", port, "-e", "/bin/true"});
+    listen.insert(listen.end(), {"--", image, "nc", "-ll", "-p", port, "-e", "/bin/true"});
     if (Result<std::string> r = cli_.run(listen, remote_listener, kChangeTimeout); !r)
       return failed(r.error());
     Result<std::string> fib =
