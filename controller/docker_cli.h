@@ -36,6 +36,12 @@ class DockerCli {
   Result<ProcessOutcome> run_stream(const std::vector<std::string>& args, const std::string& what,
                                     std::chrono::milliseconds timeout,
                                     std::function<void(bool is_stderr, std::string_view bytes)> on_output) const;
+  // run_stream for a command inside a space (docker exec): its output never turns into
+  // kPlaceUnreachable, and a non-zero exit is the command's own.
+  Result<ProcessOutcome> run_stream_from_space(
+      const std::vector<std::string>& args, const std::string& what,
+      std::chrono::milliseconds timeout,
+      std::function<void(bool is_stderr, std::string_view bytes)> on_output) const;
   [[nodiscard]] const std::string& program() const { return program_; }
 
  private:
