@@ -69,11 +69,12 @@ Result<int> activated_socket(std::string& path) {
                 "serve: socket activation: fd 3 is not a listening unix stream socket with a path");
   path.assign(addr.sun_path, strnlen(addr.sun_path, alen - offsetof(sockaddr_un, sun_path)));
   struct stat st {};
+  // Connecting to a unix socket needs write permission on its file: no group or other write bit.
   if (lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode) || st.st_uid != geteuid() ||
-      (st.st_mode & 077) != 0)
+      (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
     return fail(Code::kUsage,
                 "serve: socket activation: " + path +
-                    " must be a socket of this user that no one else may open (SocketMode=0600)");
+                    " must be a socket of this user that no one else may connect to (SocketMode=0600)");
   return fd;
 }
 
