@@ -655,6 +655,49 @@ Result<ExecOutput> DockerPlace::exec_as(const std::string& id, Role role, std::s
   return ExecOutput{o->exit_code, std::move(o->out), std::move(o->err)};
 }
 
+Result<ExecOutput> DockerPlace::exec_watched(
+    const std::string& id, const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
+    std::size_t cap, const std::function<void(std::string_view)>& on_stderr) {
+  Result<json> c = owned_container(id, Role::kSpace);
+  if (!c) return c.error();
+  const std::string name = names_for(id).space;
+  if (state_of(*c) != "running")
+    return fail(Code::kSpaceNotRunning,
+                "docker exec " + name + ": the container is " + state_of(*c));
+  const std::string tag = random_hex(8);
+  std::vector<std::string> args = {"exec",   "--interactive",
+                                   "--user", std::string(kSpaceUser),
+                                   "--env",  std::string(kExecTagEnv) + "=" + tag,
+                                   "--",     name};
+  args.insert(args.end(), argv.begin(), argv.end());
+  std::string out, err;
+  bool too_large = false;
+  Result<ProcessOutcome> o =
+      cli_.run_stream_from_space(args, name, timeout, [&](bool is_stderr, std::string_view bytes) {
+        if (is_stderr) {
+          err.append(bytes);
+          if (err.size() > kStderrKept) err.erase(0, err.size() - kStderrKept);
+          if (on_stderr) on_stderr(bytes);
+          return;
+        }
+        if (out.size() + bytes.size() > cap)
+          too_large = true;
+        else
+          out.append(bytes);
+      });
+  if (!o) {
+    Failure f = o.error();
+    if (f.code == Code::kCommandTimeout || f.code == Code::kInterrupted)
+      f.message += end_exec_inside(name, tag);
+    return f;
+  }
+  if (!o->exited) return fail(Code::kCommandFailed, "docker exec " + name + ": " + o->describe());
+  if (too_large)
+    return fail(Code::kOutputTooLarge,
+                "docker exec " + name + ": more than " + std::to_string(cap) + " bytes of output");
+  return ExecOutput{o->exit_code, std::move(out), std::move(err)};
+}
+
 std::string DockerPlace::end_exec_inside(const std::string& container, const std::string& tag) {
   // Docker's top takes ps options; Podman's takes its own descriptors (hpid: the host's pid).
   Result<std::string> top = podman() ? cli_.run({"top", "--", container, "hpid"}, container)
