@@ -219,6 +219,14 @@ int run(int argc, char** argv) {
   app.add_option("--seccomp-space", options.seccomp_space, "seccomp profile of the space");
   app.add_option("--seccomp-gatekeeper", options.seccomp_gatekeeper, "seccomp profile of the gatekeeper");
   app.add_option("--disk-dir", options.disk_dir, "where a local place keeps the volumes' disk images (default /var/lib/spacectl/disks)");
+  app.add_option(
+      "--context", options.kube_context,
+      "--place kubernetes: the kubeconfig context (always explicit, never the current one)");
+  app.add_option("--namespace", options.kube_namespace,
+                 "--place kubernetes: the namespace base; each space gets <base>-<id>");
+  app.add_flag("--seccomp-localhost", options.seccomp_localhost,
+               "--place kubernetes: the nodes carry seccomp-profiles/ under the kubelet's seccomp "
+               "root (place check proves it)");
 
   auto* place_cmd = app.add_subcommand("place", "the place itself")->require_subcommand(1);
   auto* check_cmd = place_cmd->add_subcommand("check", "is this place usable? proved by trying");

@@ -20,13 +20,12 @@ struct PlaceOptions {
   std::string owner;
   std::string gatekeeper_image_file;  // holds "sha256:<hex>\n"
   std::string space_image_file;
-  std::string seccomp_space;  // profile paths
+  std::string seccomp_space;          // profile paths
   std::string seccomp_gatekeeper;
   // spacectl-bridge (controller/dispatch/inside/bridge.cc), the static program `connect` places
   // into a space; empty: connect is refused with kPlaceUnusable.
   std::string bridge_binary;
-  std::string
-      disk_dir;  // the volumes' disk images on a local engine's host (empty: kDefaultDiskDir)
+  std::string disk_dir;  // the volumes' disk images on a local engine's host (empty: kDefaultDiskDir)
   // The Kubernetes place: the kubeconfig context and the namespace base, both always explicit
   // (never the kubeconfig's current ones); each space gets the namespace <base>-<id>.
   std::string kube_context, kube_namespace;
@@ -41,8 +40,8 @@ struct CheckReport {
   std::string engine_version;
   std::string os_arch;
   bool seccomp = false;
-  bool isolation_proved = false;      // the probe on an isolated network did not reach the host
-  bool positive_control = false;      // a probe on a normal bridge did reach it
+  bool isolation_proved = false;   // the probe on an isolated network did not reach the host
+  bool positive_control = false;   // a probe on a normal bridge did reach it
   std::vector<std::string> findings;  // one sentence per step
 };
 
@@ -51,25 +50,24 @@ struct CheckReport {
 using Progress = std::function<void(std::string_view step)>;
 
 struct CreateRequest {
-  std::string id;  // empty: the place picks a fresh one (12 lowercase hex)
+  std::string id;                     // empty: the place picks a fresh one (12 lowercase hex)
   std::string name = "space";
-  std::string space_image;        // empty: the pinned default image
-  std::int64_t memory_bytes = 0;  // 0: default
-  std::int64_t nano_cpus = 0;     // 0: default_space_nano_cpus(the place's cores)
-  std::int64_t disk_bytes = 0;    // each volume's size; 0: kDefaultDiskBytes
-  std::vector<std::string>
-      command;        // empty: a long sleep for the default image, else the image's own
-  Progress progress;  // may be empty
+  std::string space_image;            // empty: the pinned default image
+  std::int64_t memory_bytes = 0;      // 0: default
+  std::int64_t nano_cpus = 0;         // 0: default_space_nano_cpus(the place's cores)
+  std::int64_t disk_bytes = 0;        // each volume's size; 0: kDefaultDiskBytes
+  std::vector<std::string> command;   // empty: a long sleep for the default image, else the image's own
+  Progress progress;                  // may be empty
 };
 
 struct SpaceSummary {
   std::string id, name, created;
-  std::string space_state;  // running, exited, created, missing
+  std::string space_state;       // running, exited, created, missing
   std::string gatekeeper_state;
   std::vector<std::string> missing;  // resources that should exist and do not
   std::string window_url;            // from the space's environment
-  int space_exit_code = 0;       // of an exited space container (75: it stopped itself when idle)
-  std::string gatekeeper_image;  // image ID the gatekeeper container runs
+  int space_exit_code = 0;           // of an exited space container (75: it stopped itself when idle)
+  std::string gatekeeper_image;      // image ID the gatekeeper container runs
   std::string gatekeeper_version, gatekeeper_revision;  // its image's OCI labels
 };
 
@@ -95,10 +93,8 @@ class Place {
   // Never an empty list for an unreachable place: that is kPlaceUnreachable.
   virtual Result<std::vector<SpaceSummary>> list() = 0;
   // stdin carries secrets, never argv.
-  virtual Result<ExecOutput> exec(const std::string& id, ExecTarget target,
-                                  const std::vector<std::string>& argv,
-                                  const std::string& stdin_bytes,
-                                  std::chrono::milliseconds timeout) = 0;
+  virtual Result<ExecOutput> exec(const std::string& id, ExecTarget target, const std::vector<std::string>& argv,
+                                  const std::string& stdin_bytes, std::chrono::milliseconds timeout) = 0;
   // The argv prefix a caller (git ext::, an interactive exec) spawns itself; space only.
   virtual Result<std::vector<std::string>> exec_argv(const std::string& id) = 0;
   // argv of a byte stream to 127.0.0.1:port inside the space: its stdin and stdout are the

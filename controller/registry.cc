@@ -1,15 +1,14 @@
 #include "controller/registry.h"
 
+#include "controller/apple_place.h"
 #include "controller/docker_place.h"
 #include "controller/kube_place.h"
 
 namespace controller {
 
-Result<std::unique_ptr<Place>> Registry::make(const std::string& name,
-                                              const PlaceOptions& options) const {
+Result<std::unique_ptr<Place>> Registry::make(const std::string& name, const PlaceOptions& options) const {
   auto it = factories_.find(name);
-  if (it == factories_.end())
-    return fail(Code::kPlaceNotFound, "place " + name + ": no such place");
+  if (it == factories_.end()) return fail(Code::kPlaceNotFound, "place " + name + ": no such place");
   return it->second(options);
 }
 
@@ -21,9 +20,7 @@ std::vector<std::string> Registry::names() const {
 
 Registry builtin_registry() {
   Registry r;
-  r.add("docker", [](const PlaceOptions& o) -> std::unique_ptr<Place> {
-    return std::make_unique<DockerPlace>(o);
-  });
+  r.add("docker", [](const PlaceOptions& o) -> std::unique_ptr<Place> { return std::make_unique<DockerPlace>(o); });
   r.add("kubernetes", [](const PlaceOptions& o) -> Result<std::unique_ptr<Place>> {
     // Never the kubeconfig's current context or namespace: a developer's kubeconfig holds real
     // clusters, and a space must land only where the user said.
@@ -40,6 +37,9 @@ Registry builtin_registry() {
                   "place kubernetes: the owner id must be a Kubernetes label value (at most 63 "
                   "characters, alphanumeric at both ends)");
     return std::unique_ptr<Place>(std::make_unique<kube::KubernetesPlace>(o));
+  });
+  r.add("apple-container", [](const PlaceOptions& o) -> Result<std::unique_ptr<Place>> {
+    return std::unique_ptr<Place>(std::make_unique<apple::AppleContainerPlace>(o));
   });
   return r;
 }

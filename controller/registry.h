@@ -16,16 +16,15 @@ class Registry {
  public:
   using Factory = std::function<Result<std::unique_ptr<Place>>(const PlaceOptions&)>;
   void add(std::string name, Factory factory) { factories_[std::move(name)] = std::move(factory); }
-  [[nodiscard]] Result<std::unique_ptr<Place>> make(const std::string& name,
-                                                    const PlaceOptions& options) const;
+  [[nodiscard]] Result<std::unique_ptr<Place>> make(const std::string& name, const PlaceOptions& options) const;
   [[nodiscard]] std::vector<std::string> names() const;
 
  private:
   std::map<std::string, Factory> factories_;
 };
 
-// The registry with every built-in place: docker, and kubernetes (needs options.kube_context and
-// options.kube_namespace).
+// The registry with every built-in place: docker, kubernetes (needs options.kube_context and
+// options.kube_namespace) and apple-container.
 Registry builtin_registry();
 
 }  // namespace controller
