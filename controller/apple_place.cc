@@ -16,13 +16,7 @@ namespace controller::apple {
 
 using nlohmann::json;
 
-namespace {
-
-// A raw public address the isolated probe must not reach (a public DNS resolver's, on 443): on a
-// Mac with net.inet.ip.forwarding=1 a host-only network passes outbound TCP (apple/container
-// issue 2062), and only a real attempt shows it.
-inline constexpr std::string_view kPublicProbe = "1.1.1.1";
-inline constexpr int kProbePort = 8080;
+namespace detail {
 
 SpaceSpec label_spec(const AppleSpec& s) {
   SpaceSpec l;
@@ -38,14 +32,23 @@ void add_labels(std::vector<std::string>& a, const AppleSpec& spec, Role role) {
     a.insert(a.end(), {"--label", k + "=" + v});
 }
 
-std::string mib(std::int64_t bytes) { return std::to_string(bytes >> 20) + "M"; }
-
 const json& member(const json& o, const char* key) {
   static const json null;
   return o.is_object() && o.contains(key) ? o[key] : null;
 }
 
 std::string address_only(const std::string& cidr) { return cidr.substr(0, cidr.find('/')); }
+
+}  // namespace detail
+
+using detail::add_labels;
+using detail::address_only;
+using detail::label_spec;
+using detail::member;
+
+namespace {
+
+std::string mib(std::int64_t bytes) { return std::to_string(bytes >> 20) + "M"; }
 
 }  // namespace
 
@@ -179,116 +182,6 @@ std::vector<std::string> space_create_argv(const AppleSpec& spec) {
   return a;
 }
 
-std::vector<Difference> verify_container(const json& entry, const AppleSpec& spec, Role role) {
-  std::vector<Difference> out;
-  const std::string p = role == Role::kSpace ? "" : "gatekeeper_";
-  auto add = [&](const std::string& check, const std::string& message) {
-    out.push_back(Difference{p + check, message});
-  };
-  const json& c = member(entry, "configuration");
-  if (!c.is_object()) {
-    add("inspect", "container inspect gave no configuration");
-    return out;
-  }
-  const Names n = names_for(spec.id);
-  const json labels = member(c, "labels");
-  for (const auto& [k, v] : labels_for(label_spec(spec), role))
-    if (k != std::string(kLabelName) && k != std::string(kLabelCreated) &&
-        labels.value(k, std::string("\x01")) != v)
-      add("labels", "label " + k + " is not " + v);
-  if (member(c, "readOnly") != json(true)) add("read_only", "root filesystem is writable");
-  const json& drop = member(c, "capDrop");
-  if (!drop.is_array() || (std::find(drop.begin(), drop.end(), json("ALL")) == drop.end() &&
-                           std::find(drop.begin(), drop.end(), json("CAP_ALL")) == drop.end()))
-    add("cap_drop", "capabilities are not all dropped: " + drop.dump());
-  if (member(c, "capAdd").is_array() && !member(c, "capAdd").empty())
-    add("cap_add", "capabilities added: " + member(c, "capAdd").dump());
-  const json& user = member(member(c, "initProcess"), "user");
-  const std::string want_user(role == Role::kSpace ? kSpaceUser : kGatekeeperUser);
-  const std::string uid = want_user.substr(0, want_user.find(':'));
-  const bool user_ok = (member(member(user, "id"), "uid") == json(std::stoll(uid)) &&
-                        member(member(user, "id"), "gid") == json(std::stoll(uid))) ||
-                       member(member(user, "raw"), "userString") == json(want_user);
-  if (!user_ok) add("user", "user is " + user.dump() + ", not " + want_user);
-  const std::int64_t memory = role == Role::kSpace ? spec.memory_bytes : kGatekeeperMemory;
-  if (member(member(c, "resources"), "memoryInBytes") != json(memory))
-    add("memory", "memory is " + member(member(c, "resources"), "memoryInBytes").dump() + ", not " +
-                      std::to_string(memory));
-  if (member(member(c, "resources"), "cpus") != json(role == Role::kSpace ? spec.cpus : 1))
-    add("cpus", "cpus is " + member(member(c, "resources"), "cpus").dump());
-  std::set<std::string> networks;
-  for (const json& a : member(c, "networks"))
-    networks.insert(member(a, "network").is_string() ? member(a, "network").get<std::string>()
-                                                     : "?");
-  const std::set<std::string> want_networks = role == Role::kSpace
-                                                  ? std::set<std::string>{n.inner}
-                                                  : std::set<std::string>{n.inner, n.outer};
-  if (networks != want_networks)
-    add("networks", "networks differ from " +
-                        std::string(role == Role::kSpace ? n.inner : n.inner + " and " + n.outer));
-  // Mounts: the space's two volumes and its /tmp tmpfs; nothing for the gatekeeper. A virtiofs
-  // share is a directory of the Mac inside the VM: never.
-  std::set<std::string> mounts;
-  for (const json& m : member(c, "mounts")) {
-    const json& type = member(m, "type");
-    const std::string dst =
-        member(m, "destination").is_string() ? member(m, "destination").get<std::string>() : "";
-    if (type.contains("volume"))
-      mounts.insert("volume " + member(member(type, "volume"), "name").get<std::string>() + " " +
-                    dst);
-    else if (type.contains("tmpfs"))
-      mounts.insert("tmpfs " + dst);
-    else
-      add("host_share", "mount " + m.dump().substr(0, 200) +
-                            " is not one of ours (virtiofs/block shares a host path)");
-  }
-  const std::set<std::string> want_mounts =
-      role == Role::kSpace
-          ? std::set<std::string>{"volume " + n.home + " " + std::string(kHomePath),
-                                  "volume " + n.work + " " + work_path(spec.id), "tmpfs /tmp"}
-          : std::set<std::string>{};
-  if (mounts != want_mounts) add("mounts", "mounts differ from the spec");
-  for (const char* empty : {"publishedPorts", "publishedSockets"})
-    if (member(c, empty).is_array() && !member(c, empty).empty())
-      add("published", std::string(empty) + " is not empty");
-  for (const char* off : {"ssh", "virtualization", "rosetta"})
-    if (member(c, off) != json(false)) add(off, std::string(off) + " is on");
-  if (member(c, "sysctls").is_object() && !member(c, "sysctls").empty())
-    add("sysctls", "sysctls are set");
-  if (member(c, "runtimeHandler") != json("container-runtime-linux"))
-    add("runtime", "runtime is " + member(c, "runtimeHandler").dump());
-  bool core0 = false;
-  for (const json& r : member(member(c, "initProcess"), "rlimits"))
-    core0 = core0 || (member(r, "limit") == json("RLIMIT_CORE") && member(r, "soft") == json(0) &&
-                      member(r, "hard") == json(0));
-  if (!core0) add("core_limit", "core dumps are not off");
-  const std::string image = role == Role::kSpace ? spec.space_image : spec.gatekeeper_image;
-  if (member(member(c, "image"), "reference") != json(image))
-    add("image", "image is " + member(member(c, "image"), "reference").dump() + ", not " + image);
-  if (role == Role::kSpace) {
-    if (member(c, "useInit") != json(true)) add("init", "no init process");
-    std::vector<std::string> env;
-    for (const json& e : member(member(c, "initProcess"), "environment"))
-      if (e.is_string()) env.push_back(e);
-    for (const std::string& want : space_environment(spec))
-      if (std::find(env.begin(), env.end(), want) == env.end())
-        add("env", "environment lacks " + want.substr(0, want.find('=')));
-    for (const std::string& e : env) {
-      const std::string name = e.substr(0, e.find('='));
-      bool ours = name == "PATH";  // the image's own
-      for (const std::string& want : space_environment(spec)) ours = ours || want == e;
-      if (!ours) add("env", "environment holds " + name + ", which no place sets");
-    }
-  } else {
-    const json& args = member(member(c, "initProcess"), "arguments");
-    const std::vector<std::string> want = gatekeeper_command(spec.inner_subnet);
-    if (!args.is_array() || args.size() < want.size() ||
-        !std::equal(want.begin(), want.end(), args.begin()))
-      add("command", "the gatekeeper's arguments are " + args.dump().substr(0, 200));
-  }
-  return out;
-}
-
 AppleContainerPlace::AppleContainerPlace(PlaceOptions options) : options_(std::move(options)) {}
 
 Result<std::string> AppleContainerPlace::run(const std::vector<std::string>& args,
@@ -409,125 +302,6 @@ Result<AppleSpec> AppleContainerPlace::spec_of(const std::string& id, const json
                          ? member(member((*net)[0], "status"), "ipv4Subnet").get<std::string>()
                          : "";
   return s;
-}
-
-Result<CheckReport> AppleContainerPlace::check() {
-  CheckReport r;
-  Result<json> version = run_json({"system", "version", "--format", "json"}, "(system version)");
-  if (!version) return version.error();
-  std::string cli, server;
-  for (const json& v : *version) {
-    if (member(v, "appName") == json("container")) cli = member(v, "version").get<std::string>();
-    if (member(v, "appName") == json("container-apiserver"))
-      server = member(v, "version").get<std::string>();
-  }
-  if (server.empty())
-    return fail(Code::kPlaceUnreachable,
-                "container system version: no API server answered; run `container system start`");
-  r.engine_version = "container " + cli;
-  r.os_arch = "macos/arm64";
-  r.findings.push_back("container " + cli + " answers; " + server);
-  // Every container is a VM of its own: its kernel, its seccomp defaults; no host kernel shared.
-  r.seccomp = true;
-  r.findings.push_back(
-      "one VM per container: the space shares no kernel with the Mac or with the gatekeeper");
-  r.findings.push_back(
-      "cannot restrict: a host-only network still reaches services the Mac listens on with all "
-      "interfaces (apple/container issue 1320): bind host services to 127.0.0.1");
-  r.findings.push_back(
-      "no no-new-privileges flag and no custom seccomp profile: the VM boundary stands in for "
-      "them");
-  // The probe: a listener and a client on a fresh host-only network.
-  const std::string pid = random_hex(6);
-  const std::string net = "gk-probe-" + pid + "-network";
-  AppleSpec ps;
-  ps.id = pid;
-  ps.owner = options_.owner;
-  ps.name = "probe";
-  ps.created = now_utc_iso();
-  Result<std::string> image = read_digest_record(options_.space_image_file);
-  if (!image) return image.error();
-  if (image->empty()) {
-    r.findings.push_back(
-        "the space image has no registry digest (run spacectl image push): the probes cannot run");
-    return r;
-  }
-  std::vector<std::string> made_containers;
-  auto cleanup = [&]() {
-    for (const std::string& c : made_containers) (void)run({"delete", "--force", c}, c);
-    (void)run({"network", "delete", net}, net);
-  };
-  std::vector<std::string> a = {"network", "create", "--internal"};
-  add_labels(a, ps, Role::kProbe);
-  a.push_back(net);
-  if (Result<std::string> n = run(a, net, kAppleChangeTimeout); !n) return n.error();
-  std::string listener_ip;
-  for (const std::string role : {"listener", "client"}) {
-    const std::string name = "gk-probe-" + pid + "-" + role;
-    std::vector<std::string> c = {
-        "run",         "--detach",   "--name",    name,       "--user", std::string(kSpaceUser),
-        "--read-only", "--cap-drop", "ALL",       "--memory", "64M",    "--cpus",
-        "1",           "--no-dns",   "--network", net};
-    add_labels(c, ps, Role::kProbe);
-    c.push_back(*image);
-    if (role == "listener")
-      c.insert(c.end(), {"/bin/busybox", "httpd", "-f", "-p", std::to_string(kProbePort)});
-    else
-      c.insert(c.end(), {"/bin/busybox", "sleep", "600"});
-    Result<std::string> ran = run(c, name, kApplePullTimeout);
-    if (!ran) {
-      cleanup();
-      return ran.error();
-    }
-    made_containers.push_back(name);
-    if (role == "listener") {
-      Result<json> in = run_json({"inspect", name}, name);
-      if (!in || in->empty()) {
-        cleanup();
-        return in ? fail(Code::kInternal, "container inspect " + name + ": empty") : in.error();
-      }
-      for (const json& att : member(member((*in)[0], "status"), "networks"))
-        if (member(att, "network") == json(net))
-          listener_ip = address_only(member(att, "ipv4Address").get<std::string>());
-    }
-  }
-  auto reach = [&](const std::string& host, int port) -> Result<bool> {
-    ProcessRequest pr;
-    pr.argv = {program(),
-               "exec",
-               "--interactive",
-               "--user",
-               std::string(kSpaceUser),
-               "gk-probe-" + pid + "-client",
-               "/bin/busybox",
-               "nc",
-               "-z",
-               "-w",
-               "5",
-               host,
-               std::to_string(port)};
-    pr.timeout = kAppleQueryTimeout;
-    const ProcessOutcome o = run_process(pr);
-    if (!o.exited || o.timed_out)
-      return fail(Code::kCommandFailed, "container exec probe: " + o.describe());
-    return o.exit_code == 0;
-  };
-  Result<bool> control = reach(listener_ip, kProbePort);
-  Result<bool> out = reach(std::string(kPublicProbe), 443);
-  cleanup();
-  if (!control) return control.error();
-  if (!out) return out.error();
-  r.positive_control = *control;
-  r.isolation_proved = !*out;
-  r.findings.push_back(
-      *control
-          ? "positive control: the probe reached a listener on its host-only network"
-          : "positive control FAILED: the probe could not reach a listener on its own network");
-  r.findings.push_back(*out ? "REACHED a public address from a host-only network: the Mac forwards "
-                              "(net.inet.ip.forwarding=1, "
-                              "issue 2062): unusable for allowlist spaces until forwarding is off"
-                            : "refused: a public address from a host-only network");
-  return r;
 }
 
 Result<void> AppleContainerPlace::start_gatekeeper(const std::string& id, const std::string& key) {
@@ -776,29 +550,6 @@ Result<void> AppleContainerPlace::remove(const std::string& id) {
   if ((*mine)["containers"].empty() && (*mine)["networks"].empty() && (*mine)["volumes"].empty())
     return fail(Code::kSpaceNotFound, "space " + id + ": nothing of this owner carries that id");
   return remove_everything(id);
-}
-
-Result<std::vector<Difference>> AppleContainerPlace::verify(const std::string& id) {
-  Result<json> space = container(id, Role::kSpace);
-  if (!space) return space.error();
-  Result<AppleSpec> spec = spec_of(id, *space);
-  if (!spec) return spec.error();
-  std::vector<Difference> out = verify_container(*space, *spec, Role::kSpace);
-  Result<json> gk = container(id, Role::kGatekeeper);
-  if (!gk) {
-    if (gk.error().code != Code::kSpaceNotFound) return gk.error();
-    out.push_back(Difference{"gatekeeper_missing", "the gatekeeper container is missing"});
-  } else {
-    for (Difference& d : verify_container(*gk, *spec, Role::kGatekeeper))
-      out.push_back(std::move(d));
-  }
-  Result<json> net =
-      run_json({"network", "inspect", names_for(id).inner}, "network " + names_for(id).inner);
-  if (!net) return net.error();
-  if (net->empty() || member(member((*net)[0], "configuration"), "mode") != json("hostOnly"))
-    out.push_back(Difference{"inner_network",
-                             "network " + names_for(id).inner + " is not host-only (--internal)"});
-  return out;
 }
 
 }  // namespace controller::apple

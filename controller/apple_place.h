@@ -42,6 +42,15 @@ std::vector<std::string> gatekeeper_create_argv(const AppleSpec& spec);
 std::vector<std::string> space_create_argv(const AppleSpec& spec);
 std::vector<std::string> space_environment(const AppleSpec& spec);
 
+// Shared by apple_place.cc, apple_check.cc and apple_verify.cc.
+namespace detail {
+SpaceSpec label_spec(const AppleSpec& s);  // what labels_for needs
+void add_labels(std::vector<std::string>& argv, const AppleSpec& spec, Role role);
+// o[key], or null when o is not an object or lacks it (never throws, never inserts).
+const nlohmann::json& member(const nlohmann::json& o, const char* key);
+std::string address_only(const std::string& cidr);  // "192.168.64.2/24" -> "192.168.64.2"
+}  // namespace detail
+
 // Differences between one container's `container inspect` entry and what we made.
 std::vector<Difference> verify_container(const nlohmann::json& entry, const AppleSpec& spec,
                                          Role role);
