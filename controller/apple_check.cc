@@ -27,6 +27,7 @@ inline constexpr int kProbePort = 8080;
 
 Result<CheckReport> AppleContainerPlace::check() {
   CheckReport r;
+  r.place = "apple-container";
   Result<json> version = run_json({"system", "version", "--format", "json"}, "(system version)");
   if (!version) return version.error();
   std::string cli, server;

@@ -43,6 +43,7 @@ const std::vector<std::pair<std::string, std::string>>& needed_permissions() {
 
 Result<CheckReport> KubernetesPlace::check() {
   CheckReport report;
+  report.place = "kubernetes";
   const std::string& base = options_.kube_namespace;
   Result<json> version =
       cli_.json(base, {"version", "--output", "json"}, "of context " + cli_.context());
