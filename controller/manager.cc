@@ -84,7 +84,7 @@ Result<json> Manager::check() {
 Result<json> list_places(const Registry& registry, const PlaceOptions& options) {
   json places = json::array();
   for (const std::string& name : registry.names()) {
-    json entry = {{"place", name}, {"restricts_network", false}};
+    json entry = {{"place", name}, {"restricts_network", false}, {"proved", registry.proved(name)}};
     Result<std::unique_ptr<Place>> place = registry.make(name, options);
     if (!place) {
       entry["state"] = "not_configured";

@@ -28,6 +28,14 @@ struct PlaceOptions {
   // into a space; empty: connect is refused with kPlaceUnusable.
   std::string bridge_binary;
   std::string disk_dir;  // the volumes' disk images on a local engine's host (empty: kDefaultDiskDir)
+  // The Kubernetes place: the kubeconfig context and the namespace base, both always explicit
+  // (never the kubeconfig's current ones); each space gets the namespace <base>-<id>.
+  std::string kube_context, kube_namespace;
+  // The nodes carry seccomp-profiles/ under the kubelet's seccomp root (place check proves it):
+  // pods use them as Localhost profiles instead of RuntimeDefault.
+  bool seccomp_localhost = false;
+  // The place's CLI (kubectl, container); empty: found in PATH. Tests name their fake here.
+  std::string place_program;
 };
 
 struct CheckReport {
