@@ -17,8 +17,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <ctime>
@@ -413,10 +415,17 @@ std::uint64_t descriptor_limit(const ServeOptions& options) {
 //   means no allocation. stderr is unbuffered and never allocates.
 // - the first gmtime_r/localtime_r (BoringSSL's certificate time checks) runs tzset, which opens
 //   /etc/localtime: done now, so openat never happens after confinement.
+// - glibc's qsort asks sysconf(_SC_PHYS_PAGES), i.e. sysinfo(2), the first time it sorts 1 KiB
+//   or more, and keeps the answer: BoringSSL sorts the CA store when the window's first TLS
+//   session loads it, after confinement, so the first large sort happens now.
 static void prepare_libc() {
   static char stdout_buffer[BUFSIZ];
   std::setvbuf(stdout, stdout_buffer, _IOLBF, sizeof stdout_buffer);
   tzset();
+  std::array<int, 1024> warm{};
+  std::qsort(warm.data(), warm.size(), sizeof(int), [](const void* a, const void* b) {
+    return *static_cast<const int*>(a) - *static_cast<const int*>(b);
+  });
 }
 
 Result<void> confine(const ServeOptions& options) {
