@@ -22,9 +22,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <optional>
 #include <ctime>
 #include <memory>
+#include <optional>
 
 #include "appliance/loop/handle.h"
 #include "appliance/serve/metrics.h"
