@@ -79,6 +79,12 @@ void print_report(const RunInfo& info, const std::vector<PathResult>& results) {
                 fixed(spun.latency.p50_ms, 3).c_str(), fixed(spun.latency.p99_ms, 3).c_str(),
                 signed_fixed(spun.latency.p50_ms - direct.latency.p50_ms, 3).c_str(), spun.latency.failures);
   }
+  for (const RunInfo::Spun& spun : info.spun) {
+    if (!spun.latency.first_failure.empty()) {
+      std::printf("\ngatekeeper while a space spins (%s): %d of %d failed; first: %s\n", spun.description.c_str(),
+                  spun.latency.failures, info.connections, spun.latency.first_failure.c_str());
+    }
+  }
   for (const auto& r : results) {
     if (!r.latency.first_failure.empty()) {
       std::printf("\n%s: %d of %d failed; first: %s\n", r.name.c_str(), r.latency.failures, info.connections,
