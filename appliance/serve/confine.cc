@@ -171,6 +171,15 @@ constexpr SeccompRule kTable[] = {
     {"pipe2", SeccompAction::kAllow,
      "ASan/UBSan runtime: IsAccessibleMemoryRange() probes memory by writing it into a pipe; the "
      "corridor's relay pipes (below, in other builds)"},
+    {"readlink", SeccompAction::kErrnoEacces,
+     "ASan/UBSan runtime: a report first reads /proc/self/exe for the module name; a kill there "
+     "ends the process with SIGSYS before the report is written, hiding the bug it found"},
+    {"open", SeccompAction::kErrnoEacces,
+     "ASan/UBSan runtime: a report opens /proc/self/maps with open(2), not openat; refused "
+     "without a kill for the same reason"},
+    {"ioctl", SeccompAction::kErrnoEacces,
+     "ASan/UBSan runtime: a report asks whether stderr is a terminal (TCGETS) to choose colours",
+     {masked(1, kIoctlMask, TCGETS, "TCGETS")}},
 #else
     {"pipe2", SeccompAction::kAllow,
      "the corridor's relay: one pipe per tunnel direction for splice(2) (loop/splice.cc)",
