@@ -40,19 +40,22 @@ void print_report(const RunInfo& info, const std::vector<PathResult>& results) {
               "Many: %d tunnels × %llu MiB at once.\n\n",
               info.runs, static_cast<unsigned long long>(info.bytes_one >> 20), info.tunnels,
               static_cast<unsigned long long>(info.bytes_each >> 20));
-  std::printf("| path | 1 tunnel down | × direct | 1 tunnel up | × direct | %d tunnels down | × direct | %d "
-              "tunnels up | × direct |\n",
-              info.tunnels, info.tunnels);
+  std::printf(
+      "| path | 1 tunnel down | × direct | 1 tunnel up | × direct | %d tunnels down | × direct | "
+      "%d "
+      "tunnels up | × direct |\n",
+      info.tunnels, info.tunnels);
   std::printf("|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& r : results) {
     if (!r.error.empty()) {
       std::printf("| %s | not measured: %s | | | | | | | |\n", r.name.c_str(), r.error.c_str());
       continue;
     }
-    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.name.c_str(), r.down1.text().c_str(),
-                ratio(r.down1, direct.down1).c_str(), r.up1.text().c_str(), ratio(r.up1, direct.up1).c_str(),
-                r.down_many.text().c_str(), ratio(r.down_many, direct.down_many).c_str(),
-                r.up_many.text().c_str(), ratio(r.up_many, direct.up_many).c_str());
+    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.name.c_str(),
+                r.down1.text().c_str(), ratio(r.down1, direct.down1).c_str(), r.up1.text().c_str(),
+                ratio(r.up1, direct.up1).c_str(), r.down_many.text().c_str(),
+                ratio(r.down_many, direct.down_many).c_str(), r.up_many.text().c_str(),
+                ratio(r.up_many, direct.up_many).c_str());
   }
 
   std::printf("\nCONNECT→200 over %d fresh connections per path, one at a time, in rounds of 50 per path "
@@ -81,8 +84,9 @@ void print_report(const RunInfo& info, const std::vector<PathResult>& results) {
   }
   for (const RunInfo::Spun& spun : info.spun) {
     if (!spun.latency.first_failure.empty()) {
-      std::printf("\ngatekeeper while a space spins (%s): %d of %d failed; first: %s\n", spun.description.c_str(),
-                  spun.latency.failures, info.connections, spun.latency.first_failure.c_str());
+      std::printf("\ngatekeeper while a space spins (%s): %d of %d failed; first: %s\n",
+                  spun.description.c_str(), spun.latency.failures, info.connections,
+                  spun.latency.first_failure.c_str());
     }
   }
   for (const auto& r : results) {
