@@ -99,7 +99,8 @@ int echo_transfer(const Setup& s, int fd, std::size_t n, Rng& rng, int read_paus
     sent += len;
     std::size_t got = 0;
     while (got < len) {
-      const int r = SSL_read(ssl.get(), in.data(), static_cast<int>(std::min(in.size(), len - got)));
+      const int r =
+          SSL_read(ssl.get(), in.data(), static_cast<int>(std::min(in.size(), len - got)));
       if (r <= 0) return -1;
       SHA256_Update(&got_ctx, in.data(), static_cast<std::size_t>(r));
       got += static_cast<std::size_t>(r);
@@ -142,7 +143,8 @@ bool read_answer(int fd, std::string& buffer, int& status, std::string& body, bo
 }
 
 std::string window_get(const std::string& grant, const std::string& key) {
-  return "GET /k/" + key + "/model/" + grant + "/models HTTP/1.1\r\nHost: gatekeeper:8080\r\nAuthorization: Bearer placeholder\r\n\r\n";
+  return "GET /k/" + key + "/model/" + grant +
+         "/models HTTP/1.1\r\nHost: gatekeeper:8080\r\nAuthorization: Bearer placeholder\r\n\r\n";
 }
 
 }  // namespace
@@ -154,17 +156,21 @@ double now_seconds() {
 }
 
 Counters* shared_counters() {
-  void* memory = mmap(nullptr, sizeof(Counters), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  void* memory =
+      mmap(nullptr, sizeof(Counters), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (memory == MAP_FAILED) return nullptr;
   return new (memory) Counters;
 }
 
-Answer control_call(std::uint16_t port, const std::string& method, const std::string& path, const std::string& body) {
+Answer control_call(std::uint16_t port, const std::string& method, const std::string& path,
+                    const std::string& body) {
   Answer a;
   const int fd = open_to(port);
   if (fd < 0) return a;
-  std::string request = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
-  if (!body.empty() || method == "POST") request += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+  std::string request =
+      method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
+  if (!body.empty() || method == "POST")
+    request += "Content-Length: " + std::to_string(body.size()) + "\r\n";
   request += "\r\n" + body;
   if (!send_all(fd, request)) {
     close(fd);
@@ -184,8 +190,10 @@ int tunnel_worker(const Setup& s, Counters* c, unsigned seed) {
     const int fd = connect_tunnel(s, c, std::string(kUpstreamName) + ":443", &status);
     if (fd < 0) {
       // A CONNECT the policy allows: anything but 200 is a wrong decision, no answer an error.
-      if (status != 0) ++c->allowed_refused;
-      else ++c->tunnel_errors;
+      if (status != 0)
+        ++c->allowed_refused;
+      else
+        ++c->tunnel_errors;
       sleep_ms(100);
       continue;
     }
@@ -211,18 +219,22 @@ int refusal_worker(const Setup& s, Counters* c) {
   const std::vector<std::string> corridor = {
       "CONNECT notlisted.bench.test:443 HTTP/1.1\r\nHost: notlisted.bench.test:443\r\n\r\n",
       "CONNECT " + s.ip + ":443 HTTP/1.1\r\nHost: " + s.ip + ":443\r\n\r\n",
-      std::string("CONNECT ") + kUpstreamName + ":80 HTTP/1.1\r\nHost: " + kUpstreamName + ":80\r\n\r\n",
+      std::string("CONNECT ") + kUpstreamName + ":80 HTTP/1.1\r\nHost: " + kUpstreamName +
+          ":80\r\n\r\n",
       "CONNECT localhost:443 HTTP/1.1\r\nHost: localhost:443\r\n\r\n",
       "GET http://upstream.bench.test/ HTTP/1.1\r\nHost: upstream.bench.test\r\n\r\n",
-      "CONNECT upstream.bench.test:443 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n",
+      "CONNECT upstream.bench.test:443 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: "
+      "chunked\r\nContent-Length: 3\r\n\r\n",
       std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n", 15)};
-  const std::vector<std::string> window = {window_get("tls", std::string(64, '0')), window_get("nogrant", s.key),
-                                           "GET /k/" + s.key + "/model/tls/../../etc HTTP/1.1\r\nHost: gatekeeper\r\n\r\n"};
+  const std::vector<std::string> window = {
+      window_get("tls", std::string(64, '0')), window_get("nogrant", s.key),
+      "GET /k/" + s.key + "/model/tls/../../etc HTTP/1.1\r\nHost: gatekeeper\r\n\r\n"};
   std::size_t i = 0;
   while (now_seconds() < s.deadline) {
     const bool to_window = i % (corridor.size() + window.size()) >= corridor.size();
-    const std::string& request = to_window ? window[(i % (corridor.size() + window.size())) - corridor.size()]
-                                           : corridor[i % (corridor.size() + window.size())];
+    const std::string& request =
+        to_window ? window[(i % (corridor.size() + window.size())) - corridor.size()]
+                  : corridor[i % (corridor.size() + window.size())];
     ++i;
     const int fd = open_to(to_window ? s.window : s.corridor);
     if (fd < 0) continue;
@@ -230,8 +242,10 @@ int refusal_worker(const Setup& s, Counters* c) {
     send_all(fd, request);
     const int status = http_status(read_head(fd));
     close(fd);
-    if (status == 200) ++c->refused_allowed;
-    else ++c->refusals;
+    if (status == 200)
+      ++c->refused_allowed;
+    else
+      ++c->refusals;
     sleep_ms(20);
   }
   return 0;
@@ -253,7 +267,8 @@ int window_worker(const Setup& s, Counters* c) {
       sleep_ms(2);  // bounded: a mix, not a window benchmark
       const int depth = 1 + static_cast<int>(round++ % 3);
       std::string batch;
-      for (int k = 0; k < depth; ++k) batch += window_get((round + static_cast<unsigned>(k)) % 2 == 0 ? "tls" : "plain", s.key);
+      for (int k = 0; k < depth; ++k)
+        batch += window_get((round + static_cast<unsigned>(k)) % 2 == 0 ? "tls" : "plain", s.key);
       c->sent_requests += static_cast<std::uint64_t>(depth);
       if (!send_all(fd, batch)) {
         ++c->window_errors;
@@ -268,9 +283,12 @@ int window_worker(const Setup& s, Counters* c) {
           alive = false;
           break;
         }
-        if (status == 200 && body == "ok") ++c->window_ok;
-        else if (status == 403 || status == 404) ++c->window_refused;  // a refusal of an allowed request
-        else ++c->window_errors;  // an upstream error (502, 504): not a decision
+        if (status == 200 && body == "ok")
+          ++c->window_ok;
+        else if (status == 403 || status == 404)
+          ++c->window_refused;  // a refusal of an allowed request
+        else
+          ++c->window_errors;  // an upstream error (502, 504): not a decision
         if (closes) {
           alive = false;
           break;
@@ -293,7 +311,8 @@ int slow_worker(const Setup& s, Counters* c) {
       continue;
     }
     ++c->sent_requests;
-    const std::string head = std::string("CONNECT ") + kUpstreamName + ":443 HTTP/1.1\r\nHost: " + kUpstreamName + ":443\r\n\r\n";
+    const std::string head = std::string("CONNECT ") + kUpstreamName +
+                             ":443 HTTP/1.1\r\nHost: " + kUpstreamName + ":443\r\n\r\n";
     bool sent = true;
     for (char ch : head) {
       if (!send_all(fd, std::string(1, ch))) {
@@ -305,9 +324,12 @@ int slow_worker(const Setup& s, Counters* c) {
     const int status = sent ? http_status(read_head(fd)) : 0;
     if (status == 200) {
       const int ok = echo_transfer(s, fd, 512 * 1024, rng, 5);
-      if (ok == 0) ++c->sha_failures;
-      else if (ok == 1) ++c->slow_ok;
-      else ++c->slow_errors;
+      if (ok == 0)
+        ++c->sha_failures;
+      else if (ok == 1)
+        ++c->slow_ok;
+      else
+        ++c->slow_errors;
     } else if (status != 0) {
       ++c->allowed_refused;
     } else {
@@ -327,16 +349,25 @@ int control_worker(const Setup& s, Counters* c) {
     switch (n++ % 4) {
       case 0:
         a = control_call(s.control, "POST", "/network",
-                         std::string(R"({"mode":"allowlist","domains":[")") + kUpstreamName + R"(","extra.bench.test"]})");
+                         std::string(R"({"mode":"allowlist","domains":[")") + kUpstreamName +
+                             R"(","extra.bench.test"]})");
         break;
-      case 1: a = control_call(s.control, "POST", "/grants", churn); break;
+      case 1:
+        a = control_call(s.control, "POST", "/grants", churn);
+        break;
       case 2:
-        a = control_call(s.control, "POST", "/network", std::string(R"({"mode":"allowlist","domains":[")") + kUpstreamName + R"("]})");
+        a = control_call(
+            s.control, "POST", "/network",
+            std::string(R"({"mode":"allowlist","domains":[")") + kUpstreamName + R"("]})");
         break;
-      default: a = control_call(s.control, "DELETE", "/grants/churn"); break;
+      default:
+        a = control_call(s.control, "DELETE", "/grants/churn");
+        break;
     }
-    if (a.status == 200) ++c->control_changes;
-    else ++c->control_failures;
+    if (a.status == 200)
+      ++c->control_changes;
+    else
+      ++c->control_failures;
     sleep_ms(3000);
   }
   return 0;
@@ -346,8 +377,10 @@ int reader_worker(const Setup& s, Counters* c) {
   while (now_seconds() < s.deadline) {
     for (const char* path : {"/journal", "/metrics", "/policy", "/health"}) {
       const Answer a = control_call(s.control, "GET", path);
-      if (a.status == 200 && !a.body.empty()) ++c->reads;
-      else ++c->read_failures;
+      if (a.status == 200 && !a.body.empty())
+        ++c->reads;
+      else
+        ++c->read_failures;
     }
     sleep_ms(250);
   }

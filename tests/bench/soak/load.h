@@ -17,21 +17,23 @@ namespace soak {
 
 inline constexpr const char* kUpstreamName = "upstream.bench.test";
 inline constexpr const char* kUpstreamDomain = "bench.test";
-inline constexpr std::uint16_t kEchoPort = 443;       // corridor tunnels: a TLS echo server
+inline constexpr std::uint16_t kEchoPort = 443;        // corridor tunnels: a TLS echo server
 inline constexpr std::uint16_t kWindowTlsPort = 8443;  // the window's TLS upstream
 inline constexpr std::size_t kMaxTransfer = 8u << 20;  // bytes per tunnel transfer, at most
 inline constexpr int kIoDeadlineMs = 60000;            // any single exchange
 
 struct Counters {
-  std::atomic<std::uint64_t> tunnels{0}, transfers{0}, transfer_bytes{0}, sha_failures{0}, tunnel_errors{0};
-  std::atomic<std::uint64_t> allowed_refused{0};   // a CONNECT the policy allows answered other than 200
-  std::atomic<std::uint64_t> refusals{0};          // refused as they must be
-  std::atomic<std::uint64_t> refused_allowed{0};   // a request the policy refuses answered 200
+  std::atomic<std::uint64_t> tunnels{0}, transfers{0}, transfer_bytes{0}, sha_failures{0},
+      tunnel_errors{0};
+  std::atomic<std::uint64_t> allowed_refused{
+      0};                                  // a CONNECT the policy allows answered other than 200
+  std::atomic<std::uint64_t> refusals{0};  // refused as they must be
+  std::atomic<std::uint64_t> refused_allowed{0};  // a request the policy refuses answered 200
   std::atomic<std::uint64_t> window_ok{0}, window_refused{0}, window_errors{0};
   std::atomic<std::uint64_t> slow_ok{0}, slow_errors{0};
   std::atomic<std::uint64_t> control_changes{0}, control_failures{0};
   std::atomic<std::uint64_t> reads{0}, read_failures{0};
-  std::atomic<std::uint64_t> sent_requests{0};     // every request or CONNECT any worker sent
+  std::atomic<std::uint64_t> sent_requests{0};  // every request or CONNECT any worker sent
 };
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "shared between processes");
 Counters* shared_counters();  // MAP_SHARED, made before the workers fork
@@ -39,9 +41,9 @@ Counters* shared_counters();  // MAP_SHARED, made before the workers fork
 struct Setup {
   std::string ip;  // the upstreams' address inside the namespace
   std::uint16_t corridor = 0, window = 0, control = 0;
-  std::string key;  // the window key
+  std::string key;         // the window key
   SSL_CTX* tls = nullptr;  // the tunnels' TLS client: the run's test CA, SNI and name check
-  double deadline = 0;  // monotonic seconds
+  double deadline = 0;     // monotonic seconds
 };
 
 // Each runs until setup.deadline and returns 0.
@@ -61,7 +63,8 @@ struct Answer {
   int status = 0;
   std::string body;
 };
-Answer control_call(std::uint16_t port, const std::string& method, const std::string& path, const std::string& body = {});
+Answer control_call(std::uint16_t port, const std::string& method, const std::string& path,
+                    const std::string& body = {});
 
 double now_seconds();
 

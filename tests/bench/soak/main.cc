@@ -39,7 +39,8 @@ struct Options : CommonOptions {
 
 constexpr const char* kUsage =
     "usage: bench_soak [--minutes N] [--gatekeeper PATH]\n"
-    "  default 20 minutes, gatekeeper-test next to this binary. Needs root (network namespace, veth).\n";
+    "  default 20 minutes, gatekeeper-test next to this binary. Needs root (network namespace, "
+    "veth).\n";
 
 constexpr double kWarmupMinutes = 2;
 constexpr double kMaxRssSlopeKibPerMin = 64;
@@ -68,9 +69,12 @@ double metric_sum(const std::string& text, const std::string& name) {
   while ((at = text.find(name, at)) != std::string::npos) {
     const bool line_start = at == 0 || text[at - 1] == '\n';
     const std::size_t end = text.find('\n', at);
-    const std::string line = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    const std::string line =
+        text.substr(at, end == std::string::npos ? std::string::npos : end - at);
     at += name.size();
-    if (!line_start || (line.size() > name.size() && line[name.size()] != ' ' && line[name.size()] != '{')) continue;
+    if (!line_start ||
+        (line.size() > name.size() && line[name.size()] != ' ' && line[name.size()] != '{'))
+      continue;
     sum += std::atof(line.c_str() + line.rfind(' ') + 1);
   }
   return sum;
@@ -97,14 +101,15 @@ bool record_is_wrong(const json& r, const std::string& ip) {
     return allowed_target ? refused : allow;
   }
   if (listener == "window") {
-    const bool grant_upstream = (host == soak::kUpstreamName && port == soak::kWindowTlsPort) || (host == ip && port == 80);
+    const bool grant_upstream =
+        (host == soak::kUpstreamName && port == soak::kWindowTlsPort) || (host == ip && port == 80);
     return grant_upstream ? refused : allow;
   }
   return allow;
 }
 
 // Least-squares slope of y over t (per minute) for samples after the warm-up.
-double slope(const std::vector<Sample>& s, long Sample::* field) {
+double slope(const std::vector<Sample>& s, long Sample::*field) {
   double n = 0, st = 0, sy = 0, stt = 0, sty = 0;
   for (const Sample& x : s) {
     if (x.t < kWarmupMinutes || x.*field < 0) continue;
@@ -146,36 +151,52 @@ int run_soak(const Options& o) {
   if (!pki.ok) return fail_setup("making the test CA in " + workdir.path() + " failed");
   const bssl::UniquePtr<SSL_CTX> upstream_tls = upstream_tls_context(pki);
   const bssl::UniquePtr<SSL_CTX> client_tls = client_tls_context(pki.ca_file);
-  if (!upstream_tls || !client_tls) return fail_setup("BoringSSL refused the test certificate or CA");
+  if (!upstream_tls || !client_tls)
+    return fail_setup("BoringSSL refused the test certificate or CA");
   const std::string secret = "soak-secret-0123456789";
   UpstreamCounters* upstream_counters = shared_upstream_counters();
   Counters* c = soak::shared_counters();
-  if (upstream_counters == nullptr || c == nullptr) return fail_setup("mmap of the shared counters failed");
-  started.echo = fork_until_ready(net.fd(), [&](int ready) { return soak::run_echo_upstream(ip, upstream_tls.get(), ready); }, 5000);
+  if (upstream_counters == nullptr || c == nullptr)
+    return fail_setup("mmap of the shared counters failed");
+  started.echo = fork_until_ready(
+      net.fd(), [&](int ready) { return soak::run_echo_upstream(ip, upstream_tls.get(), ready); },
+      5000);
   started.http = fork_until_ready(
       net.fd(),
-      [&](int ready) { return run_http_upstream(ip, upstream_tls.get(), secret, upstream_counters, ready, soak::kWindowTlsPort); },
+      [&](int ready) {
+        return run_http_upstream(ip, upstream_tls.get(), secret, upstream_counters, ready,
+                                 soak::kWindowTlsPort);
+      },
       5000);
-  if (started.echo < 0 || started.http < 0) return fail_setup("an upstream did not start in " + net.name());
-  const GatekeeperChild g = start_gatekeeper_child(o.gatekeeper_binary(), {"--dns-server", ip, "--ca-file", pki.ca_file},
-                                                   workdir.path() + "/gatekeeper.err");
+  if (started.echo < 0 || started.http < 0)
+    return fail_setup("an upstream did not start in " + net.name());
+  const GatekeeperChild g =
+      start_gatekeeper_child(o.gatekeeper_binary(), {"--dns-server", ip, "--ca-file", pki.ca_file},
+                             workdir.path() + "/gatekeeper.err");
   started.gatekeeper = g.pid;
   if (!g.error.empty()) return fail_setup(g.error);
   soak::Setup setup{ip, g.corridor, g.window, g.control, std::string(64, 'a'), client_tls.get(), 0};
   const std::string auth = R"(","header":"authorization","secret":")" + secret + R"("})";
   const std::vector<std::pair<std::string, std::string>> control = {
-      {"/network", std::string(R"({"mode":"allowlist","domains":[")") + soak::kUpstreamName + R"("]})"},
+      {"/network",
+       std::string(R"({"mode":"allowlist","domains":[")") + soak::kUpstreamName + R"("]})"},
       {"/window-key", R"({"key":")" + setup.key + R"("})"},
-      {"/grants", R"({"id":"plain","upstream":"http://)" + ip + R"(/v1/","unsafe_private_upstream":true)" + auth.substr(1)},
-      {"/grants", std::string(R"({"id":"tls","upstream":"https://)") + soak::kUpstreamName + ":8443/v1/" + auth}};
+      {"/grants", R"({"id":"plain","upstream":"http://)" + ip +
+                      R"(/v1/","unsafe_private_upstream":true)" + auth.substr(1)},
+      {"/grants", std::string(R"({"id":"tls","upstream":"https://)") + soak::kUpstreamName +
+                      ":8443/v1/" + auth}};
   for (const auto& [path, body] : control) {
     const int status = control_post(g.control, path, body);
-    if (status != 200) return fail_setup("POST " + path + " answered " + std::to_string(status) + ": " + body);
+    if (status != 200)
+      return fail_setup("POST " + path + " answered " + std::to_string(status) + ": " + body);
   }
   const double start = soak::now_seconds();
   setup.deadline = start + static_cast<double>(o.minutes) * 60;
-  progress("load for " + std::to_string(o.minutes) + " min against the gatekeeper (pid " + std::to_string(g.pid) + ")");
-  for (unsigned k = 0; k < 2; ++k) started.workers.push_back(fork_run(-1, [&, k] { return soak::tunnel_worker(setup, c, k + 1); }));
+  progress("load for " + std::to_string(o.minutes) + " min against the gatekeeper (pid " +
+           std::to_string(g.pid) + ")");
+  for (unsigned k = 0; k < 2; ++k)
+    started.workers.push_back(
+        fork_run(-1, [&, k] { return soak::tunnel_worker(setup, c, k + 1); }));
   started.workers.push_back(fork_run(-1, [&] { return soak::refusal_worker(setup, c); }));
   started.workers.push_back(fork_run(-1, [&] { return soak::window_worker(setup, c); }));
   started.workers.push_back(fork_run(-1, [&] { return soak::slow_worker(setup, c); }));
@@ -192,7 +213,8 @@ int run_soak(const Options& o) {
     int status = 0;
     if (waitpid(g.pid, &status, WNOHANG) == g.pid) {
       crashed = true;
-      crash = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status)) : "exited " + std::to_string(WEXITSTATUS(status));
+      crash = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
+                                  : "exited " + std::to_string(WEXITSTATUS(status));
       forget(g.pid);
       started.gatekeeper = -1;
       break;
@@ -204,7 +226,8 @@ int run_soak(const Options& o) {
     // The journal first, the metrics after: decisions counted later can only be more.
     const soak::Answer j = soak::control_call(g.control, "GET", "/journal");
     const json doc = json::parse(j.body, nullptr, false);
-    if (j.status != 200 || !doc.is_object() || !doc.contains("records") || !doc["records"].is_array()) {
+    if (j.status != 200 || !doc.is_object() || !doc.contains("records") ||
+        !doc["records"].is_array()) {
       journal_unreadable = true;
     } else {
       s.records = static_cast<long>(doc["records"].size());
@@ -230,56 +253,83 @@ int run_soak(const Options& o) {
   started.workers.clear();
 
   // The table: one row a minute (the sample closest to each whole minute) and the last one.
-  print_machine(machine, "One gatekeeper-test, 7 client processes on loopback, upstreams in a network namespace.");
-  std::printf("\n| min | VmRSS KiB | fds | open sockets | open tunnels | journal records | dropped | decisions |\n");
+  print_machine(
+      machine,
+      "One gatekeeper-test, 7 client processes on loopback, upstreams in a network namespace.");
+  std::printf(
+      "\n| min | VmRSS KiB | fds | open sockets | open tunnels | journal records | dropped | "
+      "decisions |\n");
   std::printf("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
   double next = 0;
   for (std::size_t i = 0; i < samples.size(); ++i) {
     const Sample& s = samples[i];
     if (s.t + 1e-9 < next && i + 1 != samples.size()) continue;
-    std::printf("| %.1f | %ld | %ld | %.0f | %.0f | %ld | %ld | %.0f |\n", s.t, s.rss, s.fds, s.sockets, s.tunnels, s.records, s.dropped,
-                s.decisions);
+    std::printf("| %.1f | %ld | %ld | %.0f | %.0f | %ld | %ld | %.0f |\n", s.t, s.rss, s.fds,
+                s.sockets, s.tunnels, s.records, s.dropped, s.decisions);
     next = static_cast<double>(static_cast<long>(s.t) + 1);
   }
   const double rss_slope = slope(samples, &Sample::rss), fd_slope = slope(samples, &Sample::fds);
   const Sample last = samples.empty() ? Sample{} : samples.back();
-  const std::uint64_t wrong = c->allowed_refused + c->refused_allowed + c->window_refused + wrong_records.size();
-  const bool dropped_ok = !dropped_went_back && static_cast<double>(last.dropped) + static_cast<double>(last.ring_count) <= last.decisions + 1e-9;
+  const std::uint64_t wrong =
+      c->allowed_refused + c->refused_allowed + c->window_refused + wrong_records.size();
+  const bool dropped_ok = !dropped_went_back && static_cast<double>(last.dropped) +
+                                                        static_cast<double>(last.ring_count) <=
+                                                    last.decisions + 1e-9;
   std::printf("\n| load (whole run) | count |\n| --- | --- |\n");
-  std::printf("| tunnels opened / transfers checked by sha256 / MiB echoed | %llu / %llu / %.0f |\n",
-              static_cast<unsigned long long>(c->tunnels.load()), static_cast<unsigned long long>(c->transfers.load()),
-              static_cast<double>(c->transfer_bytes.load()) / (1 << 20));
-  std::printf("| sha256 mismatches | %llu |\n", static_cast<unsigned long long>(c->sha_failures.load()));
-  std::printf("| tunnel I/O errors (no answer, deadline) | %llu |\n", static_cast<unsigned long long>(c->tunnel_errors.load()));
+  std::printf(
+      "| tunnels opened / transfers checked by sha256 / MiB echoed | %llu / %llu / %.0f |\n",
+      static_cast<unsigned long long>(c->tunnels.load()),
+      static_cast<unsigned long long>(c->transfers.load()),
+      static_cast<double>(c->transfer_bytes.load()) / (1 << 20));
+  std::printf("| sha256 mismatches | %llu |\n",
+              static_cast<unsigned long long>(c->sha_failures.load()));
+  std::printf("| tunnel I/O errors (no answer, deadline) | %llu |\n",
+              static_cast<unsigned long long>(c->tunnel_errors.load()));
   std::printf("| refusals as the policy says / refused requests answered 200 | %llu / %llu |\n",
-              static_cast<unsigned long long>(c->refusals.load()), static_cast<unsigned long long>(c->refused_allowed.load()));
-  std::printf("| allowed CONNECTs refused | %llu |\n", static_cast<unsigned long long>(c->allowed_refused.load()));
+              static_cast<unsigned long long>(c->refusals.load()),
+              static_cast<unsigned long long>(c->refused_allowed.load()));
+  std::printf("| allowed CONNECTs refused | %llu |\n",
+              static_cast<unsigned long long>(c->allowed_refused.load()));
   std::printf("| window 200 / refused / upstream or I/O errors | %llu / %llu / %llu |\n",
-              static_cast<unsigned long long>(c->window_ok.load()), static_cast<unsigned long long>(c->window_refused.load()),
+              static_cast<unsigned long long>(c->window_ok.load()),
+              static_cast<unsigned long long>(c->window_refused.load()),
               static_cast<unsigned long long>(c->window_errors.load()));
-  std::printf("| slow clients done / ended early | %llu / %llu |\n", static_cast<unsigned long long>(c->slow_ok.load()),
+  std::printf("| slow clients done / ended early | %llu / %llu |\n",
+              static_cast<unsigned long long>(c->slow_ok.load()),
               static_cast<unsigned long long>(c->slow_errors.load()));
   std::printf("| control changes (network, grant add/delete) / failed | %llu / %llu |\n",
-              static_cast<unsigned long long>(c->control_changes.load()), static_cast<unsigned long long>(c->control_failures.load()));
-  std::printf("| journal, metrics, policy, health reads / failed | %llu / %llu |\n", static_cast<unsigned long long>(c->reads.load()),
+              static_cast<unsigned long long>(c->control_changes.load()),
+              static_cast<unsigned long long>(c->control_failures.load()));
+  std::printf("| journal, metrics, policy, health reads / failed | %llu / %llu |\n",
+              static_cast<unsigned long long>(c->reads.load()),
               static_cast<unsigned long long>(c->read_failures.load()));
-  std::printf("| journal records the policy could not have produced | %zu |\n", wrong_records.size());
+  std::printf("| journal records the policy could not have produced | %zu |\n",
+              wrong_records.size());
   for (const std::string& r : wrong_records) progress("wrong journal record: " + r);
 
   const bool rss_flat = rss_slope < kMaxRssSlopeKibPerMin, fd_flat = fd_slope < kMaxFdSlopePerMin;
-  const bool pass = !crashed && c->sha_failures == 0 && wrong == 0 && rss_flat && fd_flat && dropped_ok && !journal_unreadable &&
-                    c->transfers > 0 && c->window_ok > 0;
+  const bool pass = !crashed && c->sha_failures == 0 && wrong == 0 && rss_flat && fd_flat &&
+                    dropped_ok && !journal_unreadable && c->transfers > 0 && c->window_ok > 0;
   std::printf("\nVerdict: %s\n", pass ? "PASS" : "FAIL");
   std::printf("- crash: %s\n", crashed ? crash.c_str() : "none (the gatekeeper ran to the end)");
-  std::printf("- sha256: %llu failed of %llu transfers\n", static_cast<unsigned long long>(c->sha_failures.load()),
+  std::printf("- sha256: %llu failed of %llu transfers\n",
+              static_cast<unsigned long long>(c->sha_failures.load()),
               static_cast<unsigned long long>(c->transfers.load() + c->slow_ok.load()));
-  std::printf("- decisions different from the policy in force: %llu\n", static_cast<unsigned long long>(wrong));
-  std::printf("- VmRSS slope after %.0f min warm-up: %+.1f KiB/min (flat below %.0f)\n", kWarmupMinutes, rss_slope, kMaxRssSlopeKibPerMin);
-  std::printf("- open descriptors slope after warm-up: %+.3f /min (flat below %.1f)\n", fd_slope, kMaxFdSlopePerMin);
-  std::printf("- journal: dropped %ld never went back: %s; dropped + counts in the ring (%ld) <= decisions (%.0f): %s%s\n",
-              last.dropped, dropped_went_back ? "no" : "yes", last.ring_count, last.decisions,
-              static_cast<double>(last.dropped) + static_cast<double>(last.ring_count) <= last.decisions + 1e-9 ? "yes" : "no",
-              journal_unreadable ? "; a journal read failed" : "");
+  std::printf("- decisions different from the policy in force: %llu\n",
+              static_cast<unsigned long long>(wrong));
+  std::printf("- VmRSS slope after %.0f min warm-up: %+.1f KiB/min (flat below %.0f)\n",
+              kWarmupMinutes, rss_slope, kMaxRssSlopeKibPerMin);
+  std::printf("- open descriptors slope after warm-up: %+.3f /min (flat below %.1f)\n", fd_slope,
+              kMaxFdSlopePerMin);
+  std::printf(
+      "- journal: dropped %ld never went back: %s; dropped + counts in the ring (%ld) <= decisions "
+      "(%.0f): %s%s\n",
+      last.dropped, dropped_went_back ? "no" : "yes", last.ring_count, last.decisions,
+      static_cast<double>(last.dropped) + static_cast<double>(last.ring_count) <=
+              last.decisions + 1e-9
+          ? "yes"
+          : "no",
+      journal_unreadable ? "; a journal read failed" : "");
   return pass ? 0 : 1;
 }
 
@@ -287,10 +337,11 @@ int run_soak(const Options& o) {
 
 int main(int argc, char** argv) {
   Options options;
-  const bool parsed = parse_options(argc, argv, {}, &options, [&](const std::string& name, long value) {
-    if (name != "--minutes") return false;
-    options.minutes = value;
-    return true;
-  });
+  const bool parsed =
+      parse_options(argc, argv, {}, &options, [&](const std::string& name, long value) {
+        if (name != "--minutes") return false;
+        options.minutes = value;
+        return true;
+      });
   return bench_main("bench_soak", parsed, kUsage, [&] { return run_soak(options); });
 }
