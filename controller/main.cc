@@ -5,11 +5,13 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <iterator>
 #include <optional>
@@ -79,6 +81,14 @@ std::string text_of(const json& doc) {
       if (s.contains("needs_access") && !s["needs_access"].empty()) out += "  (needs access: " + show(controller::json_text(s["needs_access"])) + ")";
       out += "\n";
     }
+    return out;
+  }
+  if (doc.contains("places") && doc["places"].is_array()) {
+    for (const json& p : doc["places"])
+      out += show(p.value("place", json(""))) + "  " + show(p.value("state", json(""))) + "  " +
+             (p.value("restricts_network", false) ? "can restrict the network"
+                                                  : "cannot restrict the network") +
+             "  " + show(p.value("detail", json(""))) + "\n";
     return out;
   }
   if (doc.contains("findings") && doc["findings"].is_array()) {
@@ -199,6 +209,10 @@ int run(int argc, char** argv) {
   CLI::App app{"spacectl: create, check and drive isolated spaces (a hardened container behind its own gatekeeper).", "spacectl"};
   app.footer(kExitCodes);
   app.require_subcommand(1);
+  // Global options (--json, --state-dir, --place, ...) are accepted after the subcommand too, as
+  // users type them (`spacectl space list --json`): an option a subcommand does not know falls
+  // through to its parent. Set before the subcommands are made, which inherit it.
+  app.fallthrough();
   bool as_json = false;
   std::string place_name = "docker", state_override, owner_override;
   const controller::InstallPaths paths = controller::find_install_paths(self_dir());
@@ -214,7 +228,11 @@ int run(int argc, char** argv) {
   bool show_version = false;
   app.add_flag("--version", show_version, "print the version, git revision and pinned image IDs, then exit");
   app.add_flag("--json", as_json, "print one JSON document");
-  app.add_option("--place", place_name, "place to use (default docker)");
+  std::string place_host;
+  app.add_option("--place", place_name,
+                 "place to use: docker (default), docker-ssh or podman (spacectl place list)");
+  app.add_option("--host", place_host,
+                 "the engine of --place docker-ssh: ssh://user@host[:port] (default: DOCKER_HOST)");
   app.add_option("--state-dir", state_override, "host records (default $XDG_STATE_HOME/spacectl)");
   app.add_option("--owner", owner_override, "installation id scoping every label (default: made once in the state dir)");
   app.add_option("--gatekeeper-image-file", options.gatekeeper_image_file, "file holding the pinned gatekeeper image ID");
@@ -225,6 +243,8 @@ int run(int argc, char** argv) {
 
   auto* place_cmd = app.add_subcommand("place", "the place itself")->require_subcommand(1);
   auto* check_cmd = place_cmd->add_subcommand("check", "is this place usable? proved by trying");
+  auto* place_list_cmd = place_cmd->add_subcommand(
+      "list", "every place, its state, and whether it can restrict the network (each probed)");
 
   auto* space_cmd = app.add_subcommand("space", "spaces")->require_subcommand(1);
   controller::CreateRequest create_request;
@@ -382,6 +402,22 @@ int run(int argc, char** argv) {
     if (!owner) return report(owner.error(), as_json);
     options.owner = *owner;
   }
+  // DOCKER_HOST=ssh://… makes the docker CLI remote: that engine is the docker-ssh place, whose
+  // verify and probes know the engine's host is not this one.
+  const char* docker_host = std::getenv("DOCKER_HOST");
+  if (place_name == "docker" && place_host.empty() && docker_host != nullptr &&
+      std::string_view(docker_host).rfind("ssh://", 0) == 0)
+    place_name = "docker-ssh";
+  if (place_name == "docker-ssh")
+    options.engine.host = !place_host.empty()      ? place_host
+                          : docker_host != nullptr ? docker_host
+                                                   : "";
+  if (place_list_cmd->parsed())
+    return report(controller::list_places(controller::builtin_registry(), options), as_json);
+  Result<controller::Engine> engine =
+      controller::engine_for_place(place_name, place_host, docker_host);
+  if (!engine) return report(engine.error(), as_json);
+  options.engine = *engine;
   Result<std::unique_ptr<controller::Place>> place = controller::builtin_registry().make(place_name, options);
   if (!place) return report(place.error(), as_json);
   controller::Manager manager{**place, state};
@@ -468,7 +504,7 @@ int run(int argc, char** argv) {
     if (!prefix) return report(prefix.error(), as_json);
     controller::ProcessRequest request;
     request.argv = *prefix;
-    if (isatty(STDIN_FILENO) != 0) request.argv.insert(request.argv.begin() + 2, "--tty");
+    if (isatty(STDIN_FILENO) != 0) request.argv = controller::with_tty(std::move(request.argv));
     request.argv.insert(request.argv.end(), exec_args.begin(), exec_args.end());
     request.inherit_stdio = true;
     const controller::ProcessOutcome o = controller::run_process(request);

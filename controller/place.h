@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "controller/engine.h"
 #include "controller/errors.h"
 #include "controller/verify.h"
 
@@ -22,6 +23,7 @@ struct PlaceOptions {
   std::string space_image_file;
   std::string seccomp_space;          // profile paths
   std::string seccomp_gatekeeper;
+  Engine engine;  // which CLI-driven engine (the registry sets its kind from the place name)
   // spacectl-bridge (controller/dispatch/inside/bridge.cc), the static program `connect` places
   // into a space; empty: connect is refused with kPlaceUnusable.
   std::string bridge_binary;
@@ -34,6 +36,11 @@ struct CheckReport {
   bool seccomp = false;
   bool isolation_proved = false;   // the probe on an isolated network did not reach the host
   bool positive_control = false;   // a probe on a normal bridge did reach it
+  std::string place;               // the registry name (docker, docker-ssh, podman)
+  bool rootless = false;  // the engine runs containers in a user namespace of a non-root user
+  // Empty: the place can hold the hardening spec. Else why not (rootless Podman, docker_check.cc):
+  // such a place is unusable, whatever the probes say.
+  std::string unsupported;
   std::vector<std::string> findings;  // one sentence per step
 };
 

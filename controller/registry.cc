@@ -18,7 +18,20 @@ std::vector<std::string> Registry::names() const {
 
 Registry builtin_registry() {
   Registry r;
-  r.add("docker", [](const PlaceOptions& o) -> std::unique_ptr<Place> { return std::make_unique<DockerPlace>(o); });
+  // One CLI-driven place, three engines (engine.h): only the engine differs.
+  for (const EngineKind kind : {EngineKind::kDocker, EngineKind::kDockerSsh, EngineKind::kPodman}) {
+    r.add(std::string(engine_word(kind)),
+          [kind](const PlaceOptions& o) -> Result<std::unique_ptr<Place>> {
+            PlaceOptions with = o;
+            with.engine.kind = kind;
+            if (kind == EngineKind::kDockerSsh && !is_ssh_host(with.engine.host))
+              return fail(
+                  Code::kUsage,
+                  "place docker-ssh: needs --host ssh://user@host[:port] (or DOCKER_HOST=ssh://…)");
+            if (kind != EngineKind::kDockerSsh) with.engine.host.clear();
+            return std::unique_ptr<Place>(std::make_unique<DockerPlace>(std::move(with)));
+          });
+  }
   return r;
 }
 

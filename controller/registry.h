@@ -14,7 +14,7 @@ namespace controller {
 
 class Registry {
  public:
-  using Factory = std::function<std::unique_ptr<Place>(const PlaceOptions&)>;
+  using Factory = std::function<Result<std::unique_ptr<Place>>(const PlaceOptions&)>;
   void add(std::string name, Factory factory) { factories_[std::move(name)] = std::move(factory); }
   [[nodiscard]] Result<std::unique_ptr<Place>> make(const std::string& name, const PlaceOptions& options) const;
   [[nodiscard]] std::vector<std::string> names() const;
@@ -23,7 +23,8 @@ class Registry {
   std::map<std::string, Factory> factories_;
 };
 
-// The registry with every built-in place ("docker").
+// The registry with every built-in place: docker, docker-ssh (needs options.engine.host) and
+// podman.
 Registry builtin_registry();
 
 }  // namespace controller
