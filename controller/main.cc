@@ -75,6 +75,9 @@ std::string text_of(const json& doc) {
     for (const json& s : doc["spaces"]) {
       out += show(s.value("id", json(""))) + "  " + show(s.value("state", json(""))) + "  " + show(s.value("name", json("")));
       if (s.contains("missing") && !s["missing"].empty()) out += "  (missing: " + show(s["missing"].dump(-1, ' ', true, json::error_handler_t::replace)) + ")";
+      if (s.contains("refused_labels") && !s["refused_labels"].empty())
+        out += "  (labels not shown, not as spacectl writes them: " +
+               show(controller::json_text(s["refused_labels"])) + ")";
       if (s.contains("needs_access") && !s["needs_access"].empty()) out += "  (needs access: " + show(controller::json_text(s["needs_access"])) + ")";
       out += "\n";
     }
@@ -85,7 +88,8 @@ std::string text_of(const json& doc) {
       out += show(p.value("place", json(""))) + "  " + show(p.value("state", json(""))) + "  " +
              (p.value("restricts_network", false) ? "can restrict the network"
                                                   : "cannot restrict the network") +
-             "  " + show(p.value("detail", json(""))) + "\n";
+             "  " + show(p.value("detail", json(""))) + "\n    " +
+             show(p.value("proved", json(""))) + "\n";
     return out;
   }
   if (doc.contains("findings") && doc["findings"].is_array()) {
@@ -226,8 +230,10 @@ int run(int argc, char** argv) {
   app.add_flag("--version", show_version, "print the version, git revision and pinned image IDs, then exit");
   app.add_flag("--json", as_json, "print one JSON document");
   std::string place_host;
-  app.add_option("--place", place_name,
-                 "place to use: docker (default), docker-ssh or podman (spacectl place list)");
+  app.add_option(
+      "--place", place_name,
+      "place to use: docker (default), docker-ssh, podman, kubernetes or apple-container "
+      "(spacectl place list)");
   app.add_option("--host", place_host,
                  "the engine of --place docker-ssh: ssh://user@host[:port] (default: DOCKER_HOST)");
   app.add_option("--state-dir", state_override, "host records (default $XDG_STATE_HOME/spacectl)");
@@ -237,6 +243,14 @@ int run(int argc, char** argv) {
   app.add_option("--seccomp-space", options.seccomp_space, "seccomp profile of the space");
   app.add_option("--seccomp-gatekeeper", options.seccomp_gatekeeper, "seccomp profile of the gatekeeper");
   app.add_option("--disk-dir", options.disk_dir, "where a local place keeps the volumes' disk images (default /var/lib/spacectl/disks)");
+  app.add_option(
+      "--context", options.kube_context,
+      "--place kubernetes: the kubeconfig context (always explicit, never the current one)");
+  app.add_option("--namespace", options.kube_namespace,
+                 "--place kubernetes: the namespace base; each space gets <base>-<id>");
+  app.add_flag("--seccomp-localhost", options.seccomp_localhost,
+               "--place kubernetes: the nodes carry seccomp-profiles/ under the kubelet's seccomp "
+               "root (place check proves it)");
 
   auto* place_cmd = app.add_subcommand("place", "the place itself")->require_subcommand(1);
   auto* check_cmd = place_cmd->add_subcommand("check", "is this place usable? proved by trying");
@@ -411,10 +425,18 @@ int run(int argc, char** argv) {
                                                    : "";
   if (place_list_cmd->parsed())
     return report(controller::list_places(controller::builtin_registry(), options), as_json);
-  Result<controller::Engine> engine =
-      controller::engine_for_place(place_name, place_host, docker_host);
-  if (!engine) return report(engine.error(), as_json);
-  options.engine = *engine;
+  // The CLI-driven engines (engine.h) take --host; kubernetes and apple-container are places of
+  // their own and take none (the registry refuses an unknown name).
+  if (place_name == "docker" || place_name == "docker-ssh" || place_name == "podman") {
+    Result<controller::Engine> engine =
+        controller::engine_for_place(place_name, place_host, docker_host);
+    if (!engine) return report(engine.error(), as_json);
+    options.engine = *engine;
+  } else if (!place_host.empty()) {
+    return report(controller::fail(Code::kUsage, "--host " + place_host +
+                                                     ": only --place docker-ssh takes a host"),
+                  as_json);
+  }
   Result<std::unique_ptr<controller::Place>> place = controller::builtin_registry().make(place_name, options);
   if (!place) return report(place.error(), as_json);
   controller::Manager manager{**place, state};

@@ -23,6 +23,7 @@ json summary_json(const SpaceSummary& s, const std::string& state) {
               {"space", s.space_state}, {"gatekeeper", s.gatekeeper_state}, {"missing", s.missing},
               {"window", s.window_url}};
   if (s.space_state == "exited") out["exit_code"] = s.space_exit_code;
+  if (!s.refused_labels.empty()) out["refused_labels"] = s.refused_labels;
   return out;
 }
 
@@ -84,7 +85,7 @@ Result<json> Manager::check() {
 Result<json> list_places(const Registry& registry, const PlaceOptions& options) {
   json places = json::array();
   for (const std::string& name : registry.names()) {
-    json entry = {{"place", name}, {"restricts_network", false}};
+    json entry = {{"place", name}, {"restricts_network", false}, {"proved", registry.proved(name)}};
     Result<std::unique_ptr<Place>> place = registry.make(name, options);
     if (!place) {
       entry["state"] = "not_configured";

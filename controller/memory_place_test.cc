@@ -45,16 +45,44 @@ TEST(PlaceListTest, EveryPlaceIsListedWithItsStateAndWhetherItRestrictsTheNetwor
   EXPECT_EQ(places[1]["detail"], "place needs-host: needs --host");
 }
 
-TEST(PlaceListTest, TheBuiltInRegistryHoldsDockerDockerSshAndPodman) {
+TEST(PlaceListTest, TheBuiltInRegistryHoldsEveryPlace) {
   EXPECT_EQ(builtin_registry().names(),
-            (std::vector<std::string>{"docker", "docker-ssh", "podman"}));
+            (std::vector<std::string>{"apple-container", "docker", "docker-ssh", "kubernetes",
+                                      "podman"}));
   PlaceOptions o;
   Result<std::unique_ptr<Place>> ssh = builtin_registry().make("docker-ssh", o);
   ASSERT_FALSE(ssh.ok());
   EXPECT_EQ(ssh.error().code, Code::kUsage);
   o.engine.host = "ssh://gk@127.0.0.1:2222";
   EXPECT_TRUE(builtin_registry().make("docker-ssh", o).ok());
-  EXPECT_EQ(builtin_registry().make("kubernetes", o).error().code, Code::kPlaceNotFound);
+  // Kubernetes needs its context and namespace base, never the kubeconfig's current ones.
+  EXPECT_EQ(builtin_registry().make("kubernetes", o).error().code, Code::kUsage);
+  EXPECT_EQ(builtin_registry().make("swarm", o).error().code, Code::kPlaceNotFound);
+}
+
+// place list says, for each place, how far it has been proved: the engines run live in CI; the
+// Kubernetes and Apple container places are built against their documented interfaces only.
+TEST(PlaceListTest, EachPlaceSaysWhetherItHasRunLive) {
+  const Registry r = builtin_registry();
+  for (const char* live : {"docker", "docker-ssh", "podman"})
+    EXPECT_EQ(r.proved(live), kRunLive) << live;
+  for (const char* documented : {"kubernetes", "apple-container"}) {
+    EXPECT_EQ(r.proved(documented), kNotRunLive) << documented;
+    EXPECT_NE(r.proved(documented).find("built against the documented interface, not yet run live"),
+              std::string::npos);
+  }
+  Registry one;
+  one.add(
+      "kubernetes",
+      [](const PlaceOptions&) -> Result<std::unique_ptr<Place>> {
+        return fail(Code::kUsage, "place kubernetes: needs --context NAME");
+      },
+      std::string(kNotRunLive));
+  PlaceOptions o;
+  Result<nlohmann::json> doc = list_places(one, o);
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ((*doc)["places"][0]["state"], "not_configured");
+  EXPECT_EQ((*doc)["places"][0]["proved"], std::string(kNotRunLive));
 }
 
 }  // namespace

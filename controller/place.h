@@ -28,6 +28,14 @@ struct PlaceOptions {
   // into a space; empty: connect is refused with kPlaceUnusable.
   std::string bridge_binary;
   std::string disk_dir;  // the volumes' disk images on a local engine's host (empty: kDefaultDiskDir)
+  // The Kubernetes place: the kubeconfig context and the namespace base, both always explicit
+  // (never the kubeconfig's current ones); each space gets the namespace <base>-<id>.
+  std::string kube_context, kube_namespace;
+  // The nodes carry seccomp-profiles/ under the kubelet's seccomp root (place check proves it):
+  // pods use them as Localhost profiles instead of RuntimeDefault.
+  bool seccomp_localhost = false;
+  // The place's CLI (kubectl, container); empty: found in PATH. Tests name their fake here.
+  std::string place_program;
 };
 
 struct CheckReport {
@@ -68,6 +76,8 @@ struct SpaceSummary {
   int space_exit_code = 0;           // of an exited space container (75: it stopped itself when idle)
   std::string gatekeeper_image;      // image ID the gatekeeper container runs
   std::string gatekeeper_version, gatekeeper_revision;  // its image's OCI labels
+  // Labels (and the window variable) whose value no spacectl writes: shown empty and named here.
+  std::vector<std::string> refused_labels;
 };
 
 // One id that objects of this owner carry, with the time the oldest of them was made (0: unknown).
