@@ -155,7 +155,9 @@ TEST_F(GrantKeeperLiveTest, EnvGrantSurvivesARestartAndServeRenewsAHelperTokenTh
     const ProcessOutcome removed = spacectl({"space", "remove", id});
     EXPECT_EQ(removed.exit_code, 0) << removed.out << removed.err;
     upstream.reset();
-    if (bridge_made) EXPECT_TRUE(docker({"network", "rm", bridge}).succeeded());
+    if (bridge_made) {
+      EXPECT_TRUE(docker({"network", "rm", bridge}).succeeded());
+    }
   }};
   std::string gateway;
   for (int attempt = 0; attempt < 5 && !bridge_made; ++attempt) {
@@ -256,10 +258,12 @@ TEST_F(GrantKeeperLiveTest, EnvGrantSurvivesARestartAndServeRenewsAHelperTokenTh
     EXPECT_EQ(log.find(secret), std::string::npos) << secret << " in serve's log";
     EXPECT_EQ(inspected.out.find(secret), std::string::npos) << secret << " in docker inspect";
     EXPECT_EQ(asked_tokens.out.find(secret), std::string::npos) << secret << " reached the space";
-    for (const auto& entry : std::filesystem::recursive_directory_iterator(state_))
-      if (entry.is_regular_file())
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(state_)) {
+      if (entry.is_regular_file()) {
         EXPECT_EQ(read_all(entry.path()).find(secret), std::string::npos)
             << secret << " in " << entry.path();
+      }
+    }
   }
 }
 

@@ -67,7 +67,9 @@ TEST(HelperCommandTest, RefusesWhatOnlyAShellWouldMeanAndBrokenQuoting) {
         "tool *", "tool ~/x", "tool 'open", "tool \"open", "tool \\", "tool\nx", "'' arg"}) {
     Result<std::vector<std::string>> r = parse_helper_command(bad);
     EXPECT_FALSE(r) << bad;
-    if (!r) EXPECT_EQ(r.error().code, Code::kUsage) << bad;
+    if (!r) {
+      EXPECT_EQ(r.error().code, Code::kUsage) << bad;
+    }
   }
 }
 
