@@ -44,8 +44,9 @@ void stamp(GrantRecord& g, const grants::Token* token) {
 }
 
 GrantRecord* find_grant(SpaceRecord& record, const std::string& grant) {
-  for (GrantRecord& g : record.grants)
+  for (GrantRecord& g : record.grants) {
     if (g.id == grant) return &g;
+  }
   return nullptr;
 }
 
@@ -87,8 +88,7 @@ Result<json> Manager::grant_add(const std::string& id, const std::string& grant,
   request.header = header;
   request.unsafe_private_upstream = unsafe_private_upstream;
   grants::Token token;
-  token.secret = std::move(secret);
-  explicit_bzero(secret.data(), secret.size());
+  token.secret.swap(secret);  // no copy is left behind in `secret`
   if (!token.secret.empty() || !header.empty()) request.source.kind = grants::SourceKind::kStdin;
   return grant_add(id, request, std::move(token));
 }
@@ -104,14 +104,16 @@ Result<json> Manager::grant_add(const std::string& id, const GrantRequest& reque
   g.source = request.source;
   g.unsafe_private_upstream = request.unsafe_private_upstream;
   g.has_secret = g.source.kind != grants::SourceKind::kNone;
-  if (g.has_secret && g.header.empty())
+  if (g.has_secret && g.header.empty()) {
     return fail(Code::kUsage, what + ": a secret needs --header (the header that carries it)");
+  }
   // The secret is read before the space's lock is taken: a helper may take its whole deadline.
   grants::Token token;
   switch (g.source.kind) {
     case grants::SourceKind::kNone:
-      if (!typed.secret.empty())
+      if (!typed.secret.empty()) {
         return fail(Code::kUsage, what + ": a secret needs --header (the header that carries it)");
+      }
       break;
     case grants::SourceKind::kStdin:
       token = std::move(typed);
@@ -148,9 +150,11 @@ Result<json> Manager::grant_add(const std::string& id, const GrantRequest& reque
   if (Result<void> w = write_record(state, id, *record); !w) return w.error();
   Result<std::vector<SpaceSummary>> all = place.list();
   std::string window;
-  if (all)
-    for (const SpaceSummary& s : *all)
+  if (all) {
+    for (const SpaceSummary& s : *all) {
       if (s.id == id) window = s.window_url;
+    }
+  }
   json out = {{"id", id},
               {"grant", g.id},
               {"upstream", g.upstream},
@@ -179,8 +183,9 @@ json Manager::restore_grants_locked(const std::string& id, SpaceRecord& record, 
       Result<grants::Token> fetched = fail(Code::kInternal, "unread");
       if (g.source.kind == grants::SourceKind::kHelper) {
         auto it = helpers.find(g.source.helper);
-        if (it == helpers.end())
+        if (it == helpers.end()) {
           it = helpers.emplace(g.source.helper, grants::fetch(g.source)).first;
+        }
         if (it->second) {
           token.secret = it->second->secret;
           token.expires = it->second->expires;
@@ -214,22 +219,26 @@ Result<json> Manager::grant_refresh(const std::string& id, const std::string& gr
   if (!record) return record.error();
   if (!grant.empty()) {
     GrantRecord* g = find_grant(*record, grant);
-    if (g == nullptr)
+    if (g == nullptr) {
       return fail(Code::kInvalidArgument,
                   "grant refresh " + grant + " of " + id + ": the space has no such grant");
-    if (g->source.kind != grants::SourceKind::kEnv && g->source.kind != grants::SourceKind::kHelper)
+    }
+    if (g->source.kind != grants::SourceKind::kEnv &&
+        g->source.kind != grants::SourceKind::kHelper) {
       return fail(Code::kInvalidArgument, "grant refresh " + grant + " of " + id +
                                               ": its source is " +
                                               std::string(grants::source_word(g->source.kind)) +
                                               "; only env and helper sources can be read again");
+    }
   }
   json refreshed = json::array(), failures = json::array();
   std::optional<Failure> first;
   std::map<std::vector<std::string>, Result<grants::Token>> helpers;
   for (GrantRecord& g : record->grants) {
     if (!grant.empty() && g.id != grant) continue;
-    if (g.source.kind != grants::SourceKind::kEnv && g.source.kind != grants::SourceKind::kHelper)
+    if (g.source.kind != grants::SourceKind::kEnv && g.source.kind != grants::SourceKind::kHelper) {
       continue;
+    }
     Result<grants::Token> fetched = fail(Code::kInternal, "unread");
     if (g.source.kind == grants::SourceKind::kHelper) {
       auto it = helpers.find(g.source.helper);
@@ -249,9 +258,10 @@ Result<json> Manager::grant_refresh(const std::string& id, const std::string& gr
     if (!said) {
       // The gatekeeper keeps the token it holds until that one expires.
       failures.push_back(failure_json(g.id, said.error()));
-      if (!first)
+      if (!first) {
         first = fail(said.error().code,
                      "grant refresh " + g.id + " of " + id + ": " + said.error().message);
+      }
       continue;
     }
     stamp(g, &*fetched);
@@ -267,9 +277,10 @@ Result<void> Manager::replace_grant_locked(const std::string& id, const std::str
   Result<SpaceRecord> record = read_record(state, id);
   if (!record) return record.error();
   GrantRecord* g = find_grant(*record, grant);
-  if (g == nullptr)
+  if (g == nullptr) {
     return fail(Code::kInvalidArgument,
                 "grant " + grant + " of " + id + ": the space has no such grant any more");
+  }
   if (Result<void> r = say_grant(id, *g, &token); !r) return r.error();
   stamp(*g, &token);
   return write_record(state, id, *record);
@@ -277,8 +288,9 @@ Result<void> Manager::replace_grant_locked(const std::string& id, const std::str
 
 Result<void> Manager::withdraw_grant_locked(const std::string& id, const std::string& grant) {
   Result<json> r = gatekeeper_control(place, id, "DELETE", "/grants/" + grant);
-  if (!r && r.error().code != Code::kGatekeeperRefused)
+  if (!r && r.error().code != Code::kGatekeeperRefused) {
     return r.error();  // refused: it holds no such grant
+  }
   return {};
 }
 

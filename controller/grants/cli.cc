@@ -42,8 +42,9 @@ Result<Token> read_stdin_secret(const std::string& what) {
   Token t;
   if (!too_long) t.secret.assign(buffer.data(), got);
   explicit_bzero(buffer.data(), buffer.size());
-  if (too_long)
+  if (too_long) {
     return fail(Code::kInvalidArgument, what + ": the secret is longer than 8192 bytes");
+  }
   return t;
 }
 
@@ -97,9 +98,10 @@ Result<GrantRequest> request_from_flags(const GrantCli& cli) {
   r.unsafe_private_upstream = cli.unsafe_private_upstream;
   const std::string what = "grant add " + cli.space;
   if (!cli.provider.empty()) {
-    if (!cli.upstream.empty() || !cli.header.empty())
+    if (!cli.upstream.empty() || !cli.header.empty()) {
       return fail(Code::kUsage,
                   what + ": --provider fills --upstream and --header; give one or the other");
+    }
     Result<Preset> p = find_preset(cli.provider);
     if (!p) return p.error();
     r.provider = std::string(p->provider);
@@ -107,27 +109,32 @@ Result<GrantRequest> request_from_flags(const GrantCli& cli) {
     r.header = std::string(p->header);
     r.id = cli.grant.empty() ? r.provider : cli.grant;
   } else {
-    if (cli.upstream.empty())
+    if (cli.upstream.empty()) {
       return fail(Code::kUsage,
                   what + ": give --provider, or --upstream (and --header for a secret)");
-    if (cli.grant.empty())
+    }
+    if (cli.grant.empty()) {
       return fail(Code::kUsage, what + ": a grant id is needed without --provider");
+    }
     r.id = cli.grant;
     r.upstream = cli.upstream;
     r.header = cli.header;
   }
   const int sources =
       (cli.secret_stdin ? 1 : 0) + (cli.env.empty() ? 0 : 1) + (cli.helper.empty() ? 0 : 1);
-  if (sources > 1)
+  if (sources > 1) {
     return fail(Code::kUsage,
                 what + ": give at most one of --secret-stdin, --secret-env and --secret-helper");
-  if (sources == 1 && r.header.empty())
+  }
+  if (sources == 1 && r.header.empty()) {
     return fail(Code::kUsage,
                 what + ": a secret needs --header (the header that carries it) or --provider");
+  }
   if (!cli.env.empty()) {
-    if (!is_env_name(cli.env))
+    if (!is_env_name(cli.env)) {
       return fail(Code::kUsage, what + ": --secret-env " + cli.env.substr(0, 64) +
                                     ": a name is [A-Za-z_][A-Za-z0-9_]*, at most 256 characters");
+    }
     r.source.kind = SourceKind::kEnv;
     r.source.env = cli.env;
   } else if (!cli.helper.empty()) {
@@ -144,39 +151,45 @@ Result<GrantRequest> request_from_flags(const GrantCli& cli) {
 std::optional<Result<json>> run_grant_cli(GrantCli& cli, Manager& manager) {
   if (cli.providers != nullptr && cli.providers->parsed()) {
     json known = json::array(), refused = json::array();
-    for (const Preset& p : presets())
+    for (const Preset& p : presets()) {
       known.push_back({{"provider", std::string(p.provider)},
                        {"upstream", std::string(p.upstream)},
                        {"header", std::string(p.header)},
                        {"source", std::string(p.source)}});
-    for (const Refused& r : refused_providers())
+    }
+    for (const Refused& r : refused_providers()) {
       refused.push_back({{"provider", std::string(r.provider)}, {"reason", std::string(r.reason)}});
+    }
     return Result<json>(json{{"providers", known}, {"refused", refused}});
   }
-  if (cli.refresh != nullptr && cli.refresh->parsed())
+  if (cli.refresh != nullptr && cli.refresh->parsed()) {
     return manager.grant_refresh(cli.space, cli.grant);
+  }
   if (cli.add == nullptr || !cli.add->parsed()) return std::nullopt;
   // While spacectl holds a secret nothing may dump it: no core file, no ptrace or /proc/<pid>/mem
   // by another process of the same user.
   const rlimit no_core{0, 0};
-  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0 || setrlimit(RLIMIT_CORE, &no_core) != 0)
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0 || setrlimit(RLIMIT_CORE, &no_core) != 0) {
     return Result<json>(fail(Code::kInternal, "grant add: cannot make spacectl undumpable"));
+  }
   Result<GrantRequest> request = request_from_flags(cli);
   if (!request) return Result<json>(request.error());
-  if (cli.unsafe_private_upstream)
+  if (cli.unsafe_private_upstream) {
     std::fprintf(
         stderr,
         "spacectl: warning: grant %s may reach private networks (--unsafe-private-upstream)\n",
         terminal_safe(request->id).c_str());
+  }
   Token typed;
   const std::string what = "grant add " + request->id;
   switch (request->source.kind) {
     case SourceKind::kNone:
       // A secret piped without --header would silently become a grant without one.
-      if (stdin_has_bytes())
+      if (stdin_has_bytes()) {
         return Result<json>(
             fail(Code::kUsage,
                  what + ": a secret on stdin needs --header (the header that carries it)"));
+      }
       break;
     case SourceKind::kStdin: {
       Result<Token> t = read_stdin_secret(what);

@@ -27,16 +27,19 @@ class GrantSourceTest : public FakeDockerTest {
   // Every POST /grants body the fake gatekeeper received, in order.
   std::vector<std::string> grant_bodies() {
     std::vector<std::string> out;
-    for (const Call& c : calls())
+    for (const Call& c : calls()) {
       if (!c.argv.empty() && c.argv.back() == "/grants") out.push_back(c.stdin_bytes);
+    }
     return out;
   }
   void expect_nowhere_but_stdin(const std::string& secret, const ProcessOutcome& o) {
     EXPECT_EQ(o.out.find(secret), std::string::npos) << "secret in the answer";
     EXPECT_EQ(o.err.find(secret), std::string::npos) << "secret on stderr";
-    for (const Call& c : calls())
-      for (const std::string& a : c.argv)
+    for (const Call& c : calls()) {
+      for (const std::string& a : c.argv) {
         EXPECT_EQ(a.find(secret), std::string::npos) << "secret in argv";
+      }
+    }
     EXPECT_EQ(record_text().find(secret), std::string::npos) << "secret in the record";
   }
   std::string helper(const std::string& mode_and_args) const {

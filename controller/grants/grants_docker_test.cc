@@ -182,7 +182,6 @@ TEST_F(GrantKeeperLiveTest, EnvGrantSurvivesARestartAndServeRenewsAHelperTokenTh
   ASSERT_TRUE(listening) << "listen on " << gateway << ": " << std::strerror(errno);
   const std::string authority = gateway + ":" + std::to_string(ntohs(sin.sin_port));
   upstream = std::make_unique<gk_it::HttpUpstream>(listen_fd, nullptr);
-  ASSERT_TRUE(docker({"network", "connect", bridge, "gk-" + id + "-gatekeeper"}).succeeded());
 
   // A secret over plain http goes only to an address literal the host marked private.
   o = spacectl({"grant", "add", id, "envkey", "--upstream", "http://" + authority + "/v1",
@@ -203,12 +202,16 @@ TEST_F(GrantKeeperLiveTest, EnvGrantSurvivesARestartAndServeRenewsAHelperTokenTh
   EXPECT_EQ(doc(o)["grants_restored"], json::array({"envkey", "tokens"})) << o.out;
   EXPECT_EQ(doc(o)["state"], "running") << o.out;
   EXPECT_EQ(helper_calls(), 2);
+  // Only now the gatekeeper joins the test bridge: verify refuses to start a gatekeeper on a
+  // network that is not its own.
+  ASSERT_TRUE(docker({"network", "connect", bridge, "gk-" + id + "-gatekeeper"}).succeeded());
 
   // serve's keeper renews the 12-second token at half its life, again and again.
   start_serve();
   const auto deadline = std::chrono::steady_clock::now() + 40s;
-  while (helper_calls() < 4 && std::chrono::steady_clock::now() < deadline)
+  while (helper_calls() < 4 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(200ms);
+  }
   ASSERT_GE(helper_calls(), 4) << read_all(dir_ + "/serve.err");
   auto ask = [&](const std::string& grant) {
     ProcessRequest r;
@@ -234,11 +237,13 @@ TEST_F(GrantKeeperLiveTest, EnvGrantSurvivesARestartAndServeRenewsAHelperTokenTh
   ASSERT_EQ(seen.size(), 2u);
   // The newest token (the one current while the request went), never an earlier one.
   int seen_token = 0;
-  for (int k = 1; k <= after; ++k)
+  for (int k = 1; k <= after; ++k) {
     if (seen[0].credential_sha256.count("authorization") != 0 &&
         seen[0].credential_sha256.at("authorization") ==
-            gk_it::sha256_hex("Bearer sk-helper-token-" + std::to_string(k)))
+            gk_it::sha256_hex("Bearer sk-helper-token-" + std::to_string(k))) {
       seen_token = k;
+    }
+  }
   EXPECT_GE(seen_token, 3) << "the upstream saw a token from before serve renewed it";
   EXPECT_GE(seen_token, before - 1)
       << "the upstream saw an older token than the current one (helper ran " << before << " times)";
@@ -249,8 +254,9 @@ TEST_F(GrantKeeperLiveTest, EnvGrantSurvivesARestartAndServeRenewsAHelperTokenTh
   const std::string log = read_all(dir_ + "/serve.err");
   EXPECT_NE(log.find("renewed"), std::string::npos) << log;
   std::vector<std::string> secrets = {env_secret_};
-  for (int k = 1; k <= helper_calls(); ++k)
+  for (int k = 1; k <= helper_calls(); ++k) {
     secrets.push_back("sk-helper-token-" + std::to_string(k));
+  }
   const ProcessOutcome inspected =
       docker({"inspect", "gk-" + id + "-space", "gk-" + id + "-gatekeeper"});
   ASSERT_TRUE(inspected.succeeded()) << inspected.err;

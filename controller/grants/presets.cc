@@ -62,12 +62,15 @@ std::span<const Preset> presets() { return kPresets; }
 std::span<const Refused> refused_providers() { return kRefused; }
 
 Result<Preset> find_preset(std::string_view provider) {
-  for (const Preset& p : kPresets)
+  for (const Preset& p : kPresets) {
     if (p.provider == provider) return p;
-  for (const Refused& r : kRefused)
-    if (r.provider == provider)
+  }
+  for (const Refused& r : kRefused) {
+    if (r.provider == provider) {
       return fail(Code::kProviderNotSupported, "grant add --provider " + std::string(provider) +
                                                    ": not supported: " + std::string(r.reason));
+    }
+  }
   std::string known;
   for (const Preset& p : kPresets) known += (known.empty() ? "" : ", ") + std::string(p.provider);
   return fail(Code::kProviderNotSupported,

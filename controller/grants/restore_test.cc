@@ -33,8 +33,9 @@ struct Gatekeeper {
   std::vector<std::string> bodies(const std::string& what) {
     std::lock_guard<std::mutex> lock(mutex);
     std::vector<std::string> out;
-    for (const auto& [w, b] : requests)
+    for (const auto& [w, b] : requests) {
       if (w == what) out.push_back(b);
+    }
     return out;
   }
 };
@@ -213,10 +214,11 @@ TEST_F(GrantRestoreTest, TheKeeperRenewsAShortLivedTokenInPlaceAgainAndAgain) {
   const std::vector<std::string> bodies = gatekeeper_->bodies("POST /grants");
   ASSERT_GE(bodies.size(), before + 3);
   // In order, each renewal replaced the grant with the next token; nothing was withdrawn.
-  for (std::size_t i = before; i < bodies.size(); ++i)
+  for (std::size_t i = before; i < bodies.size(); ++i) {
     EXPECT_NE(bodies[i].find("sk-helper-token-" + std::to_string(i - before + 2)),
               std::string::npos)
         << bodies[i];
+  }
   EXPECT_TRUE(gatekeeper_->bodies("DELETE /grants/tokens").empty());
   // The record holds the newest expiry and never a token.
   EXPECT_EQ(record_text().find("sk-helper-token"), std::string::npos);

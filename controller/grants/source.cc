@@ -85,15 +85,17 @@ bool shell_special(char c) {
 
 Result<std::vector<std::string>> parse_helper_command(std::string_view text) {
   auto bad = [&](const std::string& why) { return fail(Code::kUsage, "--secret-helper: " + why); };
-  if (text.size() > kMaxHelperCommandBytes)
+  if (text.size() > kMaxHelperCommandBytes) {
     return bad("longer than " + std::to_string(kMaxHelperCommandBytes) + " bytes");
+  }
   std::vector<std::string> argv;
   std::string word;
   bool in_word = false;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f)
+    if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f) {
       return bad("a control character at byte " + std::to_string(i));
+    }
     if (c == ' ' || c == '\t') {
       if (in_word) argv.push_back(std::move(word));
       word.clear();
@@ -104,18 +106,22 @@ Result<std::vector<std::string>> parse_helper_command(std::string_view text) {
     if (c == '\'') {
       const std::size_t end = text.find('\'', i + 1);
       if (end == std::string_view::npos) return bad("a ' is not closed");
-      for (std::size_t k = i + 1; k < end; ++k)
-        if (static_cast<unsigned char>(text[k]) < 0x20 || text[k] == 0x7f)
+      for (std::size_t k = i + 1; k < end; ++k) {
+        if (static_cast<unsigned char>(text[k]) < 0x20 || text[k] == 0x7f) {
           return bad("a control character at byte " + std::to_string(k));
+        }
+      }
       word.append(text.substr(i + 1, end - i - 1));
       i = end;
     } else if (c == '"') {
       std::size_t k = i + 1;
       for (; k < text.size() && text[k] != '"'; ++k) {
-        if (static_cast<unsigned char>(text[k]) < 0x20 || text[k] == 0x7f)
+        if (static_cast<unsigned char>(text[k]) < 0x20 || text[k] == 0x7f) {
           return bad("a control character at byte " + std::to_string(k));
-        if (text[k] == '\\' && k + 1 < text.size() && (text[k + 1] == '"' || text[k + 1] == '\\'))
+        }
+        if (text[k] == '\\' && k + 1 < text.size() && (text[k + 1] == '"' || text[k + 1] == '\\')) {
           ++k;
+        }
         word.push_back(text[k]);
       }
       if (k >= text.size()) return bad("a \" is not closed");
@@ -123,8 +129,9 @@ Result<std::vector<std::string>> parse_helper_command(std::string_view text) {
     } else if (c == '\\') {
       if (i + 1 >= text.size()) return bad("a trailing backslash");
       const char next = text[++i];
-      if (static_cast<unsigned char>(next) < 0x20 || next == 0x7f)
+      if (static_cast<unsigned char>(next) < 0x20 || next == 0x7f) {
         return bad("a control character at byte " + std::to_string(i));
+      }
       word.push_back(next);
     } else if (shell_special(c)) {
       return bad(
@@ -133,13 +140,15 @@ Result<std::vector<std::string>> parse_helper_command(std::string_view text) {
     } else {
       word.push_back(c);
     }
-    if (word.size() > kMaxHelperArgBytes)
+    if (word.size() > kMaxHelperArgBytes) {
       return bad("an argument is longer than " + std::to_string(kMaxHelperArgBytes) + " bytes");
+    }
   }
   if (in_word) argv.push_back(std::move(word));
   if (argv.empty() || argv[0].empty()) return bad("no program");
-  if (argv.size() > kMaxHelperArgs)
+  if (argv.size() > kMaxHelperArgs) {
     return bad("more than " + std::to_string(kMaxHelperArgs) + " words");
+  }
   return argv;
 }
 
@@ -148,9 +157,10 @@ std::string helper_command_text(const std::vector<std::string>& argv) {
   for (const std::string& a : argv) {
     if (!out.empty()) out += ' ';
     bool plain = !a.empty();
-    for (const char c : a)
+    for (const char c : a) {
       plain =
           plain && c != ' ' && c != '\t' && c != '\'' && c != '"' && c != '\\' && !shell_special(c);
+    }
     if (plain) {
       out += a;
       continue;
@@ -185,10 +195,12 @@ namespace {
 // policy::parse_grant_request refuses the same; said here with the source's name.
 std::optional<std::string> secret_problem(std::string_view s) {
   if (s.empty()) return "is empty";
-  if (s.size() > policy::kMaxSecretLength)
+  if (s.size() > policy::kMaxSecretLength) {
     return "is longer than " + std::to_string(policy::kMaxSecretLength) + " bytes";
-  for (const char c : s)
+  }
+  for (const char c : s) {
     if (c == '\r' || c == '\n' || c == '\0') return "holds CR, LF or NUL";
+  }
   return std::nullopt;
 }
 
@@ -211,8 +223,9 @@ std::optional<Clock::time_point> parse_rfc3339(std::string_view s) {
             hour = digits(s, 11, 2), minute = digits(s, 14, 2), second = digits(s, 17, 2);
   if (year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 ||
       minute > 59 || second < 0 || second > 60 || s[4] != '-' || s[7] != '-' ||
-      (s[10] != 'T' && s[10] != 't') || s[13] != ':' || s[16] != ':')
+      (s[10] != 'T' && s[10] != 't') || s[13] != ':' || s[16] != ':') {
     return std::nullopt;
+  }
   static constexpr int kDays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
   if (day > kDays[month - 1] || (month == 2 && day == 29 && !leap)) return std::nullopt;
@@ -220,8 +233,9 @@ std::optional<Clock::time_point> parse_rfc3339(std::string_view s) {
   if (i < s.size() && s[i] == '.') {
     const std::size_t start = ++i;
     while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
-    if (i == start || i - start > 9)
+    if (i == start || i - start > 9) {
       return std::nullopt;  // fractions are dropped (we act to the second)
+    }
   }
   long offset = 0;
   if (i + 1 == s.size() && (s[i] == 'Z' || s[i] == 'z')) {
@@ -254,18 +268,21 @@ std::string rfc3339(Clock::time_point t) {
 }
 
 Result<Token> read_env(std::string_view name) {
-  if (!is_env_name(name))
+  if (!is_env_name(name)) {
     return fail(Code::kUsage, "--secret-env " + std::string(name.substr(0, 64)) +
                                   ": a name is [A-Za-z_][A-Za-z0-9_]*, at most 256 characters");
+  }
   const char* value = std::getenv(std::string(name).c_str());
-  if (value == nullptr || value[0] == '\0')
+  if (value == nullptr || value[0] == '\0') {
     return fail(Code::kSecretSourceMissing,
                 "secret source env " + std::string(name) +
                     ": the variable is unset or empty in spacectl's environment");
+  }
   const std::string_view v(value);
-  if (std::optional<std::string> why = secret_problem(v); why)
+  if (std::optional<std::string> why = secret_problem(v); why) {
     return fail(Code::kInvalidArgument,
                 "secret source env " + std::string(name) + ": the value " + *why);
+  }
   Token t;
   t.secret.assign(v);
   return t;
@@ -299,27 +316,33 @@ Result<Token> parse_helper_output(std::string_view out, Clock::time_point now) {
   } wipe_doc{doc};
   if (doc.is_discarded() || !doc.is_object()) return bad("is not one JSON object");
   if (dup > 0) return bad("names a member twice");
-  for (auto it = doc.begin(); it != doc.end(); ++it)
-    if (it.key() != "secret" && it.key() != "expires_at")
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    if (it.key() != "secret" && it.key() != "expires_at") {
       return bad("has a member other than secret and expires_at");
+    }
+  }
   if (!doc.contains("secret") || !doc["secret"].is_string()) return bad("has no string \"secret\"");
   if (!doc.contains("expires_at") ||
-      !(doc["expires_at"].is_string() || doc["expires_at"].is_null()))
+      !(doc["expires_at"].is_string() || doc["expires_at"].is_null())) {
     return bad(
         "has no \"expires_at\" (an RFC 3339 time, or null for a secret that does not expire)");
+  }
   Token t;
   if (doc["expires_at"].is_string()) {
     const std::string text = doc["expires_at"].get<std::string>();
     t.expires = parse_rfc3339(text);
-    if (!t.expires)
+    if (!t.expires) {
       return bad("has an expires_at that is not an RFC 3339 time: " +
                  terminal_safe(text.substr(0, 64)));
-    if (*t.expires <= now)
+    }
+    if (*t.expires <= now) {
       return bad("has already expired (expires_at " + terminal_safe(text.substr(0, 64)) + ")");
+    }
   }
   const std::string& s = doc["secret"].get_ref<const std::string&>();
-  if (std::optional<std::string> why = secret_problem(s); why)
+  if (std::optional<std::string> why = secret_problem(s); why) {
     return bad("has a secret that " + *why);
+  }
   t.secret = s;
   return t;
 }
@@ -337,16 +360,19 @@ Result<Token> run_helper(const std::vector<std::string>& argv, const HelperLimit
     ~Wipe() { explicit_bzero(s.data(), s.size()); }
   } wipe_out{o.out};
   if (o.interrupted) return fail(Code::kInterrupted, what + ": " + o.describe());
-  if (o.timed_out)
+  if (o.timed_out) {
     return fail(Code::kSecretHelperFailed, what + ": gave no answer within " +
                                                std::to_string(limits.deadline.count()) +
                                                " ms and was killed");
-  if (o.output_too_large)
+  }
+  if (o.output_too_large) {
     return fail(Code::kSecretHelperFailed, what + ": printed more than " +
                                                std::to_string(limits.output_cap) +
                                                " bytes and was killed");
-  if (!o.succeeded())
+  }
+  if (!o.succeeded()) {
     return fail(Code::kSecretHelperFailed, what + ": " + terminal_safe(o.describe()));
+  }
   Result<Token> t = parse_helper_output(o.out, Clock::now());
   if (!t) return fail(t.error().code, what + ": " + t.error().message);
   return t;

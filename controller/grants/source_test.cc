@@ -100,8 +100,9 @@ TEST(Rfc3339Test, ReadsUtcOffsetsAndFractionsAndRefusesTheRest) {
   EXPECT_EQ(parse_rfc3339("2026-12-01T19:25:00-01:30"), t);
   for (const char* bad : {"2026-12-01 20:55:00Z", "2026-12-01T20:55:00", "2026-13-01T20:55:00Z",
                           "2026-02-29T00:00:00Z", "2026-12-01T24:00:00Z",
-                          "2026-12-01T20:55:00+0100", "2026-12-01T20:55:00.Z", "tomorrow"})
+                          "2026-12-01T20:55:00+0100", "2026-12-01T20:55:00.Z", "tomorrow"}) {
     EXPECT_FALSE(parse_rfc3339(bad)) << bad;
+  }
   EXPECT_TRUE(parse_rfc3339("2028-02-29T00:00:00Z"));
 }
 

@@ -95,8 +95,9 @@ milliseconds Keeper::round() {
     }
   }
   // Sources no space holds any more are forgotten (their failure streak with them).
-  for (auto it = sources_.begin(); it != sources_.end();)
+  for (auto it = sources_.begin(); it != sources_.end();) {
     it = holders.count(it->first) != 0 ? std::next(it) : sources_.erase(it);
+  }
 
   for (auto& [argv, hs] : holders) {
     const std::string name = terminal_safe(argv[0]);
@@ -107,8 +108,9 @@ milliseconds Keeper::round() {
     if (!waiting) {
       Result<grants::Token> token = grants::fetch({grants::SourceKind::kHelper, {}, argv});
       if (token) {
-        if (st.failures > 0)
+        if (st.failures > 0) {
           std::cerr << "spacectl serve: keeper: secret helper " << name << " works again\n";
+        }
         st = SourceState{};
         const std::string expires_text =
             token->expires ? grants::rfc3339(*token->expires) : std::string("never");
@@ -132,20 +134,23 @@ milliseconds Keeper::round() {
         if (token->expires) next = std::min(next, renew_at(*token->expires, now, window_));
         continue;
       }
-      if (token.error().code == Code::kInterrupted)
+      if (token.error().code == Code::kInterrupted) {
         return duration_cast<milliseconds>(kKeeperMaxInterval);
-      if (st.failures == 0)
+      }
+      if (st.failures == 0) {
         std::cerr
             << "spacectl serve: keeper: " << code_word(token.error().code) << ": "
             << terminal_safe(token.error().message)
             << "; the current tokens stay until they expire; retrying with backoff (logged once)\n";
+      }
       ++st.failures;
       st.retry_at = now + keeper_backoff(st.failures, window_);
     }
-    if (st.failures > 0)
+    if (st.failures > 0) {
       next = std::min(next, st.retry_at);
-    else
+    } else {
       next = std::min(next, due);
+    }
     // Expired without a new one: withdrawn, so the upstream never sees an expired token.
     for (const Holder& h : hs) {
       if (h.expires > now) {

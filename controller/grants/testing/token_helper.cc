@@ -28,8 +28,9 @@ long bump(const char* path) {
   const long count = (n > 0 ? std::strtol(buffer, nullptr, 10) : 0) + 1;
   const std::string text = std::to_string(count) + "\n";
   if (ftruncate(fd, 0) != 0 ||
-      pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))
+      pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
     return -1;
+  }
   close(fd);
   return count;
 }
