@@ -108,7 +108,13 @@ int status_of(Code code) {
     case Code::kChangesDoNotApply:
     case Code::kChangesPartlyApplied:
     case Code::kChangesUndecided:
-    case Code::kChangesNeedFilter: return 409;
+    case Code::kChangesNeedFilter:
+    case Code::kSecretSourceMissing:
+      return 409;
+    case Code::kProviderNotSupported:
+      return 400;
+    case Code::kSecretHelperFailed:
+      return 502;
     case Code::kApplyFailed: return 500;
     case Code::kInterrupted: return 503;
     case Code::kInternal: return 500;
