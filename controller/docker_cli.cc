@@ -42,6 +42,13 @@ Result<ProcessOutcome> DockerCli::run_stream(const std::vector<std::string>& arg
   return run_request(args, what, timeout, {}, kDefaultOutputCap, false, std::move(on_output));
 }
 
+Result<ProcessOutcome> DockerCli::run_stream_from_space(
+    const std::vector<std::string>& args, const std::string& what,
+    std::chrono::milliseconds timeout,
+    std::function<void(bool is_stderr, std::string_view bytes)> on_output) const {
+  return run_request(args, what, timeout, {}, kDefaultOutputCap, true, std::move(on_output));
+}
+
 Result<ProcessOutcome> DockerCli::run_raw(const std::vector<std::string>& args, const std::string& what,
                                           std::chrono::milliseconds timeout, const std::string& stdin_bytes,
                                           std::size_t cap, bool output_from_space) const {

@@ -45,6 +45,12 @@ class DockerCli {
   [[nodiscard]] const Engine& engine() const { return engine_; }
   // Deadlines of later calls grow with this round trip (scaled_timeout).
   void set_round_trip(std::chrono::milliseconds rt) { engine_.round_trip = rt; }
+  // run_stream for a command inside a space (docker exec): its output never turns into
+  // kPlaceUnreachable, and a non-zero exit is the command's own.
+  Result<ProcessOutcome> run_stream_from_space(
+      const std::vector<std::string>& args, const std::string& what,
+      std::chrono::milliseconds timeout,
+      std::function<void(bool is_stderr, std::string_view bytes)> on_output) const;
 
  private:
   Result<ProcessOutcome> run_request(const std::vector<std::string>& args, const std::string& what,

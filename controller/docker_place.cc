@@ -19,6 +19,8 @@
 #include "controller/gatekeeper_channel.h"
 #include "controller/host_guard.h"
 #include "controller/image_ensure.h"
+#include "controller/inspect_json.h"
+#include "controller/inspect_summary.h"
 #include "controller/podman_inspect.h"
 #include "controller/text.h"
 #include "policy/address.h"
@@ -36,40 +38,6 @@ Result<std::string> read_small_file(const std::string& path, std::size_t cap) {
   text.resize(static_cast<std::size_t>(in.gcount()));
   if (text.size() > cap) return fail(Code::kInvalidArgument, "read " + path + ": larger than " + std::to_string(cap) + " bytes");
   return text;
-}
-
-std::string random_hex(std::size_t bytes) {
-  std::string raw(bytes, '\0');
-  std::size_t got = 0;
-  while (got < bytes) {
-    const ssize_t n = getrandom(raw.data() + got, bytes - got, 0);
-    if (n > 0) got += static_cast<std::size_t>(n);
-  }
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : raw) {
-    out.push_back(kHex[c >> 4]);
-    out.push_back(kHex[c & 15]);
-  }
-  return out;
-}
-
-bool is_image_id(std::string_view text) {
-  if (text.size() != 71 || text.substr(0, 7) != "sha256:") return false;
-  for (const char c : text.substr(7))
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  return true;
-}
-
-bool is_image_reference(std::string_view text) {
-  // Docker's reference grammar, loosely: never a flag, only its alphabet, bounded.
-  if (text.empty() || text.size() > 512 || text.front() == '-' || text.front() == '.' || text.front() == ':') return false;
-  for (const char c : text) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-                    c == '-' || c == '/' || c == ':' || c == '@';
-    if (!ok) return false;
-  }
-  return true;
 }
 
 Result<EnvFile> EnvFile::write(const std::vector<std::string>& lines) {
@@ -110,13 +78,12 @@ std::string label(const json& labels, std::string_view key) {
 
 std::string state_of(const json& container) {
   if (!container.is_object()) return "missing";
-  const json& state = container.contains("State") ? container["State"] : json();
-  return state.is_object() && state.contains("Status") && state["Status"].is_string() ? state["Status"].get<std::string>() : "unknown";
+  const json& status = inspect::member(inspect::member(container, "State"), "Status");
+  return status.is_string() ? status.get<std::string>() : "unknown";
 }
 
 std::string window_url_of(const json& container) {
-  if (!container.is_object() || !container.contains("Config")) return {};
-  const json& env = container["Config"].contains("Env") ? container["Config"]["Env"] : json();
+  const json& env = inspect::member(inspect::member(container, "Config"), "Env");
   if (!env.is_array()) return {};
   const std::string prefix = std::string(kWindowEnv) + "=";
   for (const json& e : env) {
@@ -351,7 +318,10 @@ Result<json> DockerPlace::owned_container(const std::string& id, Role role) {
   if (!doc) return doc.error();
   if (doc->empty()) return fail(Code::kSpaceNotFound, "space " + id + ": container " + name + " does not exist");
   json c = (*doc)[0];
-  const json& labels = c["Config"].is_object() ? c["Config"]["Labels"] : json();
+  if (!c.is_object())
+    return fail(Code::kCommandFailed,
+                "docker container inspect " + name + ": the answer is not an object");
+  const json& labels = inspect::member(inspect::member(c, "Config"), "Labels");
   if (label(labels, kLabelMarker) != "true" || label(labels, kLabelOwner) != options_.owner ||
       label(labels, kLabelId) != id || label(labels, kLabelRole) != role_word(role))
     return fail(Code::kSpaceNotFound, "space " + id + ": container " + name + " is not ours (labels differ)");
@@ -470,10 +440,11 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   Result<json> inner = inspect_network(n.inner);
   if (!inner) return rollback(inner.error());
   std::string subnet, gateway;
-  if (!inner->empty() && (*inner)[0].contains("IPAM") && (*inner)[0]["IPAM"]["Config"].is_array() &&
-      !(*inner)[0]["IPAM"]["Config"].empty()) {
-    subnet = (*inner)[0]["IPAM"]["Config"][0].value("Subnet", "");
-    gateway = (*inner)[0]["IPAM"]["Config"][0].value("Gateway", "");
+  const json& ipam =
+      inner->empty() ? json() : inspect::member(inspect::member((*inner)[0], "IPAM"), "Config");
+  if (ipam.is_array() && !ipam.empty()) {
+    subnet = inspect::str(inspect::member(ipam[0], "Subnet"));
+    gateway = inspect::str(inspect::member(ipam[0], "Gateway"));
   }
   if (subnet.empty() || subnet.find(':') != std::string::npos)
     return rollback(fail(Code::kCommandFailed,
@@ -485,7 +456,8 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
       return rollback(fail(Code::kCommandFailed, "podman network inspect " + n.inner + ": subnet " +
                                                      subnet +
                                                      " has no address for the gatekeeper"));
-    const std::string bridge = (*inner)[0]["Options"].value("com.docker.network.bridge.name", "");
+    const std::string bridge =
+        inspect::str(inspect::member(inspect::member((*inner)[0], "Options"), "com.docker.network.bridge.name"));
     if (Result<void> g = guard_add(bridge, spec.id); !g) return rollback(g.error());
   }
   progress("creating_volumes");
@@ -558,60 +530,14 @@ Result<std::vector<SpaceSummary>> DockerPlace::list() {
   Result<std::string> networks = cli_.run(nl, "(label filter)");
   if (!networks) return networks.error();
 
-  std::map<std::string, SpaceSummary> spaces;
-  auto entry = [&](const std::string& id) -> SpaceSummary& {
-    SpaceSummary& s = spaces[id];
-    if (s.id.empty()) {
-      s.id = id;
-      s.space_state = "missing";
-      s.gatekeeper_state = "missing";
-    }
-    return s;
-  };
+  json containers = json::array();
   std::vector<std::string> container_ids = lines(*ids);
   if (!container_ids.empty()) {
     Result<json> doc = inspect_containers(container_ids, "(labelled containers)");
     if (!doc) return doc.error();
-    for (const json& c : *doc) {
-      const json& labels = c["Config"].is_object() ? c["Config"]["Labels"] : json();
-      // The filter is re-checked on inspect: labels from the ps column prove nothing.
-      if (label(labels, kLabelOwner) != options_.owner || !is_space_id(label(labels, kLabelId))) continue;
-      // `place check` probes carry our labels with role probe; they are not spaces.
-      const std::string role = label(labels, kLabelRole);
-      if (role != role_word(Role::kSpace) && role != role_word(Role::kGatekeeper)) continue;
-      SpaceSummary& s = entry(label(labels, kLabelId));
-      s.name = label(labels, kLabelName);
-      s.created = label(labels, kLabelCreated);
-      if (role == role_word(Role::kSpace)) {
-        s.space_state = state_of(c);
-        s.window_url = window_url_of(c);
-        if (c.contains("State") && c["State"].is_object() && c["State"].contains("ExitCode") && c["State"]["ExitCode"].is_number_integer())
-          s.space_exit_code = c["State"]["ExitCode"].get<int>();
-      } else if (role == role_word(Role::kGatekeeper)) {
-        s.gatekeeper_state = state_of(c);
-        // A container's labels include its image's: the OCI version and revision it was built from.
-        s.gatekeeper_image = c.contains("Image") && c["Image"].is_string() ? c["Image"].get<std::string>() : std::string();
-        s.gatekeeper_version = label(labels, "org.opencontainers.image.version");
-        s.gatekeeper_revision = label(labels, "org.opencontainers.image.revision");
-      }
-    }
+    containers = std::move(*doc);
   }
-  std::set<std::string> network_names;
-  for (const std::string& name : lines(*networks)) network_names.insert(name);
-  for (const std::string& name : network_names) {
-    // gk-<12 hex>-network / -outer-network
-    if (name.size() > 16 && name.rfind("gk-", 0) == 0 && is_space_id(name.substr(3, 12))) entry(name.substr(3, 12));
-  }
-  std::vector<SpaceSummary> out;
-  for (auto& [id, s] : spaces) {
-    const Names n = names_for(id);
-    if (s.space_state == "missing") s.missing.push_back(n.space);
-    if (s.gatekeeper_state == "missing") s.missing.push_back(n.gatekeeper);
-    if (network_names.count(n.inner) == 0) s.missing.push_back(n.inner);
-    if (network_names.count(n.outer) == 0) s.missing.push_back(n.outer);
-    out.push_back(std::move(s));
-  }
-  return out;
+  return summarise_spaces(containers, lines(*networks), options_.owner);
 }
 
 Result<ExecOutput> DockerPlace::exec(const std::string& id, ExecTarget target, const std::vector<std::string>& argv,
@@ -653,6 +579,49 @@ Result<ExecOutput> DockerPlace::exec_as(const std::string& id, Role role, std::s
     if (Result<int> v = engine_major(); !v && v.error().code == Code::kPlaceUnreachable) return v.error();
   }
   return ExecOutput{o->exit_code, std::move(o->out), std::move(o->err)};
+}
+
+Result<ExecOutput> DockerPlace::exec_watched(
+    const std::string& id, const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
+    std::size_t cap, const std::function<void(std::string_view)>& on_stderr) {
+  Result<json> c = owned_container(id, Role::kSpace);
+  if (!c) return c.error();
+  const std::string name = names_for(id).space;
+  if (state_of(*c) != "running")
+    return fail(Code::kSpaceNotRunning,
+                "docker exec " + name + ": the container is " + state_of(*c));
+  const std::string tag = random_hex(8);
+  std::vector<std::string> args = {"exec",   "--interactive",
+                                   "--user", std::string(kSpaceUser),
+                                   "--env",  std::string(kExecTagEnv) + "=" + tag,
+                                   "--",     name};
+  args.insert(args.end(), argv.begin(), argv.end());
+  std::string out, err;
+  bool too_large = false;
+  Result<ProcessOutcome> o =
+      cli_.run_stream_from_space(args, name, timeout, [&](bool is_stderr, std::string_view bytes) {
+        if (is_stderr) {
+          err.append(bytes);
+          if (err.size() > kStderrKept) err.erase(0, err.size() - kStderrKept);
+          if (on_stderr) on_stderr(bytes);
+          return;
+        }
+        if (out.size() + bytes.size() > cap)
+          too_large = true;
+        else
+          out.append(bytes);
+      });
+  if (!o) {
+    Failure f = o.error();
+    if (f.code == Code::kCommandTimeout || f.code == Code::kInterrupted)
+      f.message += end_exec_inside(name, tag);
+    return f;
+  }
+  if (!o->exited) return fail(Code::kCommandFailed, "docker exec " + name + ": " + o->describe());
+  if (too_large)
+    return fail(Code::kOutputTooLarge,
+                "docker exec " + name + ": more than " + std::to_string(cap) + " bytes of output");
+  return ExecOutput{o->exit_code, std::move(out), std::move(err)};
 }
 
 std::string DockerPlace::end_exec_inside(const std::string& container, const std::string& tag) {

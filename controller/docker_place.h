@@ -53,6 +53,13 @@ class DockerPlace final : public Place {
   Result<ExecOutput> exec_as_root(const std::string& id, const std::vector<std::string>& argv,
                                   const std::string& stdin_bytes, std::chrono::milliseconds timeout);
 
+  // Docker only: exec in the space as its user, stderr handed to on_stderr as it arrives, stdout
+  // kept up to `cap` bytes (more is kOutputTooLarge once it ended; the deadline bounds the time).
+  // The escape runner reads the suite's per-case progress this way.
+  Result<ExecOutput> exec_watched(const std::string& id, const std::vector<std::string>& argv,
+                                  std::chrono::milliseconds timeout, std::size_t cap,
+                                  const std::function<void(std::string_view)>& on_stderr);
+
   // Tests replace the host-address proof (verify.h).
   void set_host_address_probe(HostAddressProbe probe) { probe_ = std::move(probe); }
   void set_loop_probe(LoopProbe probe) { loop_probe_ = std::move(probe); }

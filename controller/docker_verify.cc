@@ -5,6 +5,7 @@
 // start starts these IDs.
 #include "controller/docker_place.h"
 #include "controller/host_guard.h"
+#include "controller/inspect_json.h"
 
 namespace controller {
 
@@ -31,18 +32,16 @@ Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id) {
   if (!space) return space.error();
   Verified verified;
   std::vector<Difference>& out = verified.differences;
-  verified.space_id = space->value("Id", std::string());
-  const json& labels = (*space)["Config"]["Labels"];
+  verified.space_id = inspect::str(inspect::member(*space, "Id"));
+  const json& labels = inspect::member(inspect::member(*space, "Config"), "Labels");
   SpaceSpec spec;
   spec.id = id;
   spec.owner = options_.owner;
-  spec.name = labels.is_object() && labels.contains(std::string(kLabelName)) && labels[std::string(kLabelName)].is_string()
-                  ? labels[std::string(kLabelName)].get<std::string>() : std::string();
-  spec.created = labels.is_object() && labels.contains(std::string(kLabelCreated)) && labels[std::string(kLabelCreated)].is_string()
-                     ? labels[std::string(kLabelCreated)].get<std::string>() : std::string();
+  spec.name = inspect::str(inspect::member(labels, kLabelName));
+  spec.created = inspect::str(inspect::member(labels, kLabelCreated));
   {
     std::string window;
-    const json& env = (*space)["Config"]["Env"];
+    const json& env = inspect::member(inspect::member(*space, "Config"), "Env");
     const std::string prefix = std::string(kWindowEnv) + "=" + std::string(kWindowBase);
     if (env.is_array())
       for (const json& e : env)
@@ -58,7 +57,7 @@ Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id) {
   if (!space_profile || !gk_profile)
     return fail(Code::kPlaceUnusable, "verify " + id + ": seccomp profile " +
                                           (!space_profile ? options_.seccomp_space : options_.seccomp_gatekeeper) + " missing");
-  const std::string space_image = space->contains("Image") && (*space)["Image"].is_string() ? (*space)["Image"].get<std::string>() : std::string();
+  const std::string space_image = inspect::str(inspect::member(*space, "Image"));
   Result<std::set<std::string>> image_env = image_env_names(space_image);
   if (!image_env) return image_env.error();
 
@@ -67,7 +66,7 @@ Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id) {
     if (gatekeeper.error().code != Code::kSpaceNotFound) return gatekeeper.error();
     out.push_back({"gatekeeper_missing", "Gatekeeper: " + gatekeeper.error().message});
   } else {
-    verified.gatekeeper_id = gatekeeper->value("Id", std::string());
+    verified.gatekeeper_id = inspect::str(inspect::member(*gatekeeper, "Id"));
   }
 
   const Names n = names_for(id);
@@ -82,10 +81,10 @@ Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id) {
       continue;
     }
     const json& doc = (*net)[0];
-    network_ids[name] = doc.value("Id", std::string());
-    if (inner && doc.contains("IPAM") && doc["IPAM"].is_object() && doc["IPAM"].contains("Config") && doc["IPAM"]["Config"].is_array() &&
-        !doc["IPAM"]["Config"].empty() && doc["IPAM"]["Config"][0].is_object())
-      inner_subnet = doc["IPAM"]["Config"][0].value("Subnet", std::string());
+    network_ids[name] = inspect::str(inspect::member(doc, "Id"));
+    const json& ipam = inspect::member(inspect::member(doc, "IPAM"), "Config");
+    if (inner && ipam.is_array() && !ipam.empty())
+      inner_subnet = inspect::str(inspect::member(ipam[0], "Subnet"));
     NetworkExpectation want;
     want.name = name;
     want.role = role;

@@ -470,6 +470,10 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
   controls.exhaustion = eo.exhaustion;
   controls.unsafe_privileged = eo.unsafe_privileged;
   controls.gateway_unowned = gateway_unowned;
+  controls.progress = static_cast<bool>(eo.progress);
+  const auto step = [&eo](const std::string& line) {
+    if (eo.progress) eo.progress(line);
+  };
 
   auto run_suite = [&](DockerPlace& p, const std::string& sid, const std::string& path, const SuiteControls& c,
                        const std::vector<std::string>& expected, const std::string& what) -> Result<std::vector<CaseResult>> {
@@ -477,7 +481,22 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     std::vector<std::string> argv = {path};
     const std::vector<std::string> rest = suite_argv(c);
     argv.insert(argv.end(), rest.begin(), rest.end());
-    Result<ExecOutput> r = p.exec(sid, ExecTarget::kSpace, argv, {}, kSuiteTimeout);
+    Result<ExecOutput> r = Result<ExecOutput>(fail(Code::kInternal, what + ": not run"));
+    if (eo.progress) {
+      // Per-case progress from the suite's stderr; the verdicts still come from its report.
+      ProgressLines lines(expected);
+      std::size_t done = 0;
+      const std::string where = sid == id ? std::string() : " (twin)";
+      r = p.exec_watched(sid, argv, kSuiteTimeout, kMaxSuiteReport, [&](std::string_view bytes) {
+        lines.feed(bytes, [&](const std::string& case_id, const std::string& verdict) {
+          ++done;
+          eo.progress("case " + case_id + " " + verdict + where + " (" + std::to_string(done) +
+                      " of " + std::to_string(expected.size()) + ")");
+        });
+      });
+    } else {
+      r = p.exec(sid, ExecTarget::kSpace, argv, {}, kSuiteTimeout);
+    }
     if (!r) return r.error();
     Result<std::vector<CaseResult>> parsed = parse_suite_report(r->out);
     if (parsed) {
@@ -492,6 +511,7 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
   {
     // Who else acts in the space while the suite runs: `docker top` from the host, sampled.
     ProcessSampler sampler(cli, main_names.space);
+    step("running " + std::to_string(ids->size()) + " cases in " + id);
     Result<std::vector<CaseResult>> r = run_suite(place, id, *binary_path, controls, *ids, "escape-suite in " + id);
     sampler.stop();
     if (r) {
@@ -534,11 +554,17 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     Result<std::string> twin_path = twin_ids ? place_binary(twin_place, twin_id, run, *binary) : Result<std::string>(twin_ids.error());
     if (!twin_path) {
       twin_note += twin_path.error().message;
-    } else if (Result<std::vector<CaseResult>> r = run_suite(twin_place, twin_id, *twin_path, tc, *twin_ids, "escape-suite in twin " + twin_id); r) {
-      twin_ran = true;
-      for (CaseResult& x : *r) twin_results[x.id] = std::move(x);
     } else {
-      twin_note += r.error().message;
+      step("running " + std::to_string(twin_ids->size()) +
+           " corridor and window cases in the twin " + twin_id);
+      if (Result<std::vector<CaseResult>> r = run_suite(
+              twin_place, twin_id, *twin_path, tc, *twin_ids, "escape-suite in twin " + twin_id);
+          r) {
+        twin_ran = true;
+        for (CaseResult& x : *r) twin_results[x.id] = std::move(x);
+      } else {
+        twin_note += r.error().message;
+      }
     }
   }
 
@@ -575,6 +601,7 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
   }
 
   // Checks only visible from outside.
+  step("host checks (inspect, logs, the gatekeeper's status, the outer network)");
   std::vector<std::string> containers = {main_names.space, main_names.gatekeeper};
   if (!twin_id.empty()) containers.insert(containers.end(), {twin_names.space, twin_names.gatekeeper});
   host.push_back(host_result("host.key-not-in-inspect", key_not_in_inspect(cli, containers, key)));

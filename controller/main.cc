@@ -75,6 +75,9 @@ std::string text_of(const json& doc) {
     for (const json& s : doc["spaces"]) {
       out += show(s.value("id", json(""))) + "  " + show(s.value("state", json(""))) + "  " + show(s.value("name", json("")));
       if (s.contains("missing") && !s["missing"].empty()) out += "  (missing: " + show(s["missing"].dump(-1, ' ', true, json::error_handler_t::replace)) + ")";
+      if (s.contains("refused_labels") && !s["refused_labels"].empty())
+        out += "  (labels not shown, not as spacectl writes them: " +
+               show(controller::json_text(s["refused_labels"])) + ")";
       if (s.contains("needs_access") && !s["needs_access"].empty()) out += "  (needs access: " + show(controller::json_text(s["needs_access"])) + ")";
       out += "\n";
     }

@@ -23,6 +23,7 @@ json summary_json(const SpaceSummary& s, const std::string& state) {
               {"space", s.space_state}, {"gatekeeper", s.gatekeeper_state}, {"missing", s.missing},
               {"window", s.window_url}};
   if (s.space_state == "exited") out["exit_code"] = s.space_exit_code;
+  if (!s.refused_labels.empty()) out["refused_labels"] = s.refused_labels;
   return out;
 }
 

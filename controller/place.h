@@ -76,6 +76,8 @@ struct SpaceSummary {
   int space_exit_code = 0;           // of an exited space container (75: it stopped itself when idle)
   std::string gatekeeper_image;      // image ID the gatekeeper container runs
   std::string gatekeeper_version, gatekeeper_revision;  // its image's OCI labels
+  // Labels (and the window variable) whose value no spacectl writes: shown empty and named here.
+  std::vector<std::string> refused_labels;
 };
 
 // One id that objects of this owner carry, with the time the oldest of them was made (0: unknown).
