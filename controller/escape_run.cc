@@ -246,8 +246,8 @@ std::string window_base_of(Place& place, const std::string& id) {
 
 Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions& eo) {
   if (!is_space_id(eo.space_id)) return fail(Code::kInvalidArgument, "escape-test " + eo.space_id + ": an id is 12 lowercase hex digits");
-  const DockerCli cli;
-  DockerPlace place(po, cli);
+  const DockerCli cli(po.engine);
+  DockerPlace place(po);
   const std::string id = eo.space_id;
   const Names main_names = names_for(id);
   Result<std::string> binary = read_small_file(eo.binary, kMaxSuiteBinary);
@@ -263,7 +263,7 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
   PlaceOptions twin_options = po;
   const bool have_test_image = ::access(eo.test_gatekeeper_image_file.c_str(), R_OK) == 0;
   if (have_test_image) twin_options.gatekeeper_image_file = eo.test_gatekeeper_image_file;
-  DockerPlace twin_place(twin_options, cli);
+  DockerPlace twin_place(twin_options);
   HostListeners listeners;
 
   const std::string run = random_hex(6);
@@ -397,6 +397,8 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
                                   "--security-opt", "no-new-privileges", "--user", std::string(kSpaceUser),
                                   "--pids-limit", "64", "--memory", "64m"};
     u.insert(u.end(), labels.begin(), labels.end());
+    const std::vector<std::string> limits = engine_run_flags(po.engine.kind);
+    u.insert(u.end(), limits.begin(), limits.end());
     // /tmp (exec) holds the suite binary for the window's upstream on 80, started below.
     u.insert(u.end(), {"--tmpfs", "/tmp:rw,exec,nosuid,nodev,size=16m"});
     // -ll: keep listening; each connection echoes (a CONNECT only needs the dial to succeed).
@@ -519,7 +521,11 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     } else {
       host.push_back(host_result("host.suite-report", escape::fail(r.error().message)));
     }
-    const long init_pid = static_cast<long>(inspect_number(cli, main_names.space, "{{.State.Pid}}"));
+    // Podman's top shows the space's own pid namespace, where its init is pid 1.
+    const long init_pid =
+        po.engine.kind == EngineKind::kPodman
+            ? 1L
+            : static_cast<long>(inspect_number(cli, main_names.space, "{{.State.Pid}}"));
     std::string main_args;
     if (Result<std::string> a = cli.run({"container", "inspect", "--format", "{{json .Config.Cmd}}", "--", main_names.space}, main_names.space); a) {
       const json cmd = json::parse(*a, nullptr, false);
@@ -606,7 +612,8 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     const LogMeasure m = measure_space_log(cli, main_names.space);
     host.push_back(host_result("host.log-capped", m.ok ? judge_log_size(m.bytes, flood_delivered, m.flood_seen) : escape::inconclusive(m.error)));
   }
-  host.push_back(host_result("host.gatekeeper-hardening", gatekeeper_hardening(cli, main_names.gatekeeper)));
+  host.push_back(host_result("host.gatekeeper-hardening",
+                             gatekeeper_hardening(cli, main_names.gatekeeper, labels, image)));
   host.push_back(host_result("host.control-channel-outer",
                              outer_network_refuses(cli, labels, run, image, main_names.outer,
                                                    container_address(cli, main_names.gatekeeper, main_names.outer))));

@@ -244,6 +244,8 @@ Result<std::vector<SpaceProcess>> parse_top(std::string_view text) {
     if (!field(p.pid) || !field(p.ppid)) return fail(Code::kCommandFailed, "docker top: a line without pid and ppid");
     while (i < line.size() && line[i] == ' ') ++i;
     p.args = std::string(line.substr(i, 200));
+    while (!p.args.empty() && p.args.back() == ' ')
+      p.args.pop_back();  // Podman pads its last column
     if (out.size() == kMaxTopProcesses) return fail(Code::kCommandFailed, "docker top: more than 4096 processes");
     out.push_back(std::move(p));
   }
