@@ -56,6 +56,12 @@ std::string_view code_word(Code code) {
     case Code::kChangesUndecided: return "changes_undecided";
     case Code::kChangesNeedFilter: return "changes_need_filter";
     case Code::kApplyFailed: return "apply_failed";
+    case Code::kSecretSourceMissing:
+      return "secret_source_missing";
+    case Code::kSecretHelperFailed:
+      return "secret_helper_failed";
+    case Code::kProviderNotSupported:
+      return "provider_not_supported";
   }
   return "internal";
 }
@@ -114,6 +120,12 @@ int exit_status(Code code) {
     case Code::kChangesUndecided: return 40;
     case Code::kChangesNeedFilter: return 41;
     case Code::kApplyFailed: return 42;
+    case Code::kSecretSourceMissing:
+      return 43;
+    case Code::kSecretHelperFailed:
+      return 44;
+    case Code::kProviderNotSupported:
+      return 45;
   }
   return 1;
 }

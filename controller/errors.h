@@ -13,6 +13,8 @@
 
 namespace controller {
 
+// One row per code with its comment beside it; adding a code must not realign them all.
+// clang-format off
 enum class Code : std::uint8_t {
   kUsage,                 // the command line is wrong
   kPlaceUnreachable,      // the place's CLI is missing or its daemon does not answer
@@ -70,7 +72,12 @@ enum class Code : std::uint8_t {
   kChangesUndecided,       // the work tree could not be read back in time (closes)
   kChangesNeedFilter,      // a path the change touches has a user filter driver (route open)
   kApplyFailed,            // a host-side libgit2 or file step of apply failed
+  // Grants (grants/): each refusal has its own code and exit status (43 and up).
+  kSecretSourceMissing,    // --secret-env names a variable that is unset or empty
+  kSecretHelperFailed,     // the helper hung, flooded, printed bad JSON, failed, or gave an expired token
+  kProviderNotSupported,   // no preset for that provider, or one that signs requests instead of sending a key
 };
+// clang-format on
 
 std::string_view code_word(Code code);
 // Exit status of spacectl for each code (documented in --help and README.md).

@@ -8,12 +8,16 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "controller/escape_runner.h"
+#include "controller/records.h"
 #include "controller/spec.h"
 
 namespace controller {
@@ -212,6 +216,55 @@ Outcome key_not_in_logs(const DockerCli& cli, const std::vector<std::string>& co
   if (!control) return escape::inconclusive("control: the gatekeeper's 'ready' line is not in its log; the logs may be unreadable");
   return escape::pass("key absent from the logs of " + std::to_string(containers.size()) + " containers (" +
                       std::to_string(bytes) + " bytes, read to their end); the gatekeeper's ready line is there");
+}
+
+Outcome env_grant_secrets_hidden(const DockerCli& cli, const std::vector<std::string>& containers,
+                                 const std::string& gatekeeper, const std::string& state_dir,
+                                 const std::string& id) {
+  if (state_dir.empty())
+    return escape::not_applicable("no state directory: the space's grants are unknown here");
+  Result<SpaceRecord> record = read_record(state_dir, id);
+  if (!record) return escape::inconclusive(record.error().message);
+  const std::string record_path = state_dir + "/spaces/" + id + ".json";
+  std::vector<std::pair<std::string, std::string>> values;  // variable, value
+  for (const GrantRecord& g : record->grants) {
+    if (g.source.kind != grants::SourceKind::kEnv) continue;
+    const char* v = std::getenv(g.source.env.c_str());
+    if (v != nullptr && v[0] != '\0') values.emplace_back(g.source.env, v);
+  }
+  if (values.empty())
+    return escape::not_applicable(
+        "no grant of this space takes its secret from a variable set in this environment");
+  std::ifstream in(record_path, std::ios::binary);
+  const std::string record_text((std::istreambuf_iterator<char>(in)),
+                                std::istreambuf_iterator<char>());
+  if (record_text.find("\"" + values[0].first + "\"") == std::string::npos)
+    return escape::inconclusive("control: the record " + record_path + " does not name $" +
+                                values[0].first);
+  std::size_t files = 0;
+  for (const auto& [name, value] : values) {
+    for (const Outcome& o : {key_not_in_inspect(cli, containers, value),
+                             key_not_in_logs(cli, containers, gatekeeper, value)}) {
+      if (o.verdict == escape::Verdict::kFail)
+        return escape::fail("the value of $" + name + ": " + o.evidence);
+      if (o.verdict != escape::Verdict::kPass) return o;
+    }
+    std::error_code ec;
+    files = 0;
+    for (auto it = std::filesystem::recursive_directory_iterator(state_dir, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      if (!it->is_regular_file(ec)) continue;
+      std::ifstream f(it->path(), std::ios::binary);
+      const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      if (text.find(value) != std::string::npos)
+        return escape::fail("the value of $" + name + " is in " + it->path().string());
+      ++files;
+    }
+    if (ec) return escape::inconclusive("read " + state_dir + ": " + ec.message());
+  }
+  return escape::pass(
+      std::to_string(values.size()) + " env-sourced grant value(s) absent from inspect, logs and " +
+      std::to_string(files) + " state files; the record names the variable, never its value");
 }
 
 LogMeasure measure_space_log(const DockerCli& cli, const std::string& container) {

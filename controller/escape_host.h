@@ -61,6 +61,15 @@ escape::Outcome key_not_in_inspect(const DockerCli& cli, const std::vector<std::
 escape::Outcome key_not_in_logs(const DockerCli& cli, const std::vector<std::string>& containers,
                                 const std::string& gatekeeper, const std::string& key);
 
+// The values of the space's grants whose secret comes from the host's environment (the record
+// names each variable; the value is read from this process's environment) appear in no `docker
+// inspect` or `docker logs` of `containers` and in no file of the state directory. N/A when the
+// space has no such grant set here; the control is that the space's record names the variable.
+escape::Outcome env_grant_secrets_hidden(const DockerCli& cli,
+                                         const std::vector<std::string>& containers,
+                                         const std::string& gatekeeper,
+                                         const std::string& state_dir, const std::string& id);
+
 // Bytes of `docker logs --stdout` of the space, and whether the flood's lines are in it.
 struct LogMeasure {
   bool ok = false;

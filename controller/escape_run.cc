@@ -606,6 +606,9 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
   if (!twin_id.empty()) containers.insert(containers.end(), {twin_names.space, twin_names.gatekeeper});
   host.push_back(host_result("host.key-not-in-inspect", key_not_in_inspect(cli, containers, key)));
   host.push_back(host_result("host.key-not-in-logs", key_not_in_logs(cli, containers, main_names.gatekeeper, key)));
+  host.push_back(host_result(
+      "host.env-grants-hidden",
+      env_grant_secrets_hidden(cli, containers, main_names.gatekeeper, eo.state_dir, id)));
   if (!eo.exhaustion) {
     host.push_back(host_result("host.log-capped", escape::not_applicable("not run: --no-exhaustion skipped the log flood")));
   } else {

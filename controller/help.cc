@@ -10,6 +10,8 @@ struct Topic {
   std::string_view name, summary, text;
 };
 
+// Each topic's text is laid out as it prints (lines of at most 100 columns).
+// clang-format off
 constexpr std::array<Topic, 9> kTopics = {{
     {"space", "what a space is and its life cycle",
      "A space is a hardened container holding an AI agent and a copy of your code. It runs as a\n"
@@ -60,8 +62,15 @@ constexpr std::array<Topic, 9> kTopics = {{
      "The window is a reverse proxy at http://gatekeeper:8080/k/<window key>/model/<grant>/... A\n"
      "grant names an upstream URL and a header; the gatekeeper strips any credential the space sent,\n"
      "adds the grant's secret and speaks TLS to the upstream itself. The secret lives only in the\n"
-     "gatekeeper's memory; it is read from stdin, never from argv:\n\n"
+     "gatekeeper's memory and never in argv: from stdin (never kept: after a restart the grant\n"
+     "needs access), from a variable of the host's environment (read again at every start), or\n"
+     "from a credential helper printing {\"secret\", \"expires_at\"} (read again at every start,\n"
+     "and renewed before it expires while `spacectl serve` runs; `grant refresh` does it by hand).\n"
+     "Presets fill the upstream and header of a provider (spacectl grant providers):\n\n"
+     "  spacectl grant add ID --provider anthropic --secret-env ANTHROPIC_API_KEY\n"
+     "  spacectl grant add ID --provider openai --secret-helper 'my-login token --json'\n"
      "  printf %s \"$KEY\" | spacectl grant add ID model --upstream https://api.example.com/v1 --header x-api-key\n"
+     "  spacectl grant refresh ID   (read env and helper sources again, replace the tokens in place)\n"
      "  spacectl window-key ID      (delivers the window key, prints the URL the space uses)\n"},
     {"place", "where spaces run, and proving it is usable",
      "A place is the container runtime spacectl drives through its CLI; today the local Docker\n"
@@ -88,9 +97,10 @@ constexpr std::array<Topic, 9> kTopics = {{
      "--json prints exactly one JSON document; an error is {\"error\":{\"code\":...,\"message\":...}}.\n"
      "Exit status: 0 done; 1 a place command failed; 2 usage or a refused value; 3 the place is\n"
      "unreachable or unusable; 4 no such space or not running; 5 verify failed; 6 the gatekeeper\n"
-     "is not ready, refused or unreachable; 10-23 code in, 24-30 code out, 32-42 apply.\n"
+     "is not ready, refused or unreachable; 10-23 code in, 24-30 code out, 32-42 apply; 43-45 grants.\n"
      "`space exec` exits with the command's status.\n"},
 }};
+// clang-format on
 
 }  // namespace
 

@@ -1,8 +1,5 @@
 // spacectl: the controller's command line. CLI11 and nlohmann-json throw; their exceptions stop
 // here. Everything below main answers values (errors.h).
-#include <poll.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,21 +21,22 @@
 
 #include "controller/code/apply_cli.h"
 #include "controller/code/cli.h"
+#include "controller/docker_place.h"
 #include "controller/escape_runner.h"
+#include "controller/grants/cli.h"
 #include "controller/help.h"
 #include "controller/image_push.h"
 #include "controller/install_paths.h"
 #include "controller/manager.h"
 #include "controller/process.h"
 #include "controller/registry.h"
+#include "controller/serve/serve.h"
 #include "controller/signals.h"
-#include "controller/text.h"
-#include "policy/control_messages.h"
 #include "controller/spec.h"
 #include "controller/sweep.h"
-#include "controller/serve/serve.h"
-#include "controller/docker_place.h"
+#include "controller/text.h"
 #include "controller/version.h"
+#include "policy/control_messages.h"
 
 namespace {
 
@@ -47,11 +45,14 @@ using controller::Result;
 using nlohmann::json;
 
 constexpr const char* kExitCodes =
-    "Exit status: 0 done; 1 a place command failed or an internal error; 2 usage or a refused value;\n"
-    "3 place_unreachable / place_unusable / place_not_found (daemon down, no seccomp, isolation not\n"
+    "Exit status: 0 done; 1 a place command failed or an internal error; 2 usage or a refused "
+    "value;\n"
+    "3 place_unreachable / place_unusable / place_not_found (daemon down, no seccomp, isolation "
+    "not\n"
     "proved); 4 space_not_found / space_not_running; 5 verify_failed; 6 gatekeeper_not_ready /\n"
     "gatekeeper_refused / gatekeeper_unreachable; 7 space_busy (another action holds the space);\n"
-    "10-23 code in, 24-30 code out and 32-42 apply refusals and failures, one status each\n"
+    "10-23 code in, 24-30 code out and 32-42 apply refusals and failures, one status each; 43\n"
+    "secret_source_missing, 44 secret_helper_failed, 45 provider_not_supported\n"
     "(controller/README.md lists them). `space exec` exits with the command's status.\n"
     "--json prints one document; an error is {\"error\":{\"code\":\"…\",\"message\":\"…\"}}.";
 
@@ -79,6 +80,15 @@ std::string text_of(const json& doc) {
         out += "  (labels not shown, not as spacectl writes them: " +
                show(controller::json_text(s["refused_labels"])) + ")";
       if (s.contains("needs_access") && !s["needs_access"].empty()) out += "  (needs access: " + show(controller::json_text(s["needs_access"])) + ")";
+      if (s.contains("grants") && s["grants"].is_array() && !s["grants"].empty()) {
+        out += "  grants:";
+        for (const json& g : s["grants"]) {
+          out += " " + show(g.value("id", json(""))) + " (" + show(g.value("source", json("")));
+          if (g.contains("expires_at") && g["expires_at"].is_string())
+            out += ", expires " + show(g["expires_at"]);
+          out += ")";
+        }
+      }
       out += "\n";
     }
     return out;
@@ -150,41 +160,6 @@ int report(const Result<json>& r, bool as_json, const json& partial = json()) {
     std::cerr << "spacectl: " << controller::code_word(e.code) << ": " << controller::terminal_safe(e.message) << "\n";
   }
   return controller::exit_status(e.code);
-}
-
-// The secret of `grant add`, read from stdin into one buffer of fixed size (no reallocation
-// leaves a copy behind); kMaxSecretLength + 1 bytes tell "too long" from "at the limit".
-Result<std::string> read_secret(bool& too_long) {
-  std::string buffer(policy::kMaxSecretLength + 2, '\0');
-  std::size_t got = 0;
-  while (got < buffer.size()) {
-    const ssize_t n = read(STDIN_FILENO, buffer.data() + got, buffer.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      explicit_bzero(buffer.data(), buffer.size());
-      return controller::fail(Code::kInvalidArgument, "grant add: read the secret from stdin: " + std::string(std::strerror(errno)));
-    }
-    if (n == 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  // One trailing newline (from echo or a terminal) is not part of it.
-  if (got > 0 && buffer[got - 1] == '\n') --got;
-  if (got > 0 && buffer[got - 1] == '\r') --got;
-  too_long = got > policy::kMaxSecretLength;
-  std::string secret(buffer.data(), got);
-  explicit_bzero(buffer.data(), buffer.size());
-  return secret;
-}
-
-// True when bytes wait on a piped stdin (a terminal or nothing piped counts as none).
-bool stdin_has_bytes() {
-  if (isatty(STDIN_FILENO) != 0) return false;
-  pollfd p{STDIN_FILENO, POLLIN, 0};
-  if (poll(&p, 1, 200) <= 0 || (p.revents & POLLIN) == 0) return false;
-  char c = 0;
-  const ssize_t n = read(STDIN_FILENO, &c, 1);
-  explicit_bzero(&c, 1);
-  return n > 0;
 }
 
 std::optional<std::int64_t> parse_size(const std::string& text) {
@@ -294,16 +269,8 @@ int run(int argc, char** argv) {
   network_set->add_option("--mode", mode, "allowlist or open")->required()->check(CLI::IsMember({"allowlist", "open"}));
   network_set->add_option("--domain", domains, "an exact domain name (repeat)");
 
-  auto* grant_cmd = app.add_subcommand("grant", "grants through the window")->require_subcommand(1);
-  auto* grant_add = with_id(grant_cmd, "add", "give the space a grant; a secret is read from stdin, never argv");
-  std::string grant_id, upstream, header;
-  grant_add->add_option("grant", grant_id, "grant id")->required();
-  grant_add->add_option("--upstream", upstream, "http(s) URL")->required();
-  grant_add->add_option("--header", header, "header that carries the secret (the secret is read from stdin)");
-  bool unsafe_private_upstream = false;
-  grant_add->add_flag("--unsafe-private-upstream", unsafe_private_upstream,
-                      "let the upstream name resolve into a private network (RFC 1918, RFC 6598, RFC 4193); "
-                      "needed for a secret over plain http to an address literal");
+  controller::grants::GrantCli grant_cli;  // grant add / refresh / providers (grants/cli.h)
+  controller::grants::add_grant_cli(app, grant_cli);
 
   auto* key_cmd = with_id(&app, "window-key", "deliver the space's window key to its gatekeeper; print the window URL");
   auto* journal_cmd = with_id(&app, "journal", "the gatekeeper's journal");
@@ -349,6 +316,10 @@ int run(int argc, char** argv) {
   serve_cmd->add_flag("--no-sweep", serve_no_sweep, "do not sweep at start");
   serve_cmd->add_option("--sweep-grace", serve_options.sweep_grace_seconds, "grace of the sweep at start, seconds (default 600)")
       ->check(CLI::Range(0, 31536000));
+  serve_cmd
+      ->add_option("--renew-window", serve_options.renew_window_seconds,
+                   "renew a helper's token this many seconds before it expires (default 600)")
+      ->check(CLI::Range(1, 86400));
 
   // image push: image_push.h (skopeo, from the archives next to the pins; digests recorded there).
   auto* image_cmd = app.add_subcommand("image", "the pinned images")->require_subcommand(1);
@@ -531,31 +502,7 @@ int run(int argc, char** argv) {
     return o.exited ? o.exit_code : 128 + o.signal;
   }
   if (network_set->parsed()) return report(manager.network_set(id, mode, domains), as_json);
-  if (grant_add->parsed()) {
-    // While spacectl holds a secret nothing may dump it: no core file, no ptrace or /proc/<pid>/mem
-    // by another process of the same user.
-    const rlimit no_core{0, 0};
-    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0 || setrlimit(RLIMIT_CORE, &no_core) != 0)
-      return report(controller::fail(Code::kInternal, "grant add: cannot make spacectl undumpable"), as_json);
-    if (unsafe_private_upstream) {
-      std::fprintf(stderr, "spacectl: warning: grant %s may reach private networks (--unsafe-private-upstream)\n",
-                   controller::terminal_safe(grant_id).c_str());
-    }
-    if (header.empty()) {
-      // A secret piped without --header would silently become a grant without one.
-      if (stdin_has_bytes())
-        return report(controller::fail(Code::kUsage, "grant add " + grant_id + ": a secret on stdin needs --header (the header that carries it)"), as_json);
-      return report(manager.grant_add(id, grant_id, upstream, header, std::string(), unsafe_private_upstream), as_json);
-    }
-    bool too_long = false;
-    Result<std::string> secret = read_secret(too_long);
-    if (!secret) return report(secret.error(), as_json);
-    if (too_long) {
-      explicit_bzero(secret->data(), secret->size());
-      return report(controller::fail(Code::kInvalidArgument, "grant add " + grant_id + ": the secret is longer than 8192 bytes"), as_json);
-    }
-    return report(manager.grant_add(id, grant_id, upstream, header, std::move(*secret), unsafe_private_upstream), as_json);
-  }
+  if (auto r = controller::grants::run_grant_cli(grant_cli, manager); r) return report(*r, as_json);
   if (key_cmd->parsed()) return report(manager.window_key(id), as_json);
   if (escape_cmd->parsed()) {
     escape_options.space_id = id;

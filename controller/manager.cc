@@ -208,6 +208,11 @@ Result<json> Manager::list() {
       if (record && record->stopped_idle && entry["state"] == "stopped") entry["state"] = "stopped-idle";
     }
     entry["busy"] = busy;
+    if (record) {
+      json grants = json::array();
+      for (const GrantRecord& g : record->grants) grants.push_back(grant_summary_json(g));
+      entry["grants"] = grants;
+    }
     spaces.push_back(entry);
   }
   // Creations the place shows nothing of yet (or any more): preparing, or failed until dismissed.
@@ -238,8 +243,18 @@ Result<json> Manager::show(const std::string& id) {
   json out = summary_json(*s, space_state(*s, false));
   if (record) {
     json grants = json::array();
-    for (const GrantRecord& g : record->grants)
-      grants.push_back({{"id", g.id}, {"upstream", g.upstream}, {"header", g.header}, {"secret", g.has_secret}});
+    for (const GrantRecord& g : record->grants) {
+      json one = {{"id", g.id},
+                  {"upstream", g.upstream},
+                  {"header", g.header},
+                  {"secret", g.has_secret},
+                  {"source", std::string(grants::source_word(g.source.kind))},
+                  {"expires_at", g.expires_at.empty() ? json() : json(g.expires_at)}};
+      if (!g.provider.empty()) one["provider"] = g.provider;
+      if (g.source.kind == grants::SourceKind::kEnv) one["env"] = g.source.env;
+      if (g.source.kind == grants::SourceKind::kHelper) one["helper"] = g.source.helper;
+      grants.push_back(one);
+    }
     out["network"] = {{"mode", record->mode}, {"domains", record->domains}};
     out["grants"] = grants;
   } else {
@@ -299,19 +314,14 @@ Result<json> Manager::start(const std::string& id) {
   for (const std::string& d : record->domains) network.domains.insert(d);
   Result<json> said = gatekeeper_control(place, id, "POST", "/network", policy::network_request_json(network));
   out["network_restored"] = static_cast<bool>(said);
-  json restored = json::array(), needs = json::array();
-  for (const GrantRecord& g : record->grants) {
-    if (g.has_secret) {
-      needs.push_back(g.id);  // a secret is never kept, so only the user can say it again
-      continue;
-    }
-    json body = {{"id", g.id}, {"upstream", g.upstream}};
-    if (g.unsafe_private_upstream) body["unsafe_private_upstream"] = true;
-    Result<json> r = gatekeeper_control(place, id, "POST", "/grants", body.dump());
-    (r ? restored : needs).push_back(g.id);
-  }
-  out["grants_restored"] = restored;
+  bool changed = false;
+  const json grants = restore_grants_locked(id, *record, changed);
+  if (changed)
+    (void)write_record(state, id, *record);  // expiries only; the grants were said either way
+  const json& needs = grants["needs_access"];
+  out["grants_restored"] = grants["grants_restored"];
   out["needs_access"] = needs;
+  out["grant_failures"] = grants["grant_failures"];
   if (!needs.empty()) out["state"] = "needs-access";
   return out;
 }
@@ -353,49 +363,6 @@ Result<json> Manager::network_set(const std::string& id, const std::string& mode
   return json{{"id", id}, {"mode", record->mode}, {"domains", record->domains}};
 }
 
-Result<json> Manager::grant_add(const std::string& id, const std::string& grant, const std::string& upstream,
-                                const std::string& header, std::string secret, bool unsafe_private_upstream) {
-  // Every copy of the secret is wiped once it is no longer needed: the caller's string (moved
-  // here), the JSON value, the request text. policy::Secret wipes its own on destruction.
-  json body = {{"id", grant}, {"upstream", upstream}};
-  if (unsafe_private_upstream) body["unsafe_private_upstream"] = true;
-  if (!header.empty() || !secret.empty()) {
-    body["header"] = header;
-    body["secret"] = std::move(secret);
-  }
-  explicit_bzero(secret.data(), secret.size());
-  std::string text = body.dump();
-  if (body.contains("secret")) {
-    std::string& held = body["secret"].get_ref<std::string&>();
-    explicit_bzero(held.data(), held.size());
-  }
-  body.clear();
-  policy::Result<policy::Grant> parsed = policy::parse_grant_request(text);
-  if (!parsed) {
-    explicit_bzero(text.data(), text.size());
-    return fail(Code::kInvalidArgument, "grant add " + grant + " to " + id + ": " + parsed.error().message);
-  }
-  Result<SpaceLock> lock = SpaceLock::acquire(state, id, "grant add");
-  Result<SpaceRecord> record = lock ? read_record(state, id) : Result<SpaceRecord>(lock.error());
-  if (!record) {
-    explicit_bzero(text.data(), text.size());
-    return record.error();
-  }
-  Result<json> r = gatekeeper_control(place, id, "POST", "/grants", text);
-  explicit_bzero(text.data(), text.size());
-  if (!r) return r.error();
-  GrantRecord g{parsed->id, parsed->upstream.to_string(), parsed->header.value_or(""), parsed->secret.has_value(),
-                parsed->unsafe_private_upstream};
-  auto& grants = record->grants;
-  grants.erase(std::remove_if(grants.begin(), grants.end(), [&](const GrantRecord& x) { return x.id == g.id; }), grants.end());
-  grants.push_back(g);
-  if (Result<void> w = write_record(state, id, *record); !w) return w.error();
-  Result<SpaceSummary> s = find(place, id);
-  const std::string window = s ? s->window_url : std::string();
-  return json{{"id", id}, {"grant", g.id}, {"upstream", g.upstream}, {"header", g.header},
-              {"window", window.empty() ? json() : json(window + "/model/" + g.id)}};
-}
-
 Result<json> Manager::window_key(const std::string& id) {
   Result<SpaceLock> lock = SpaceLock::acquire(state, id, "window-key");
   if (!lock) return lock.error();
@@ -410,7 +377,16 @@ Result<json> Manager::window_key(const std::string& id) {
 Result<json> Manager::control_get(const std::string& id, const std::string& path) {
   Result<SpaceLock> lock = SpaceLock::acquire(state, id, path == "/journal" ? "journal" : "policy");
   if (!lock) return lock.error();
-  return gatekeeper_control(place, id, "GET", path);
+  Result<json> answer = gatekeeper_control(place, id, "GET", path);
+  if (!answer || path != "/policy" || !answer->is_object()) return answer;
+  // Beside the gatekeeper's grant ids: where each recorded grant's secret comes from and when its
+  // token expires (the record's word, never a value).
+  if (Result<SpaceRecord> record = read_record(state, id); record) {
+    json sources = json::array();
+    for (const GrantRecord& g : record->grants) sources.push_back(grant_summary_json(g));
+    (*answer)["grant_sources"] = sources;
+  }
+  return answer;
 }
 
 }  // namespace controller

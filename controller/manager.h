@@ -13,6 +13,18 @@
 
 namespace controller {
 
+// A grant as the user gave it (CLI flags or serve's body); the secret, when typed, comes
+// separately.
+struct GrantRequest {
+  std::string id, upstream, header, provider;
+  grants::SecretSource source;  // kNone: an opened domain
+  bool unsafe_private_upstream = false;
+};
+
+// {id, source, provider?, expires_at} of a recorded grant, as list and policy show it (never a
+// value).
+nlohmann::json grant_summary_json(const GrantRecord& g);
+
 struct Manager {
   Place& place;
   std::string state;  // state directory (records)
@@ -44,6 +56,23 @@ struct Manager {
   // unsafe_private_upstream: the gatekeeper's grant field of that name (policy/control_messages.h).
   Result<nlohmann::json> grant_add(const std::string& id, const std::string& grant, const std::string& upstream,
                                    const std::string& header, std::string secret, bool unsafe_private_upstream = false);
+  // The grant from its source: a typed secret (kStdin) is `typed`; env and helper sources are
+  // read here, before the space's lock is taken. The record keeps the source, never the value.
+  Result<nlohmann::json> grant_add(const std::string& id, const GrantRequest& request,
+                                   grants::Token typed);
+  // One round of reading env and helper sources again and replacing the tokens in place; `grant`
+  // empty: every such grant of the space. A failed source leaves the gatekeeper's token as it is.
+  Result<nlohmann::json> grant_refresh(const std::string& id, const std::string& grant);
+  // Under the caller's lock (the keeper): the gatekeeper gets `token` for `grant` in place of the
+  // old one, and the record its expiry; or the grant is withdrawn (its token expired).
+  Result<void> replace_grant_locked(const std::string& id, const std::string& grant,
+                                    const grants::Token& token);
+  Result<void> withdraw_grant_locked(const std::string& id, const std::string& grant);
+  // POST /grants for one recorded grant (token null: no secret).
+  Result<void> say_grant(const std::string& id, const GrantRecord& g, const grants::Token* token);
+  // At start, under its lock: every grant whose source can be read again is said again; stdin
+  // ones, and any whose source or gatekeeper refuses, are needs-access (with the failure).
+  nlohmann::json restore_grants_locked(const std::string& id, SpaceRecord& record, bool& changed);
   Result<nlohmann::json> window_key(const std::string& id);
   Result<nlohmann::json> control_get(const std::string& id, const std::string& path);  // /journal, /policy
   // stop() under a lock the caller holds; idle: idle stop did it (listed as stopped-idle).

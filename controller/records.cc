@@ -144,6 +144,92 @@ bool is_string_array(const json& j, std::size_t max) {
   return true;
 }
 
+// {id, upstream, header, secret, unsafe_private_upstream?, provider?, source?, expires_at?,
+// obtained_at?}; source is {kind: stdin} | {kind: env, name} | {kind: helper, argv}. Nothing else,
+// and never a member that could hold a value.
+Result<GrantRecord> parse_grant_record(const json& g) {
+  auto bad = [](const std::string& why) { return fail(Code::kRecordUnreadable, "a grant " + why); };
+  if (!g.is_object()) return bad("is not an object");
+  for (auto it = g.begin(); it != g.end(); ++it) {
+    const std::string& k = it.key();
+    if (k != "id" && k != "upstream" && k != "header" && k != "secret" &&
+        k != "unsafe_private_upstream" && k != "provider" && k != "source" && k != "expires_at" &&
+        k != "obtained_at")
+      return bad("has an unknown member " + k);
+  }
+  if (!g.contains("id") || !g["id"].is_string() || !g.contains("upstream") ||
+      !g["upstream"].is_string() || !g.contains("header") || !g["header"].is_string() ||
+      !g.contains("secret") || !g["secret"].is_boolean())
+    return bad("is not {id, upstream, header, secret, …}");
+  for (const char* k : {"unsafe_private_upstream"})
+    if (g.contains(k) && !g[k].is_boolean()) return bad(std::string(k) + " is not a boolean");
+  for (const char* k : {"provider", "expires_at", "obtained_at"})
+    if (g.contains(k) && !g[k].is_string()) return bad(std::string(k) + " is not a string");
+  GrantRecord r;
+  r.id = g["id"].get<std::string>();
+  r.upstream = g["upstream"].get<std::string>();
+  r.header = g["header"].get<std::string>();
+  r.has_secret = g["secret"].get<bool>();
+  r.unsafe_private_upstream = g.value("unsafe_private_upstream", false);
+  r.provider = g.value("provider", "");
+  r.expires_at = g.value("expires_at", "");
+  r.obtained_at = g.value("obtained_at", "");
+  for (const std::string* t : {&r.expires_at, &r.obtained_at})
+    if (!t->empty() && !grants::parse_rfc3339(*t)) return bad("time " + *t + " is not RFC 3339");
+  r.source.kind = r.has_secret ? grants::SourceKind::kStdin : grants::SourceKind::kNone;
+  if (g.contains("source")) {
+    const json& s = g["source"];
+    if (!s.is_object() || !s.contains("kind") || !s["kind"].is_string())
+      return bad("source is not {kind, …}");
+    const std::string kind = s["kind"].get<std::string>();
+    if (kind == "stdin" && s.size() == 1) {
+      r.source.kind = grants::SourceKind::kStdin;
+    } else if (kind == "env" && s.size() == 2 && s.contains("name") && s["name"].is_string() &&
+               grants::is_env_name(s["name"].get<std::string>())) {
+      r.source.kind = grants::SourceKind::kEnv;
+      r.source.env = s["name"].get<std::string>();
+    } else if (kind == "helper" && s.size() == 2 && s.contains("argv") &&
+               is_string_array(s["argv"], grants::kMaxHelperArgs) && !s["argv"].empty()) {
+      r.source.kind = grants::SourceKind::kHelper;
+      for (const json& a : s["argv"]) {
+        if (a.get<std::string>().size() > grants::kMaxHelperArgBytes)
+          return bad("source.argv holds an argument over 4096 bytes");
+        r.source.helper.push_back(a.get<std::string>());
+      }
+      if (r.source.helper[0].empty()) return bad("source.argv names no program");
+    } else {
+      return bad("source is not {kind: stdin} | {kind: env, name} | {kind: helper, argv}");
+    }
+    if (!r.has_secret) return bad("without a secret has a source");
+  }
+  return r;
+}
+
+json grant_record_json(const GrantRecord& g) {
+  json out = {{"id", g.id},
+              {"upstream", g.upstream},
+              {"header", g.header},
+              {"secret", g.has_secret},
+              {"unsafe_private_upstream", g.unsafe_private_upstream}};
+  if (!g.provider.empty()) out["provider"] = g.provider;
+  switch (g.source.kind) {
+    case grants::SourceKind::kNone:
+      break;
+    case grants::SourceKind::kStdin:
+      out["source"] = {{"kind", "stdin"}};
+      break;
+    case grants::SourceKind::kEnv:
+      out["source"] = {{"kind", "env"}, {"name", g.source.env}};
+      break;
+    case grants::SourceKind::kHelper:
+      out["source"] = {{"kind", "helper"}, {"argv", g.source.helper}};
+      break;
+  }
+  if (!g.expires_at.empty()) out["expires_at"] = g.expires_at;
+  if (!g.obtained_at.empty()) out["obtained_at"] = g.obtained_at;
+  return out;
+}
+
 }  // namespace
 
 std::string now_utc_iso() {
@@ -245,14 +331,9 @@ Result<SpaceRecord> parse_record(const std::string& text, const std::string& wha
   for (const json& d : doc["domains"]) record.domains.push_back(d.get<std::string>());
   if (!doc.contains("grants") || !doc["grants"].is_array() || doc["grants"].size() > kMaxRecordGrants) return bad("grants is not a list of at most 100");
   for (const json& g : doc["grants"]) {
-    // {id, upstream, header, secret} and, optionally, unsafe_private_upstream; nothing else.
-    const bool has_unsafe = g.is_object() && g.contains("unsafe_private_upstream");
-    if (!g.is_object() || g.size() != (has_unsafe ? 5u : 4u) || !g.contains("id") || !g["id"].is_string() ||
-        !g.contains("upstream") || !g["upstream"].is_string() || !g.contains("header") || !g["header"].is_string() ||
-        !g.contains("secret") || !g["secret"].is_boolean() || (has_unsafe && !g["unsafe_private_upstream"].is_boolean()))
-      return bad("a grant is not {id, upstream, header, secret, unsafe_private_upstream?}");
-    record.grants.push_back({g["id"].get<std::string>(), g["upstream"].get<std::string>(), g["header"].get<std::string>(),
-                             g["secret"].get<bool>(), has_unsafe && g["unsafe_private_upstream"].get<bool>()});
+    Result<GrantRecord> grant = parse_grant_record(g);
+    if (!grant) return bad(grant.error().message);
+    record.grants.push_back(std::move(*grant));
   }
   if (doc.contains("code")) {
     // What code in brought (controller/code/): five strings, nothing else.
@@ -335,9 +416,7 @@ Result<std::vector<std::string>> record_ids(const std::string& dir) {
 
 std::string record_text(const SpaceRecord& record) {
   json grants = json::array();
-  for (const GrantRecord& g : record.grants)
-    grants.push_back({{"id", g.id}, {"upstream", g.upstream}, {"header", g.header}, {"secret", g.has_secret},
-                      {"unsafe_private_upstream", g.unsafe_private_upstream}});
+  for (const GrantRecord& g : record.grants) grants.push_back(grant_record_json(g));
   json doc = {{"version", 1}, {"mode", record.mode}, {"domains", record.domains}, {"grants", grants}};
   if (!record.code.repository.empty())
     doc["code"] = {{"repository", record.code.repository}, {"space_path", record.code.space_path},

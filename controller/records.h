@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "controller/errors.h"
+#include "controller/grants/source.h"
 #include "policy/corridor.h"
 
 namespace controller {
@@ -23,6 +24,13 @@ struct GrantRecord {
   std::string id, upstream, header;  // header empty: an opened domain without a secret
   bool has_secret = false;           // the value itself is never stored
   bool unsafe_private_upstream = false;  // the host's word: the upstream may be a private address
+  std::string provider;                  // the preset it came from (grants/presets.h), or empty
+  // Where the secret comes from: its kind and the variable's name or the helper's argv, never a
+  // value. A record written before sources existed reads as stdin (secret) or none.
+  grants::SecretSource source;
+  // The token the gatekeeper holds now: when it expires and when it was obtained (RFC 3339, UTC);
+  // empty when it does not expire or is not known.
+  std::string expires_at, obtained_at;
 };
 
 // What code in brought (controller/code/): the repository it came from (its work tree top), where

@@ -72,10 +72,17 @@ _spacectl() {
       opts="--mode --domain"
       if [ ${#path[@]} -eq 2 ] && [[ $cur != -* ]]; then COMPREPLY=($(compgen -W "$(_spacectl_space_ids)" -- "$cur")); return; fi ;;
     grant)
-      if [ -z "$sub" ]; then COMPREPLY=($(compgen -W "add" -- "$cur")); return; fi
-      opts="--upstream --header"
-      if [ ${#path[@]} -eq 2 ] && [[ $cur != -* ]]; then COMPREPLY=($(compgen -W "$(_spacectl_space_ids)" -- "$cur")); return; fi ;;
-    serve) opts="--socket --listen --token-file --no-sweep --sweep-grace" ;;
+      if [ -z "$sub" ]; then COMPREPLY=($(compgen -W "add refresh providers" -- "$cur")); return; fi
+      [ "$sub" = add ] && opts="--provider --upstream --header --secret-stdin --secret-env --secret-helper --unsafe-private-upstream"
+      case $prev in
+        --provider) COMPREPLY=($(compgen -W "anthropic openai google openrouter groq mistral deepseek xai" -- "$cur")); return ;;
+        --secret-env) COMPREPLY=($(compgen -e -- "$cur")); return ;;
+        --secret-helper) COMPREPLY=($(compgen -c -- "$cur")); return ;;
+      esac
+      if [ ${#path[@]} -eq 2 ] && [ "$sub" != providers ] && [[ $cur != -* ]]; then
+        COMPREPLY=($(compgen -W "$(_spacectl_space_ids)" -- "$cur")); return
+      fi ;;
+    serve) opts="--socket --listen --token-file --no-sweep --sweep-grace --renew-window" ;;
     sweep) opts="--grace" ;;
     window-key|journal|policy|escape-test|apply|apply-state)
       [ "$cmd" = escape-test ] && opts="--format --output --only --binary --test-gatekeeper-image-file --no-exhaustion"

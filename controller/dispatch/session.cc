@@ -91,6 +91,9 @@ Refusal refusal_for(const Failure& f) {
     case Code::kBranchExists: case Code::kChangesRouteClosed: case Code::kChangesTooLarge: case Code::kNameNotAllowedHere:
     case Code::kCaseOnlyRename: case Code::kChangesBlockedByLink: case Code::kChangesDoNotApply:
     case Code::kChangesPartlyApplied: case Code::kChangesUndecided: case Code::kChangesNeedFilter: case Code::kApplyFailed:
+    case Code::kSecretSourceMissing:
+    case Code::kSecretHelperFailed:
+    case Code::kProviderNotSupported:
       break;
   }
   return f.message == "space_busy" ? Refusal::kSpaceBusy : Refusal::kSpaceUnreachable;

@@ -6,6 +6,7 @@
 #include "controller/code/cli.h"
 #include "controller/docker_place.h"  // random_hex
 #include "controller/escape_runner.h"
+#include "controller/grants/cli.h"
 #include "controller/registry.h"
 #include "controller/spec.h"
 #include "controller/sweep.h"
@@ -28,6 +29,7 @@ const std::vector<RouteRow>& route_table() {
       {"POST", "/v1/spaces/{id}/stop"},
       {"PUT", "/v1/spaces/{id}/network"},
       {"POST", "/v1/spaces/{id}/grants"},
+      {"POST", "/v1/spaces/{id}/grants/refresh"},
       {"POST", "/v1/spaces/{id}/window-key"},
       {"GET", "/v1/spaces/{id}/journal"},
       {"GET", "/v1/spaces/{id}/policy"},
@@ -180,7 +182,7 @@ Route make_router(ServeContext& ctx) {
 
     if (pattern == "/v1/health")
       return now(200, {{"ok", true}, {"operations_running", ctx.operations->running()}, {"idle_stop_test_override", ctx.idle->test_override()}});
-    if (pattern == "/v1/metrics")
+    if (pattern == "/v1/metrics") {
       return with_env(ctx, [&ctx](Env& e) {
         Result<json> list = e.manager->list();
         Response out;
@@ -188,6 +190,7 @@ Route make_router(ServeContext& ctx) {
         out.text = ctx.metrics->render(list ? *list : json(), ctx.operations->running());
         return out;
       });
+    }
     if (pattern == "/v1/place/check") return with_env(ctx, [](Env& e) { return answer(e.manager->check()); });
     if (pattern == "/v1/spaces" && m == "GET") return with_env(ctx, [](Env& e) { return answer(e.manager->list()); });
     if (pattern == "/v1/spaces" && m == "POST") {
@@ -252,29 +255,78 @@ Route make_router(ServeContext& ctx) {
       return with_env(ctx, [id, mode, domains](Env& e) { return answer(e.manager->network_set(id, mode, domains)); });
     }
     if (pattern == "/v1/spaces/{id}/grants") {
-      Result<json> b = body_object(req, {"id", "upstream", "header", "secret", "unsafe_private_upstream"});
+      Result<json> b = body_object(req, {"id", "upstream", "header", "secret",
+                                         "unsafe_private_upstream", "provider", "source"});
       if (!b) return now(400, error_body("invalid_argument", b.error().message));
-      std::string grant, upstream, header, secret;
-      if (!get_string(*b, "id", grant) || !get_string(*b, "upstream", upstream) || !get_string(*b, "header", header) ||
+      grants::GrantCli flags;  // the same rules as the CLI's flags (grants/cli.h)
+      flags.space = id;
+      std::string secret;
+      const bool typed = b->contains("secret");
+      if (!get_string(*b, "id", flags.grant) || !get_string(*b, "upstream", flags.upstream) ||
+          !get_string(*b, "header", flags.header) || !get_string(*b, "provider", flags.provider) ||
           !get_string(*b, "secret", secret) ||
           (b->contains("unsafe_private_upstream") && !(*b)["unsafe_private_upstream"].is_boolean()))
-        return now_error(400, "invalid_argument", "grant add: id, upstream, header and secret are strings");
-      const bool unsafe = b->value("unsafe_private_upstream", false);
-      if (b->contains("secret")) {
+        return now_error(400, "invalid_argument",
+                         "grant add: id, upstream, header, provider and secret are strings");
+      flags.unsafe_private_upstream = b->value("unsafe_private_upstream", false);
+      if (typed) {
         std::string& held = (*b)["secret"].get_ref<std::string&>();
         explicit_bzero(held.data(), held.size());
       }
-      if (!secret.empty() && header.empty()) {
+      auto refuse = [&](const std::string& why) {
         explicit_bzero(secret.data(), secret.size());
-        return now_error(400, "invalid_argument", "grant add " + grant + ": a secret needs the header that carries it");
+        return now_error(400, "invalid_argument", "grant add " + flags.grant + ": " + why);
+      };
+      if (b->contains("source")) {
+        // {kind: stdin} (the secret member), {kind: env, name} or {kind: helper, argv: [...]}.
+        const json& src = (*b)["source"];
+        const std::string kind = src.is_object() && src.contains("kind") && src["kind"].is_string()
+                                     ? src["kind"].get<std::string>()
+                                     : "";
+        if (kind == "env" && src.size() == 2 && src.contains("name") && src["name"].is_string() &&
+            !typed) {
+          flags.env = src["name"].get<std::string>();
+        } else if (kind == "helper" && src.size() == 2 && src.contains("argv") &&
+                   src["argv"].is_array() && !src["argv"].empty() && !typed) {
+          std::vector<std::string> argv;
+          for (const json& a : src["argv"]) {
+            if (!a.is_string()) return refuse("source.argv is a list of strings");
+            argv.push_back(a.get<std::string>());
+          }
+          flags.helper = grants::helper_command_text(argv);
+        } else if (kind == "stdin" && src.size() == 1) {
+          flags.secret_stdin = true;
+        } else {
+          return refuse(
+              "source is {kind: stdin} with secret, {kind: env, name} or {kind: helper, argv}");
+        }
       }
+      if (typed && !flags.secret_stdin && flags.header.empty() && flags.provider.empty())
+        return refuse("a secret needs the header that carries it");
+      if (typed) flags.secret_stdin = true;
+      Result<GrantRequest> request = grants::request_from_flags(flags);
+      if (!request) {
+        explicit_bzero(secret.data(), secret.size());
+        return now(status_of(request.error().code),
+                   error_body(code_word(request.error().code), request.error().message));
+      }
+      if (request->source.kind == grants::SourceKind::kNone && typed)
+        return refuse("a secret needs the header that carries it");
       // The secret lives in this job only; Manager::grant_add wipes every copy it makes.
-      auto held = std::make_shared<std::string>(std::move(secret));
-      return with_env(ctx, [id, grant, upstream, header, held, unsafe](Env& e) {
-        std::string s = std::move(*held);
-        explicit_bzero(held->data(), held->size());
-        return answer(e.manager->grant_add(id, grant, upstream, header, std::move(s), unsafe));
+      auto held = std::make_shared<grants::Token>();
+      held->secret = std::move(secret);
+      explicit_bzero(secret.data(), secret.size());
+      return with_env(ctx, [id, request = *request, held](Env& e) {
+        return answer(e.manager->grant_add(id, request, std::move(*held)));
       });
+    }
+    if (pattern == "/v1/spaces/{id}/grants/refresh") {
+      Result<json> b = body_object(req, {"grant"});
+      std::string grant;
+      if (!b || !get_string(*b, "grant", grant))
+        return now_error(400, "invalid_argument", "grant refresh: grant is a string");
+      return with_env(ctx,
+                      [id, grant](Env& e) { return answer(e.manager->grant_refresh(id, grant)); });
     }
     if (pattern == "/v1/spaces/{id}/window-key") return with_env(ctx, [id](Env& e) { return answer(e.manager->window_key(id)); });
     if (pattern == "/v1/spaces/{id}/journal") return with_env(ctx, [id](Env& e) { return answer(e.manager->control_get(id, "/journal")); });
@@ -350,8 +402,9 @@ Route make_router(ServeContext& ctx) {
       out.id = id;
       if (b->contains("timeout_seconds")) {
         if (!(*b)["timeout_seconds"].is_number_integer() || (*b)["timeout_seconds"] < 1 ||
-            (*b)["timeout_seconds"] > 86400)
+            (*b)["timeout_seconds"] > 86400) {
           return now_error(400, "invalid_argument", "code out: timeout_seconds is 1 to 86400");
+        }
         out.timeout_seconds = (*b)["timeout_seconds"].get<int>();
       }
       return accepted(ctx.operations->start("code-out", id,
@@ -374,19 +427,22 @@ Route make_router(ServeContext& ctx) {
       std::string as;
       if (!get_string(*b, "as", as) || (as != "branch" && as != "changes") ||
           !get_string(*b, "branch", apply.branch) ||
-          (b->contains("remove_afterwards") && !(*b)["remove_afterwards"].is_boolean()))
+          (b->contains("remove_afterwards") && !(*b)["remove_afterwards"].is_boolean())) {
         return now_error(
             400, "invalid_argument",
             "apply: as is branch or changes, branch a string, remove_afterwards true or false");
+      }
       apply.as_branch = as == "branch";
       apply.as_changes = as == "changes";
       apply.remove_afterwards = b->value("remove_afterwards", false);
-      if (apply.as_branch && (apply.branch.empty() || apply.remove_afterwards))
+      if (apply.as_branch && (apply.branch.empty() || apply.remove_afterwards)) {
         return now_error(
             400, "invalid_argument",
             "apply " + id + ": as branch needs a branch name and takes no remove_afterwards");
-      if (apply.as_changes && b->contains("branch"))
+      }
+      if (apply.as_changes && b->contains("branch")) {
         return now_error(400, "invalid_argument", "apply " + id + ": as changes takes no branch");
+      }
       return accepted(ctx.operations->start("apply", id,
                                             [&ctx, apply](const Say& say) mutable -> Result<json> {
                                               Result<Env> env = ctx.make_env();
@@ -396,8 +452,9 @@ Route make_router(ServeContext& ctx) {
                                             }),
                       id);
     }
-    if (pattern == "/v1/spaces/{id}/apply-state")
+    if (pattern == "/v1/spaces/{id}/apply-state") {
       return with_env(ctx, [id](Env& e) { return answer(code::apply_state(*e.manager, id)); });
+    }
     if (pattern == "/v1/spaces/{id}/escape-test") {
       Result<json> b = body_object(req, {"only", "exhaustion"});
       if (!b) return now(400, error_body("invalid_argument", b.error().message));

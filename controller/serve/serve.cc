@@ -12,6 +12,7 @@
 #include "controller/serve/activation.h"
 #include "controller/serve/http_server.h"
 #include "controller/serve/idle.h"
+#include "controller/serve/keeper.h"
 #include "controller/serve/metrics.h"
 #include "controller/serve/operations.h"
 #include "controller/serve/routes.h"
@@ -115,6 +116,10 @@ int run_serve(const ServeOptions& options) {
   ctx.operations = &operations;
   IdleWatch idle(&l.loop, options.state, [&ctx] { return ctx.make_env(); });
   ctx.idle = &idle;
+  // Helper-backed grants renewed before they expire (keeper.h).
+  Keeper keeper(
+      &l.loop, options.state, [&ctx] { return ctx.make_env(); },
+      std::chrono::seconds(options.renew_window_seconds));
 
   // The dispatcher: requests for a space's inner server (controller/dispatch/). Its blocking
   // hooks run on the thread pool, each with a place of its own.
@@ -167,6 +172,7 @@ int run_serve(const ServeOptions& options) {
   if (!config.tcp_host.empty()) std::cerr << " and " << config.tcp_host << ":" << server.tcp_port();
   std::cerr << "\n";
   idle.start([&dispatcher](const std::string& id) { return dispatcher.open_for(id); });
+  keeper.start();
   if (options.sweep_at_start) {
     const std::int64_t grace = options.sweep_grace_seconds;
     operations.start("sweep", "", [&ctx, grace](const Say&) -> Result<nlohmann::json> {
@@ -185,9 +191,10 @@ int run_serve(const ServeOptions& options) {
     Server* server;
     Operations* operations;
     IdleWatch* idle;
+    Keeper* keeper;
     dispatch::Dispatcher* dispatcher;
     bool begun = false;
-  } stopping{&server, &operations, &idle, &dispatcher};
+  } stopping{&server, &operations, &idle, &keeper, &dispatcher};
   l.stop_timer.data = &stopping;
   uv_timer_start(
       &l.stop_timer,
@@ -197,6 +204,7 @@ int run_serve(const ServeOptions& options) {
         s->begun = true;
         std::cerr << "spacectl serve: stopping\n";
         s->idle->close();
+        s->keeper->close();
         // The dispatcher first: the streams it holds come back to the server closed.
         s->dispatcher->close_all([] {});
         s->server->close_all([] {});

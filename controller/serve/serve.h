@@ -23,6 +23,7 @@ struct ServeOptions {
   bool sweep_at_start = true;
   std::int64_t sweep_grace_seconds = 600;
   std::string escape_binary, escape_test_image_file;
+  std::int64_t renew_window_seconds = 600;  // the keeper's window (keeper.h)
 };
 
 // Reads a bearer token file: a regular file of this user, mode exactly 0600, 32 to 512 printable

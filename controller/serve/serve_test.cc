@@ -163,7 +163,11 @@ TEST_F(ServeTest, ListShowVerifyStartStopAnswerLikeTheCli) {
 }
 
 TEST_F(ServeTest, NetworkGrantsWindowKeyJournalPolicyGoThroughTheGatekeeper) {
+  const std::string env_secret = "sk-serve-env-secret-91c2";
+  setenv("SPACECTL_SERVE_TEST_KEY", env_secret.c_str(),
+         1);  // serve's environment is the env source
   start();
+  unsetenv("SPACECTL_SERVE_TEST_KEY");
   Answer a = call("PUT", at_path("/v1/spaces/{id}/network", kId), R"({"mode":"open"})");
   EXPECT_EQ(a.status, 200) << a.body;
   EXPECT_EQ(a.doc["mode"], "open");
@@ -181,6 +185,34 @@ TEST_F(ServeTest, NetworkGrantsWindowKeyJournalPolicyGoThroughTheGatekeeper) {
   EXPECT_EQ(read_file(dir_ + "/state/spaces/0123456789ab.json").find(secret), std::string::npos);
   a = call("POST", at_path("/v1/spaces/{id}/grants", kId), R"({"id":"model","upstream":"https://api.example.com/v1","secret":"x"})");
   EXPECT_EQ(a.status, 400) << "a secret without its header";
+  // A preset and an env source: the value reaches only the gatekeeper's stdin; refresh reads it
+  // again.
+  a = call("POST", at_path("/v1/spaces/{id}/grants", kId),
+           R"({"provider":"openai","source":{"kind":"env","name":"SPACECTL_SERVE_TEST_KEY"}})");
+  EXPECT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(a.doc["grant"], "openai");
+  EXPECT_EQ(a.doc["source"], "env");
+  EXPECT_EQ(a.doc["upstream"], "https://api.openai.com/v1");
+  a = call("POST", at_path("/v1/spaces/{id}/grants/refresh", kId), R"({"grant":"openai"})");
+  EXPECT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(a.doc["refreshed"][0]["id"], "openai") << a.body;
+  std::size_t env_deliveries = 0;
+  for (const Call& c : calls()) {
+    for (const std::string& arg : c.argv)
+      EXPECT_EQ(arg.find(env_secret), std::string::npos) << "the env secret in an argv";
+    env_deliveries += c.stdin_bytes.find(env_secret) != std::string::npos ? 1 : 0;
+  }
+  EXPECT_EQ(env_deliveries, 2u);
+  EXPECT_EQ(read_file(dir_ + "/state/spaces/0123456789ab.json").find(env_secret),
+            std::string::npos);
+  a = call("POST", at_path("/v1/spaces/{id}/grants", kId),
+           R"({"provider":"amazon-bedrock","source":{"kind":"env","name":"X"}})");
+  EXPECT_EQ(a.status, 400) << a.body;
+  EXPECT_EQ(code_of(a), "provider_not_supported");
+  a = call("POST", at_path("/v1/spaces/{id}/grants", kId),
+           R"({"provider":"openai","source":{"kind":"env","name":"SPACECTL_UNSET_X"}})");
+  EXPECT_EQ(a.status, 409) << a.body;
+  EXPECT_EQ(code_of(a), "secret_source_missing");
   a = call("POST", at_path("/v1/spaces/{id}/window-key", kId));
   EXPECT_EQ(a.status, 404) << a.body;  // the window URL comes from the list, and the fake lists nothing
   EXPECT_EQ(code_of(a), "space_not_found");

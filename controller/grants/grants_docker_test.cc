@@ -1,0 +1,277 @@
+// Secret sources on real Docker (label docker; skip without an engine, fail under CI=true), with
+// the TEST-ONLY gatekeeper and an upstream in this process on an --internal test bridge
+// (198.18.0.0/15; the same setup as docker_live_test.cc's window test):
+//   - a grant from an environment variable survives `space stop`/`space start` without
+//     needs-access, and the upstream sees that value;
+//   - a grant from a helper (testing/token_helper.cc, 12-second tokens) is renewed by
+//     `spacectl serve`'s keeper, and the upstream sees the newest token, never an older one;
+//   - no secret is in serve's log, the records, or `docker inspect` of either container.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "controller/docker_place.h"
+#include "controller/escape_host.h"
+#include "controller/process.h"
+#include "tests/integration/http_upstream.h"
+#include "tests/support/environment.h"
+
+namespace controller {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+const std::string kBin = std::string(GK_BINARY_DIR) + "/bin";
+
+bool exists(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
+
+ProcessOutcome docker(std::vector<std::string> args) {
+  ProcessRequest r;
+  r.argv = {"docker"};
+  r.argv.insert(r.argv.end(), args.begin(), args.end());
+  r.timeout = std::chrono::minutes(2);
+  return run_process(r);
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+class GrantKeeperLiveTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    owner_ = "granttest" + random_hex(6);
+    char tmpl[] = "/tmp/spacectl-grants-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    state_ = dir_ + "/state";
+    setenv("SPACECTL_LIVE_KEY", env_secret_.c_str(), 1);
+  }
+  void TearDown() override {
+    stop_serve();
+    unsetenv("SPACECTL_LIVE_KEY");
+    if (gk_test::docker_engine_answers()) {
+      const std::string filter = "label=spacectl.space.owner=" + owner_;
+      for (const std::vector<std::string>& kind :
+           {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
+        std::vector<std::string> args = kind;
+        args.insert(args.end(), {"-q", "--filter", filter});
+        EXPECT_EQ(docker(args).out, "") << "left behind (" << kind[0] << ") for owner " << owner_;
+      }
+    }
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+  std::vector<std::string> base() const {
+    return {SPACECTL,
+            "--json",
+            "--owner",
+            owner_,
+            "--state-dir",
+            state_,
+            "--gatekeeper-image-file",
+            kBin + "/gatekeeper-test-image.id",
+            "--space-image-file",
+            kBin + "/space-image.id",
+            "--seccomp-space",
+            kBin + "/seccomp/space.json",
+            "--seccomp-gatekeeper",
+            kBin + "/seccomp/gatekeeper.json"};
+  }
+  ProcessOutcome spacectl(const std::vector<std::string>& args) {
+    ProcessRequest r;
+    r.argv = base();
+    r.argv.insert(r.argv.end(), args.begin(), args.end());
+    r.timeout = std::chrono::minutes(3);
+    return run_process(r);
+  }
+  void start_serve() {
+    std::vector<std::string> args = base();
+    args.insert(args.end(), {"serve", "--no-sweep"});
+    pid_ = fork();
+    if (pid_ == 0) {
+      const int err =
+          open((dir_ + "/serve.err").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+      dup2(err, 1);
+      dup2(err, 2);
+      std::vector<char*> argv;
+      for (std::string& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(SPACECTL, argv.data());
+      _exit(127);
+    }
+  }
+  void stop_serve() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGTERM);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  int helper_calls() const {
+    std::ifstream in(dir_ + "/count");
+    int n = 0;
+    in >> n;
+    return n;
+  }
+  static json doc(const ProcessOutcome& o) { return json::parse(o.out, nullptr, false); }
+
+  std::string owner_, dir_, state_;
+  const std::string env_secret_ = "sk-live-env-" + random_hex(12);
+  pid_t pid_ = -1;
+};
+
+TEST_F(GrantKeeperLiveTest, EnvGrantSurvivesARestartAndServeRenewsAHelperTokenTheUpstreamSees) {
+  GK_REQUIRE(gk_test::docker_engine_answers() && exists(kBin + "/gatekeeper-test-image.id") &&
+                 exists(kBin + "/space-image.id") && exists(kBin + "/seccomp/space.json"),
+             "no Docker engine, images or seccomp profiles");
+  ProcessOutcome o = spacectl({"space", "create", "--name", "grants", "--memory", "256m"});
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  const std::string id = doc(o)["id"], window = doc(o)["window"];
+  const std::string key = window.substr(window.rfind('/') + 1);
+  const std::string bridge = "gk-" + id + "-test-upstream";
+  bool bridge_made = false;
+  std::unique_ptr<gk_it::HttpUpstream> upstream;
+  struct AtEnd {
+    std::function<void()> run;
+    ~AtEnd() { run(); }
+  } at_end{[&] {
+    stop_serve();
+    const ProcessOutcome removed = spacectl({"space", "remove", id});
+    EXPECT_EQ(removed.exit_code, 0) << removed.out << removed.err;
+    upstream.reset();
+    if (bridge_made) {
+      EXPECT_TRUE(docker({"network", "rm", bridge}).succeeded());
+    }
+  }};
+  std::string gateway;
+  for (int attempt = 0; attempt < 5 && !bridge_made; ++attempt) {
+    const std::string subnet = pick_test_subnet();
+    if (subnet.empty()) break;
+    bridge_made = docker({"network", "create", "--driver", "bridge", "--internal", "--subnet",
+                          subnet, "--label", "spacectl.space.owner=" + owner_, bridge})
+                      .succeeded();
+    if (bridge_made) gateway = subnet.substr(0, subnet.rfind('.')) + ".1";
+  }
+  ASSERT_TRUE(bridge_made) << "no test bridge on a free /24 of 198.18.0.0/15";
+  const int listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in sin{};
+  sin.sin_family = AF_INET;
+  inet_pton(AF_INET, gateway.c_str(), &sin.sin_addr);
+  socklen_t length = sizeof sin;
+  const bool listening = listen_fd >= 0 &&
+                         bind(listen_fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin) == 0 &&
+                         listen(listen_fd, 16) == 0 &&
+                         getsockname(listen_fd, reinterpret_cast<sockaddr*>(&sin), &length) == 0;
+  if (!listening && listen_fd >= 0) close(listen_fd);
+  ASSERT_TRUE(listening) << "listen on " << gateway << ": " << std::strerror(errno);
+  const std::string authority = gateway + ":" + std::to_string(ntohs(sin.sin_port));
+  upstream = std::make_unique<gk_it::HttpUpstream>(listen_fd, nullptr);
+
+  // A secret over plain http goes only to an address literal the host marked private.
+  o = spacectl({"grant", "add", id, "envkey", "--upstream", "http://" + authority + "/v1",
+                "--header", "x-api-key", "--unsafe-private-upstream", "--secret-env",
+                "SPACECTL_LIVE_KEY"});
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  o = spacectl({"grant", "add", id, "tokens", "--upstream", "http://" + authority + "/v1",
+                "--header", "authorization", "--unsafe-private-upstream", "--secret-helper",
+                std::string(TOKEN_HELPER) + " ok " + dir_ + "/count 12"});
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+
+  // Stop and start: both are said again, nothing needs access.
+  o = spacectl({"space", "stop", id});
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  o = spacectl({"space", "start", id});
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_EQ(doc(o)["needs_access"], json::array()) << o.out;
+  EXPECT_EQ(doc(o)["grants_restored"], json::array({"envkey", "tokens"})) << o.out;
+  EXPECT_EQ(doc(o)["state"], "running") << o.out;
+  EXPECT_EQ(helper_calls(), 2);
+  // Only now the gatekeeper joins the test bridge: verify refuses to start a gatekeeper on a
+  // network that is not its own.
+  ASSERT_TRUE(docker({"network", "connect", bridge, "gk-" + id + "-gatekeeper"}).succeeded());
+
+  // serve's keeper renews the 12-second token at half its life, again and again.
+  start_serve();
+  const auto deadline = std::chrono::steady_clock::now() + 40s;
+  while (helper_calls() < 4 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(200ms);
+  }
+  ASSERT_GE(helper_calls(), 4) << read_all(dir_ + "/serve.err");
+  auto ask = [&](const std::string& grant) {
+    ProcessRequest r;
+    r.argv = {SPACECTL, "--owner",
+              owner_,   "--state-dir",
+              state_,   "space",
+              "exec",   id,
+              "--",     "sh",
+              "-c",     "cat > /tmp/request && exec nc -w 5 gatekeeper 8080 < /tmp/request"};
+    r.stdin_bytes = "GET /k/" + key + "/model/" + grant +
+                    "/ping HTTP/1.0\r\nHost: gatekeeper\r\nAuthorization: Bearer fake\r\n\r\n";
+    r.timeout = 60s;
+    return run_process(r);
+  };
+  const int before = helper_calls();
+  const ProcessOutcome asked_tokens = ask("tokens");
+  const int after = helper_calls();
+  const ProcessOutcome asked_env = ask("envkey");
+  EXPECT_EQ(asked_tokens.out.rfind("HTTP/1.1 200 OK\r\n", 0), 0u)
+      << asked_tokens.out << asked_tokens.err;
+  EXPECT_EQ(asked_env.out.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << asked_env.out << asked_env.err;
+  const std::vector<gk_it::SeenRequest> seen = upstream->requests();
+  ASSERT_EQ(seen.size(), 2u);
+  // The newest token (the one current while the request went), never an earlier one.
+  int seen_token = 0;
+  for (int k = 1; k <= after; ++k) {
+    if (seen[0].credential_sha256.count("authorization") != 0 &&
+        seen[0].credential_sha256.at("authorization") ==
+            gk_it::sha256_hex("Bearer sk-helper-token-" + std::to_string(k))) {
+      seen_token = k;
+    }
+  }
+  EXPECT_GE(seen_token, 3) << "the upstream saw a token from before serve renewed it";
+  EXPECT_GE(seen_token, before - 1)
+      << "the upstream saw an older token than the current one (helper ran " << before << " times)";
+  EXPECT_EQ(seen[1].credential_sha256,
+            (std::map<std::string, std::string>{{"x-api-key", gk_it::sha256_hex(env_secret_)}}));
+
+  stop_serve();
+  const std::string log = read_all(dir_ + "/serve.err");
+  EXPECT_NE(log.find("renewed"), std::string::npos) << log;
+  std::vector<std::string> secrets = {env_secret_};
+  for (int k = 1; k <= helper_calls(); ++k) {
+    secrets.push_back("sk-helper-token-" + std::to_string(k));
+  }
+  const ProcessOutcome inspected =
+      docker({"inspect", "gk-" + id + "-space", "gk-" + id + "-gatekeeper"});
+  ASSERT_TRUE(inspected.succeeded()) << inspected.err;
+  for (const std::string& secret : secrets) {
+    EXPECT_EQ(log.find(secret), std::string::npos) << secret << " in serve's log";
+    EXPECT_EQ(inspected.out.find(secret), std::string::npos) << secret << " in docker inspect";
+    EXPECT_EQ(asked_tokens.out.find(secret), std::string::npos) << secret << " reached the space";
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(state_)) {
+      if (entry.is_regular_file()) {
+        EXPECT_EQ(read_all(entry.path()).find(secret), std::string::npos)
+            << secret << " in " << entry.path();
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace controller
