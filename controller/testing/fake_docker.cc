@@ -1,8 +1,7 @@
 // A recording stand-in for the `docker` CLI (unit tests put it first in PATH as `docker`). Each
 // call appends argv and stdin to $FAKE_DOCKER_LOG as: args joined by 0x1f, 0x1e, stdin, 0x1d '\n'.
 // Answers: `container inspect` prints $FAKE_DOCKER_ANSWERS/container-inspect[-gatekeeper].json,
-// `network inspect` prints network-inspect.json, `exec` prints {"ok":true}; other calls print an
-// id.
+// `network inspect` prints network-inspect.json, `exec` prints {"ok":true}; other calls print an id.
 #include <unistd.h>
 
 #include <cstdio>
@@ -39,8 +38,7 @@ int main(int argc, char** argv) {
   std::string stdin_bytes;
   const std::string first = argc > 1 ? argv[1] : "";
   const std::string second = argc > 2 ? argv[2] : "";
-  if (first == "exec")
-    stdin_bytes.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  if (first == "exec") stdin_bytes.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
   if (const char* log = std::getenv("FAKE_DOCKER_LOG")) {
     std::ofstream out(log, std::ios::app | std::ios::binary);
     for (int i = 1; i < logged_argc; ++i) out << (i > 1 ? "\x1f" : "") << logged_argv[i];
@@ -67,14 +65,13 @@ int main(int argc, char** argv) {
     const std::string last = argv[argc - 1];
     const bool by_id = last.size() == 71 && last.rfind("sha256:", 0) == 0;
     std::cout << (argc > 4 && std::strstr(argv[4], "Env") != nullptr ? "[\"PATH=/bin\"]\n"
-                  : by_id                                            ? last + "\n"
-                          : "sha256:" + std::string(64, '0') + "\n");
+                  : by_id                                             ? last + "\n"
+                                                                      : "sha256:" + std::string(64, '0') + "\n");
     return 0;
   }
   if ((first == "container" && second == "inspect")) {
     const std::string name = argc > 3 ? argv[3] : "";
-    const bool gatekeeper =
-        name.size() > 11 && name.compare(name.size() - 11, 11, "-gatekeeper") == 0;
+    const bool gatekeeper = name.size() > 11 && name.compare(name.size() - 11, 11, "-gatekeeper") == 0;
     if (gatekeeper && print_file(answers, "container-inspect-gatekeeper.json")) return 0;
     if (print_file(answers, "container-inspect.json")) return 0;
     std::cerr << "Error: No such container: " << (argc > 3 ? argv[3] : "") << "\n";
@@ -90,17 +87,13 @@ int main(int argc, char** argv) {
     std::cerr << "Error: No such volume\n";
     return 1;
   }
-  if (first == "exec" && std::getenv("FAKE_DOCKER_STATE") != nullptr &&
-      std::string(argv[argc - 1]) == "/network") {
-    // A gatekeeper that takes time: it holds the body after DELAY_BEFORE, answers after
-    // DELAY_AFTER.
+  if (first == "exec" && std::getenv("FAKE_DOCKER_STATE") != nullptr && std::string(argv[argc - 1]) == "/network") {
+    // A gatekeeper that takes time: it holds the body after DELAY_BEFORE, answers after DELAY_AFTER.
     auto pause = [](const char* name) {
-      if (const char* ms = std::getenv(name))
-        ::usleep(static_cast<useconds_t>(std::atoi(ms)) * 1000);
+      if (const char* ms = std::getenv(name)) ::usleep(static_cast<useconds_t>(std::atoi(ms)) * 1000);
     };
     pause("FAKE_DOCKER_EXEC_DELAY_BEFORE_MS");
-    std::ofstream(std::string(std::getenv("FAKE_DOCKER_STATE")) + "/network", std::ios::app)
-        << stdin_bytes << "\n";
+    std::ofstream(std::string(std::getenv("FAKE_DOCKER_STATE")) + "/network", std::ios::app) << stdin_bytes << "\n";
     pause("FAKE_DOCKER_EXEC_DELAY_AFTER_MS");
   }
   // FAKE_DOCKER_EXEC_WAIT_FOR=<path>: every exec waits (at most 60 s) until that file exists, so a
@@ -110,15 +103,12 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 6000 && access(wait_for, F_OK) != 0; ++i) ::usleep(10000);
   if (first == "exec") {
     std::cout << "{\"ok\":true,\"ready\":true,\"grants\":[]}\n";
-    // FAKE_DOCKER_EXEC_EXIT=N: the command inside exits N; FAKE_DOCKER_EXEC_STDERR: what it
-    // printed.
+    // FAKE_DOCKER_EXEC_EXIT=N: the command inside exits N; FAKE_DOCKER_EXEC_STDERR: what it printed.
     if (const char* text = std::getenv("FAKE_DOCKER_EXEC_STDERR")) std::cerr << text << "\n";
     if (const char* code = std::getenv("FAKE_DOCKER_EXEC_EXIT")) return std::atoi(code);
     return 0;
   }
-  if (first == "ps" || (first == "network" && second == "ls") ||
-      (first == "volume" && second == "ls"))
-    return 0;
+  if (first == "ps" || (first == "network" && second == "ls") || (first == "volume" && second == "ls")) return 0;
   std::cout << "0123456789abcdef\n";
   return 0;
 }
