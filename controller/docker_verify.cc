@@ -102,7 +102,7 @@ Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id) {
     ContainerExpectation gk_want = expect_gatekeeper(spec, *gk_profile);
     gk_want.network_ids = network_ids;
     gk_want.path = std::string(kGatekeeperBinary);
-    gk_want.command = gatekeeper_command(inner_subnet);
+    gk_want.command = gatekeeper_command(inner_subnet, options_.unsafe_test_dns_server);
     for (Difference& d : verify_container(*gatekeeper, gk_want)) out.push_back(std::move(d));
   }
   return verified;
