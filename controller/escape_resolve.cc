@@ -56,7 +56,7 @@ void fill_test_resolver(TestResolver& resolver, const std::string& upstream_alia
         {v6 ? std::vector<std::string>{upstream_ip} : std::vector<std::string>{upstream_ip, extra}},
         v6 ? std::vector<std::string>{extra} : std::vector<std::string>{});
   }
-  resolver.set(escape::kRebindName, {{upstream_ip}, {"127.0.0.1"}}, {});
+  resolver.set(escape::kRebindName, {{upstream_ip}, {"127.0.0.2"}}, {});
 }
 
 std::vector<std::string> twin_allowlist(const std::string& upstream_alias) {

@@ -45,7 +45,7 @@ std::string last_rdata(const std::string& reply, std::size_t size) {
 
 TEST(TestResolverTest, AnswersItsNamesWithTtlZeroAndRotatesTheRebindingName) {
   TestResolver r;
-  r.set("rebind.resolve.test", {{"198.18.7.2"}, {"127.0.0.1"}}, {});
+  r.set("rebind.resolve.test", {{"198.18.7.2"}, {"127.0.0.2"}}, {});
   r.set("ipv6-loopback.resolve.test", {{"198.18.7.2"}}, {"::1"});
   const std::string first = r.answer(query("Rebind.Resolve.Test", 1));
   ASSERT_GT(first.size(), 12u);
@@ -56,7 +56,7 @@ TEST(TestResolverTest, AnswersItsNamesWithTtlZeroAndRotatesTheRebindingName) {
   EXPECT_EQ(last_rdata(first, 4), std::string("\xc6\x12\x07\x02", 4));
   EXPECT_EQ(first.substr(first.size() - 10, 4), std::string(4, '\0'));  // TTL 0
   EXPECT_EQ(last_rdata(r.answer(query("rebind.resolve.test", 1)), 4),
-            std::string("\x7f\x00\x00\x01", 4));
+            std::string("\x7f\x00\x00\x02", 4));
   EXPECT_EQ(last_rdata(r.answer(query("rebind.resolve.test", 1)), 4),
             std::string("\xc6\x12\x07\x02", 4));
   EXPECT_EQ(r.questions("rebind.resolve.test"), (std::pair<int, int>{3, 0}));

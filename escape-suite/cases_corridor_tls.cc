@@ -159,7 +159,7 @@ Outcome refuses_first_flight(Context& ctx, const std::string& first, const std::
   return pass(ev + ", closed with no byte; " + control);
 }
 
-// DNS rebinding (the twin's resolver answers the test upstream and loopback in turn, TTL 0): each
+// DNS rebinding (the twin's resolver answers the test upstream and 127.0.0.2 in turn, TTL 0): each
 // CONNECT must either be refused (the gatekeeper saw the loopback answer) or reach the address it
 // checked, proved by the test upstream echoing a ClientHello for the name. A gatekeeper that
 // checked one answer and resolved again to dial would reach loopback:443 (nothing listens: 502)
@@ -216,7 +216,7 @@ void add_corridor_tls_cases(std::vector<Case>& out) {
            });
   add_case(out, kRebindCase, "DNS rebinding: a name checked as public, dialled as private",
            std::string("CONNECT ") + kRebindName + ":443 " + std::to_string(kRebindConnects) +
-               " times (the twin's resolver answers the test upstream and 127.0.0.1 in turn, TTL "
+               " times (the twin's resolver answers the test upstream and 127.0.0.2 in turn, TTL "
                "0), a ClientHello each",
            "each 200 echoes the ClientHello (the checked upstream) or is 403; never a 502",
            rebinding);

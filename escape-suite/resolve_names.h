@@ -34,8 +34,10 @@ struct ResolveCase {
 };
 
 inline constexpr ResolveCase kResolveCases[] = {
+    // 127.0.0.2, not .1: 127.0.0.1 is also one of the gatekeeper's own interface addresses, so
+    // the own-address check would refuse it too and a missing table row could go unnoticed.
     {"corridor.resolves-loopback", "loopback.resolve.test", ResolveCheck::kRangeTable,
-     ResolveExtra::kLiteral, "127.0.0.1", "a name pointed at the gatekeeper's loopback (RFC 1122)"},
+     ResolveExtra::kLiteral, "127.0.0.2", "a name pointed at the gatekeeper's loopback (RFC 1122)"},
     {"corridor.resolves-loopback-high", "loopback-high.resolve.test", ResolveCheck::kRangeTable,
      ResolveExtra::kLiteral, "127.255.255.254", "the last usable loopback address"},
     {"corridor.resolves-unspecified", "unspecified.resolve.test", ResolveCheck::kRangeTable,
@@ -77,8 +79,9 @@ inline constexpr ResolveCase kResolveCases[] = {
      "the place's host by an address the table calls public (refused by --block only)"},
 };
 
-// Answers the test upstream's address and a loopback address in turn, one per A query, TTL 0:
-// the gatekeeper must dial the address it checked (the test upstream's echo) or refuse.
+// Answers the test upstream's address and 127.0.0.2 (which only the table refuses) in turn, one
+// per A query, TTL 0: the gatekeeper must dial the address it checked (the test upstream's echo)
+// or refuse; a dial of the loopback answer finds nothing on 443 (a 502).
 inline constexpr const char* kRebindName = "rebind.resolve.test";
 inline constexpr const char* kRebindCase = "corridor.rebinding-dials-checked-address";
 inline constexpr int kRebindConnects = 4;
