@@ -136,10 +136,11 @@ void measure_interleaved(std::vector<Path*>& live, const Route& direct, const Op
   info->direct_rtt = combine(rtt_rounds);
   for (int run = 0; run < o.runs; ++run) {
     progress("throughput round " + std::to_string(run + 1) + " of " + std::to_string(o.runs) +
-             ": one tunnel down/up, " + std::to_string(o.tunnels) + " tunnels down, every path");
+             ": one tunnel down/up, " + std::to_string(o.tunnels) + " tunnels down/up, every path");
     transfer_round(live, &PathResult::down1, 1, o.mib_one << 20, Flow::kDownload);
     transfer_round(live, &PathResult::up1, 1, o.mib_one << 20, Flow::kUpload);
     transfer_round(live, &PathResult::down_many, o.tunnels, o.mib_each << 20, Flow::kDownload);
+    transfer_round(live, &PathResult::up_many, o.tunnels, o.mib_each << 20, Flow::kUpload);
   }
 }
 
