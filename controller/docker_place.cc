@@ -373,6 +373,9 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
     if (!ranges) return ranges.error();
     spec.blocked_ranges = *ranges;
   }
+  spec.unsafe_test_dns_server = options_.unsafe_test_dns_server;
+  spec.blocked_ranges.insert(spec.blocked_ranges.end(), options_.unsafe_test_blocked_ranges.begin(),
+                             options_.unsafe_test_blocked_ranges.end());
   spec.seccomp_space = options_.seccomp_space;
   spec.seccomp_gatekeeper = options_.seccomp_gatekeeper;
   spec.memory_bytes = request.memory_bytes > 0 ? request.memory_bytes : kDefaultSpaceMemory;
