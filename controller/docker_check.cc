@@ -224,8 +224,11 @@ Result<CheckReport> DockerPlace::probe_isolation(CheckReport report, const std::
   spec.engine_major = *major;
   spec.engine = options_.engine.kind;
   const std::string isolated = "gk-probe-" + probe_id + "-isolated", bridge = "gk-probe-" + probe_id + "-bridge";
+  // A remote listener's port: 20017 to 58267 in steps of 150 (random_hex(2) is four hex digits,
+  // 0 to 65535: unreduced it named ports up to 9830267, which nc refused, and isolation was never
+  // proved).
   const std::string port = std::to_string(
-      local ? own->port() : 20000 + std::stoi(random_hex(2), nullptr, 16) * 150 + 17);
+      local ? own->port() : 20000 + (std::stoi(random_hex(2), nullptr, 16) % 256) * 150 + 17);
   auto accepted = [&]() { return local ? own->accepted() : 0; };
   // Both networks are built by the same argv as a space's inner and outer network, so the probe
   // tests exactly what a space gets.
@@ -296,11 +299,12 @@ Result<CheckReport> DockerPlace::probe_isolation(CheckReport report, const std::
   if (local) {
     candidates = host_ipv4_addresses();
   } else {
-    // The remote host's listener: busybox nc on its host network, as unprivileged as a probe; it
-    // also tells the host's own addresses (its kernel's local routes).
+    // The remote host's listener: busybox nc on its host network (-ll: keep listening; Debian's
+    // busybox 1.35 has no -k), as unprivileged as a probe; it also tells the host's own addresses
+    // (its kernel's local routes).
     std::vector<std::string> listen = probe_run("host", remote_listener);
     listen.insert(listen.begin() + 1, "--detach");
-    listen.insert(listen.end(), {"--", image, "nc", "-l", "-k", "-p", port, "-e", "/bin/true"});
+    listen.insert(listen.end(), {"--", image, "nc", "-ll", "-p", port, "-e", "/bin/true"});
     if (Result<std::string> r = cli_.run(listen, remote_listener, kChangeTimeout); !r)
       return failed(r.error());
     Result<std::string> fib =

@@ -373,6 +373,9 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
     if (!ranges) return ranges.error();
     spec.blocked_ranges = *ranges;
   }
+  spec.unsafe_test_dns_server = options_.unsafe_test_dns_server;
+  spec.blocked_ranges.insert(spec.blocked_ranges.end(), options_.unsafe_test_blocked_ranges.begin(),
+                             options_.unsafe_test_blocked_ranges.end());
   spec.seccomp_space = options_.seccomp_space;
   spec.seccomp_gatekeeper = options_.seccomp_gatekeeper;
   spec.memory_bytes = request.memory_bytes > 0 ? request.memory_bytes : kDefaultSpaceMemory;
@@ -587,9 +590,10 @@ Result<ExecOutput> DockerPlace::exec_watched(
   Result<json> c = owned_container(id, Role::kSpace);
   if (!c) return c.error();
   const std::string name = names_for(id).space;
-  if (state_of(*c) != "running")
+  if (state_of(*c) != "running") {
     return fail(Code::kSpaceNotRunning,
                 "docker exec " + name + ": the container is " + state_of(*c));
+  }
   const std::string tag = random_hex(8);
   std::vector<std::string> args = {"exec",   "--interactive",
                                    "--user", std::string(kSpaceUser),
@@ -606,21 +610,24 @@ Result<ExecOutput> DockerPlace::exec_watched(
           if (on_stderr) on_stderr(bytes);
           return;
         }
-        if (out.size() + bytes.size() > cap)
+        if (out.size() + bytes.size() > cap) {
           too_large = true;
-        else
+        } else {
           out.append(bytes);
+        }
       });
   if (!o) {
     Failure f = o.error();
-    if (f.code == Code::kCommandTimeout || f.code == Code::kInterrupted)
+    if (f.code == Code::kCommandTimeout || f.code == Code::kInterrupted) {
       f.message += end_exec_inside(name, tag);
+    }
     return f;
   }
   if (!o->exited) return fail(Code::kCommandFailed, "docker exec " + name + ": " + o->describe());
-  if (too_large)
+  if (too_large) {
     return fail(Code::kOutputTooLarge,
                 "docker exec " + name + ": more than " + std::to_string(cap) + " bytes of output");
+  }
   return ExecOutput{o->exit_code, std::move(out), std::move(err)};
 }
 

@@ -167,7 +167,7 @@ Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id) {
     ContainerExpectation gk_want = expect_gatekeeper(spec, *gk_profile);
     gk_want.network_ids = network_ids;
     gk_want.path = std::string(kGatekeeperBinary);
-    gk_want.command = gatekeeper_command(inner_subnet);
+    gk_want.command = gatekeeper_command(inner_subnet, options_.unsafe_test_dns_server);
     if (podman()) {
       gk_want.alias = false;  // no DNS on a Podman inner network: the space's /etc/hosts names it
       gk_want.env_allowed.insert(podman_env.begin(), podman_env.end());

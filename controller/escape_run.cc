@@ -12,11 +12,13 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/docker_place.h"
+#include "controller/escape_dns.h"
 #include "controller/escape_facts.h"
 #include "controller/escape_host.h"
+#include "controller/escape_resolve.h"
 #include "controller/escape_runner.h"
-#include "controller/records.h"
 #include "controller/gatekeeper_channel.h"
+#include "controller/records.h"
 #include "controller/signals.h"
 #include "controller/spec.h"
 #include "escape-suite/report.h"
@@ -259,15 +261,45 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
   escape::Options selection;
   selection.only = eo.only;
 
+  const std::string run = random_hex(6);
+  const std::vector<std::string> labels = escape_labels(run, po.owner);
+  // The test upstream's bridge (RFC 2544, --internal) comes first: the twin's gatekeeper is
+  // created asking the test resolver, which listens on the host's address of that bridge. The
+  // bridge carries the run's labels, so the teardown's sweep removes it on every path.
+  std::string upstream_note;
+  const std::string subnet = pick_test_subnet();
+  const std::string upstream_net = "gk-escape-" + run + "-upstream";
+  TestResolver resolver;  // declared before the teardown: it answers until the twin is gone
+  std::string host_bridge_ip;
+  if (subnet.empty()) {
+    upstream_note = "no free /24 in 198.18.0.0/15";
+  } else {
+    std::vector<std::string> a = {"network",    "create",   "--driver", "bridge",
+                                  "--internal", "--subnet", subnet};
+    a.insert(a.end(), labels.begin(), labels.end());
+    a.insert(a.end(), {"--", upstream_net});
+    if (Result<std::string> r = cli.run(a, upstream_net, kChangeTimeout); !r)
+      upstream_note = r.error().message;
+    else
+      host_bridge_ip = subnet.substr(0, subnet.rfind('.')) + ".1";
+  }
+  std::string resolver_note;
+  if (!host_bridge_ip.empty())
+    if (Result<void> r = resolver.start(host_bridge_ip); !r)
+      resolver_note = r.error().message + "; ";
+
   // Declared before the teardown, which uses it while it is still alive.
   PlaceOptions twin_options = po;
   const bool have_test_image = ::access(eo.test_gatekeeper_image_file.c_str(), R_OK) == 0;
   if (have_test_image) twin_options.gatekeeper_image_file = eo.test_gatekeeper_image_file;
+  if (resolver_note.empty() && !host_bridge_ip.empty()) {
+    twin_options.unsafe_test_dns_server = resolver.endpoint();
+    // The host's address on the test bridge is public to the test image's table; a real host's
+    // public addresses reach the gatekeeper as --block the same way (spec.h blocked_ranges).
+    twin_options.unsafe_test_blocked_ranges = {host_bridge_ip + "/32"};
+  }
   DockerPlace twin_place(twin_options);
   HostListeners listeners;
-
-  const std::string run = random_hex(6);
-  const std::vector<std::string> labels = escape_labels(run, po.owner);
   std::optional<SpaceLock> twin_lock;  // declared first: released after the teardown removed the twin
   Teardown teardown;
   // Last step of the teardown: anything labelled with this run, containers before networks.
@@ -381,17 +413,10 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
   const Names twin_names = twin_id.empty() ? Names{} : names_for(twin_id);
   if (stop_requests() > 0) return interrupted();
 
-  // The test upstream: a bridge in 198.18.0.0/15 that we create, an echo listener on 443 with the
-  // alias upstream.test, and both gatekeepers attached so c-ares (via Docker's DNS) resolves it.
-  std::string upstream_note;
-  const std::string subnet = pick_test_subnet();
-  const std::string upstream_net = "gk-escape-" + run + "-upstream";
-  if (subnet.empty()) {
-    upstream_note = "no free /24 in 198.18.0.0/15";
-  } else {
-    std::vector<std::string> a = {"network", "create", "--driver", "bridge", "--internal", "--subnet", subnet};
-    a.insert(a.end(), labels.begin(), labels.end());
-    a.insert(a.end(), {"--", upstream_net});
+  // The test upstream on that bridge: an echo listener on 443 with the alias upstream.test, and
+  // both gatekeepers attached (the release one resolves it through Docker's DNS, the twin through
+  // the test resolver).
+  if (upstream_note.empty()) {
     std::vector<std::string> u = {"run", "--detach", "--name", "gk-escape-" + run + "-upstream", "--network", upstream_net,
                                   "--network-alias", std::string(kUpstreamAlias), "--read-only", "--cap-drop", "ALL",
                                   "--security-opt", "no-new-privileges", "--user", std::string(kSpaceUser),
@@ -403,8 +428,8 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     u.insert(u.end(), {"--tmpfs", "/tmp:rw,exec,nosuid,nodev,size=16m"});
     // -ll: keep listening; each connection echoes (a CONNECT only needs the dial to succeed).
     u.insert(u.end(), {"--", image, "nc", "-ll", "-p", "443", "-e", "cat"});
-    if (Result<std::string> r = cli.run(a, upstream_net, kChangeTimeout); !r) upstream_note = r.error().message;
-    else if (Result<std::string> r2 = cli.run(u, upstream_net, kChangeTimeout); !r2) upstream_note = r2.error().message;
+    if (Result<std::string> r2 = cli.run(u, upstream_net, kChangeTimeout); !r2)
+      upstream_note = r2.error().message;
     else upstream_note = start_window_upstream(cli, "gk-escape-" + run + "-upstream", *binary, key_sha);
     for (const std::string* gk : {&main_names.gatekeeper, &twin_names.gatekeeper}) {
       if (!upstream_note.empty() || gk->empty()) continue;
@@ -420,9 +445,15 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
 
   // Allowlist switch and the fake grant, on both gatekeepers (secret on stdin only).
   const std::string network_body = json{{"mode", "allowlist"}, {"domains", {std::string(kUpstreamAlias)}}}.dump();
+  // The twin also allows the resolution cases' names (only its test resolver answers them).
+  const std::string twin_network_body =
+      json{{"mode", "allowlist"}, {"domains", twin_allowlist(std::string(kUpstreamAlias))}}.dump();
   // The grant goes to the upstream's address literal over http, which only a grant the host marks
   // unsafe_private_upstream may do; no name, so the control does not hang on the corridor's checks.
   const std::string upstream_ip = upstream_note.empty() ? container_address(cli, "gk-escape-" + run + "-upstream", upstream_net) : std::string();
+  if (!upstream_ip.empty() && !twin_id.empty())
+    fill_test_resolver(resolver, std::string(kUpstreamAlias), upstream_ip,
+                       container_address(cli, twin_names.gatekeeper, upstream_net), host_bridge_ip);
   std::string grant_body = json{{"id", std::string(kEscapeGrant)},
                                 {"upstream", upstream_ip.empty() ? "https://" + std::string(kUpstreamAlias) + "/v1" : "http://" + upstream_ip + "/v1"},
                                 {"header", "x-api-key"}, {"secret", key}, {"unsafe_private_upstream", !upstream_ip.empty()}}.dump();
@@ -430,7 +461,10 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
   for (const std::string* sid : {static_cast<const std::string*>(&id), static_cast<const std::string*>(&twin_id)}) {
     if (sid->empty()) continue;
     Place& p = sid == &id ? static_cast<Place&>(place) : static_cast<Place&>(twin_place);
-    if (Result<json> r = gatekeeper_control(p, *sid, "POST", "/network", network_body); !r) setup_note += r.error().message + "; ";
+    if (Result<json> r = gatekeeper_control(p, *sid, "POST", "/network",
+                                            sid == &id ? network_body : twin_network_body);
+        !r)
+      setup_note += r.error().message + "; ";
     if (Result<json> r = gatekeeper_control(p, *sid, "POST", "/grants", grant_body); !r) setup_note += r.error().message + "; ";
   }
   std::fill(grant_body.begin(), grant_body.end(), '\0');
@@ -568,6 +602,12 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     }
   }
 
+  // What the twin's gatekeeper decided for each name: the resolution cases' proof.
+  std::map<std::string, std::vector<std::string>> twin_decisions;
+  if (twin_ran)
+    if (Result<json> j = gatekeeper_control(twin_place, twin_id, "GET", "/journal"); j)
+      twin_decisions = corridor_decisions(*j);
+
   if (stop_requests() > 0) return interrupted();
   // Merge: corridor/window cases need the twin's positive control.
   std::vector<CaseResult> results;
@@ -582,6 +622,11 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     }
     auto it = twin_results.find(r.id);
     CaseResult m = merge_twin_result(r, twin_ran && it != twin_results.end() ? &it->second : nullptr);
+    if (is_resolution_case(r.id)) {
+      const std::string name = resolution_name(r.id);
+      m = judge_resolution(m, twin_ran && it != twin_results.end() ? &it->second : nullptr,
+                           twin_decisions[name], resolver.questions(name));
+    }
     if (!twin_ran && !twin_note.empty()) m.evidence = escape::bound_evidence(m.evidence + " (" + twin_note + ")");
     results.push_back(std::move(m));
   }
@@ -620,10 +665,15 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
   host.push_back(host_result("host.control-channel-outer",
                              outer_network_refuses(cli, labels, run, image, main_names.outer,
                                                    container_address(cli, main_names.gatekeeper, main_names.outer))));
-  if (!upstream_note.empty() || !setup_note.empty())
-    host.push_back(host_result("host.controls-ready", escape::fail("controls not ready: " + upstream_note + " " + setup_note)));
+  if (!upstream_note.empty() || !setup_note.empty() || !resolver_note.empty())
+    host.push_back(host_result(
+        "host.controls-ready",
+        escape::fail("controls not ready: " + upstream_note + " " + setup_note + resolver_note)));
   else
-    host.push_back(host_result("host.controls-ready", escape::pass("upstream " + subnet + ", allowlist switched, fake grant held; listeners " + listener_note)));
+    host.push_back(host_result(
+        "host.controls-ready",
+        escape::pass("upstream " + subnet + ", test resolver " + resolver.endpoint() +
+                     ", allowlist switched, fake grant held; listeners " + listener_note)));
 
   for (CaseResult& h : host)
     if (escape::selected(selection, h.id)) results.push_back(std::move(h));

@@ -360,8 +360,9 @@ void ProgressLines::feed(
     if (space == std::string::npos) continue;
     const std::string id = line.substr(5, space - 5), verdict = line.substr(space + 1);
     if (!is_case_id(id) || expected_.count(id) == 0 || reported_.count(id) != 0) continue;
-    if (verdict != "PASS" && verdict != "FAIL" && verdict != "INCONCLUSIVE" && verdict != "N/A")
+    if (verdict != "PASS" && verdict != "FAIL" && verdict != "INCONCLUSIVE" && verdict != "N/A") {
       continue;
+    }
     reported_.insert(id);
     seen(id, verdict);
   }

@@ -9,7 +9,9 @@ namespace controller::kube {
 
 bool unreachable_text(const std::string& err) {
   // kubectl's own words (k8s.io/client-go and kubectl): a server that refuses or is unknown, a
-  // context the kubeconfig lacks.
+  // context the kubeconfig lacks (kubectl 1.32: `error: context "X" does not exist`).
+  if (err.find("error: context \"") != std::string::npos && err.find("\" does not exist") != std::string::npos)
+    return true;
   for (const char* marker :
        {"Unable to connect to the server", "The connection to the server",
         "context was not found for specified context", "no context exists with the name",

@@ -28,6 +28,12 @@ struct PlaceOptions {
   // into a space; empty: connect is refused with kPlaceUnusable.
   std::string bridge_binary;
   std::string disk_dir;  // the volumes' disk images on a local engine's host (empty: kDefaultDiskDir)
+  // TEST ONLY, set by `escape-test` for its twin and never from the command line: the
+  // gatekeeper's resolver (`serve --dns-server ADDRESS:PORT`, the runner's test resolver) and
+  // ranges it refuses beyond the host's public addresses (the host's address on the runner's
+  // test bridge, which the test image's table calls public). Neither lets a space reach more.
+  std::string unsafe_test_dns_server;
+  std::vector<std::string> unsafe_test_blocked_ranges;
   // The Kubernetes place: the kubeconfig context and the namespace base, both always explicit
   // (never the kubeconfig's current ones); each space gets the namespace <base>-<id>.
   std::string kube_context, kube_namespace;

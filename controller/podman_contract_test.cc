@@ -39,6 +39,7 @@ std::unique_ptr<Place> make(const std::string& owner) {
   o.space_image_file = pins + "/space-image.id";
   o.seccomp_space = profile("space.json");
   o.seccomp_gatekeeper = profile("gatekeeper.json");
+  o.bridge_binary = std::string(GK_BINARY_DIR) + "/bin/spacectl-bridge";
   return std::make_unique<DockerPlace>(o);
 }
 

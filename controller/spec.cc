@@ -234,7 +234,8 @@ std::vector<std::string> gatekeeper_create_argv(const SpaceSpec& spec, std::stri
     a.insert(a.end(), {"--network", n.inner, "--network-alias", std::string(kGatekeeperAlias)});
   add_labels(a, spec, Role::kGatekeeper);
   a.insert(a.end(), {"--", spec.gatekeeper_image});
-  const std::vector<std::string> command = gatekeeper_command(inner_subnet);
+  const std::vector<std::string> command =
+      gatekeeper_command(inner_subnet, spec.unsafe_test_dns_server);
   a.insert(a.end(), command.begin(), command.end());
   for (const std::string& range : spec.blocked_ranges) a.insert(a.end(), {"--block", range});
   return a;
@@ -261,8 +262,12 @@ std::string podman_gatekeeper_ip(std::string_view subnet) {
   return text;
 }
 
-std::vector<std::string> gatekeeper_command(std::string_view inner_subnet) {
-  return {"serve", "--inner-subnet", std::string(inner_subnet)};
+std::vector<std::string> gatekeeper_command(std::string_view inner_subnet,
+                                            std::string_view unsafe_test_dns_server) {
+  std::vector<std::string> command = {"serve", "--inner-subnet", std::string(inner_subnet)};
+  if (!unsafe_test_dns_server.empty())
+    command.insert(command.end(), {"--dns-server", std::string(unsafe_test_dns_server)});
+  return command;
 }
 
 std::string work_path(std::string_view id) { return std::string(kWorkParent) + "/" + std::string(id); }

@@ -124,6 +124,9 @@ struct SpaceSpec {
   // addresses that the gatekeeper's table would call public, so open mode cannot reach the
   // host's own services on 443 by a name that resolves to them.
   std::vector<std::string> blocked_ranges;
+  // TEST ONLY (PlaceOptions::unsafe_test_dns_server): the resolver the gatekeeper asks instead of
+  // the place's (`serve --dns-server`). Empty in every space the CLI makes.
+  std::string unsafe_test_dns_server;
   // A `docker --env-file` holding GATEKEEPER_WINDOW; when set, the key is not in the argv.
   std::string env_file;
   EngineKind engine = EngineKind::kDocker;
@@ -159,8 +162,10 @@ std::vector<std::string> gatekeeper_create_argv(const SpaceSpec& spec, std::stri
 // the subnet is not IPv4 or too small.
 std::string podman_gatekeeper_ip(std::string_view subnet);
 // The gatekeeper's command after its image, without its `--block RANGE` pairs (verify compares
-// this prefix exactly and allows only `--block` pairs after it).
-std::vector<std::string> gatekeeper_command(std::string_view inner_subnet);
+// this prefix exactly and allows only `--block` pairs after it). `unsafe_test_dns_server`: see
+// SpaceSpec; empty outside the escape runner's twin.
+std::vector<std::string> gatekeeper_command(std::string_view inner_subnet,
+                                            std::string_view unsafe_test_dns_server = {});
 std::vector<std::string> space_create_argv(const SpaceSpec& spec);
 std::string work_path(std::string_view id);  // /spaces/<id>
 // A fresh volume mounted where the image has no directory (/spaces/<id>) belongs to root, and

@@ -44,6 +44,7 @@ std::unique_ptr<Place> make(const std::string& owner) {
   o.space_image_file = kBin + "/space-image.id";
   o.seccomp_space = kBin + "/seccomp/space.json";
   o.seccomp_gatekeeper = kBin + "/seccomp/gatekeeper.json";
+  o.bridge_binary = kBin + "/spacectl-bridge";
   return std::make_unique<DockerPlace>(o);
 }
 

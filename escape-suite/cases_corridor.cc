@@ -7,6 +7,7 @@
 
 #include "escape-suite/case.h"
 #include "escape-suite/probe.h"
+#include "escape-suite/resolve_names.h"
 #include "escape-suite/window_probe.h"
 
 namespace escape {
@@ -157,6 +158,23 @@ void add_corridor_cases(std::vector<Case>& out) {
              if (ctx.opts.other_space_addresses.empty()) return inconclusive("the runner passed no --other-space");
              return refuse_all(ctx, spellings_of(ctx.opts.other_space_addresses), false);
            });
+  // Names on the twin's allowlist that its test resolver points at a blocked class after a public
+  // answer (resolve_names.h): only the address check named can refuse them. The runner upgrades
+  // a PASS only when the twin's journal shows deny:blocked-address for the name and its resolver
+  // was asked (controller/escape_resolve.cc); the binary alone sees only the 403.
+  for (const ResolveCase& r : kResolveCases) {
+    add_case(out, r.id, r.why,
+             std::string("CONNECT ") + r.name +
+                 ":443 (allowlisted; the twin's resolver answers the test upstream and " +
+                 (r.extra == ResolveExtra::kLiteral ? std::string(r.address)
+                  : r.extra == ResolveExtra::kHost  ? std::string("the host's bridge address")
+                                                    : std::string("the gatekeeper's own address")) +
+                 ")",
+             "403, no reason text; the twin's journal says deny:blocked-address; control 200",
+             [name = std::string(r.name)](Context& ctx) {
+               return refuse_all(ctx, {name + ":443"}, false);
+             });
+  }
   add_case(out, "corridor.absolute-form-get", "use the corridor as a plain HTTP proxy to metadata",
            "GET http://169.254.169.254/latest/meta-data/ (absolute form)", "403, no reason text",
            [](Context& ctx) {

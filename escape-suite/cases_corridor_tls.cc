@@ -14,6 +14,7 @@
 #include "escape-suite/case.h"
 #include "escape-suite/net.h"
 #include "escape-suite/probe.h"
+#include "escape-suite/resolve_names.h"
 
 namespace escape {
 namespace {
@@ -158,6 +159,39 @@ Outcome refuses_first_flight(Context& ctx, const std::string& first, const std::
   return pass(ev + ", closed with no byte; " + control);
 }
 
+// DNS rebinding (the twin's resolver answers the test upstream and 127.0.0.2 in turn, TTL 0): each
+// CONNECT must either be refused (the gatekeeper saw the loopback answer) or reach the address it
+// checked, proved by the test upstream echoing a ClientHello for the name. A gatekeeper that
+// checked one answer and resolved again to dial would reach loopback:443 (nothing listens: 502)
+// or something other than the echo. The runner requires both outcomes in the twin and the matching
+// journal records (controller/escape_resolve.cc).
+Outcome rebinding(Context& ctx) {
+  const Control& control = corridor_control(ctx);
+  const std::string target = std::string(kRebindName) + ":443";
+  const std::string hello = client_hello(kRebindName);
+  std::string ev;
+  for (int i = 0; i < kRebindConnects; ++i) {
+    const TunnelReply r = tunnel(ctx, target, hello);
+    if (r.err != 0)
+      return inconclusive(ev + "CONNECT " + target + ": no answer (" + errno_name(r.err) + ")");
+    const std::string status = status_of(r);
+    if (status == "200") {
+      if (after_head(r) != hello)
+        return fail(ev + "CONNECT " + target + " -> 200 but no echo of the ClientHello (" +
+                    std::to_string(after_head(r).size()) +
+                    " bytes): the tunnel went somewhere other than the checked upstream");
+      ev += "200 echoed; ";
+    } else if (status == "403") {
+      ev += "403; ";
+    } else {
+      return fail(ev + "CONNECT " + target + " -> " + (status.empty() ? "no status" : status) +
+                  ": the gatekeeper dialled an address it did not approve");
+    }
+  }
+  if (!control.works) return inconclusive(ev + control.evidence);
+  return pass(ev + control.evidence);
+}
+
 }  // namespace
 
 void add_corridor_tls_cases(std::vector<Case>& out) {
@@ -180,6 +214,12 @@ void add_corridor_tls_cases(std::vector<Case>& out) {
              split_host_port(ctx.opts.allowed_target, host, port);
              return refuses_first_flight(ctx, client_hello(host, 0xfe0d), "ClientHello(" + host + ", ECH)");
            });
+  add_case(out, kRebindCase, "DNS rebinding: a name checked as public, dialled as private",
+           std::string("CONNECT ") + kRebindName + ":443 " + std::to_string(kRebindConnects) +
+               " times (the twin's resolver answers the test upstream and 127.0.0.2 in turn, TTL "
+               "0), a ClientHello each",
+           "each 200 echoes the ClientHello (the checked upstream) or is 403; never a 502",
+           rebinding);
   add_case(out, "corridor.tls-not-tls", "carry another protocol (plain HTTP, SSH) through a TLS tunnel",
            "CONNECT --allowed-target, then a plain HTTP request", "200 then the close, no byte echoed",
            [](Context& ctx) {

@@ -60,10 +60,11 @@ Result<json> apply_work(Manager& manager, const ApplyRequest& cli) {
   if (!c->conflicted.empty()) {
     const std::string warning = "warning: " + std::to_string(c->conflicted.size()) +
                                 " applied file(s) hold conflict markers the space left";
-    if (cli.progress)
+    if (cli.progress) {
       say(warning);
-    else
+    } else {
       std::cerr << "spacectl: " << warning << "\n";
+    }
   }
   if (cli.remove_afterwards) {
     lock.reset();  // remove takes the space's lock itself
@@ -76,8 +77,9 @@ Result<json> apply_work(Manager& manager, const ApplyRequest& cli) {
 }
 
 Result<json> apply_state(Manager& manager, const std::string& id) {
-  if (!is_space_id(id))
+  if (!is_space_id(id)) {
     return fail(Code::kInvalidArgument, "apply-state " + id + ": not 12 lowercase hex");
+  }
   Result<SpaceLock> lock = SpaceLock::acquire(manager.state, id);
   if (!lock) return lock.error();
   Result<std::string> repo = repository_of(manager, id, "apply-state");

@@ -26,7 +26,7 @@ class ApplyCliTest : public testing::ApplyTest {
     ASSERT_EQ(mkdir((state_ + "/spaces").c_str(), 0700), 0);
     const json record = {{"version", 1}, {"mode", "allowlist"}, {"domains", json::array()}, {"grants", json::array()},
                          {"code", {{"repository", repo_}, {"space_path", "/spaces/x/repo"}, {"project_path", "/spaces/x/repo"},
-                                   {"base", "0"}, {"history", "sent"}}}};
+                                   {"base", std::string(40, '0')}, {"history", "sent"}}}};
     const std::string path = state_ + "/spaces/" + kSpace + ".json";
     std::ofstream(path) << record.dump() << "\n";
     chmod(path.c_str(), 0600);

@@ -54,8 +54,9 @@ std::vector<std::string> proc_pids(std::string_view listing) {
     const std::string_view name = listing.substr(at, end - at);
     at = end + 1;
     if (name.empty() || name.size() > 10 ||
-        name.find_first_not_of("0123456789") != std::string_view::npos || name[0] == '0')
+        name.find_first_not_of("0123456789") != std::string_view::npos || name[0] == '0') {
       continue;
+    }
     if (name == "1") continue;  // the container's init: never ours to end
     out.emplace_back(name);
   }
@@ -72,8 +73,9 @@ std::vector<std::string> tagged_pids(std::string_view grep_names) {
     at = end + 1;
     constexpr std::string_view kHead = "/proc/", kTail = "/environ";
     if (line.size() <= kHead.size() + kTail.size() || line.substr(0, kHead.size()) != kHead ||
-        line.substr(line.size() - kTail.size()) != kTail)
+        line.substr(line.size() - kTail.size()) != kTail) {
       continue;
+    }
     const std::vector<std::string> pid =
         proc_pids(line.substr(kHead.size(), line.size() - kHead.size() - kTail.size()));
     if (pid.size() == 1) out.push_back(pid[0]);
@@ -85,8 +87,9 @@ std::string end_tagged_inside(const SpaceExec& exec, const std::string& tag) {
   const char* const gave_up =
       "could not end what the fetch left running inside (the inner limit will): ";
   Result<ExecOutput> listed = exec.run({"ls", "/proc"}, kCleanupTimeout);
-  if (!listed || listed->exit_code != 0)
+  if (!listed || listed->exit_code != 0) {
     return gave_up + (listed ? std::string("ls /proc failed") : listed.error().message);
+  }
   std::vector<std::string> grep = {"grep", "-z", "-l", "-s", "-x", "-F", "-e", tag, "--"};
   for (const std::string& pid : proc_pids(listed->out)) grep.push_back("/proc/" + pid + "/environ");
   Result<ExecOutput> found = exec.run(grep, kCleanupTimeout);

@@ -48,8 +48,9 @@ class SnapshotTest : public ::testing::Test {
   }
 
   void expect_unchanged_except_allowed(const RepoState& before, const std::string& common = {}) {
-    const auto found = forbidden_changes(before, capture_state(roots()),
-                                         testing::allowed_for(common.empty() ? repo_ + "/.git" : common, kSpace));
+    const auto found =
+        forbidden_changes(before, capture_state(roots()),
+                          testing::allowed_for(common.empty() ? repo_ + "/.git" : common, kSpace));
     for (const auto& f : found) ADD_FAILURE() << f;
   }
 
@@ -76,7 +77,8 @@ TEST_F(SnapshotTest, TwoCommitsHoldTheIndexAndTheWorkTreeAsGitWouldWriteThem) {
   EXPECT_EQ(trim(git(repo_, {"rev-parse", snap->start + "^"})), snap->staged);
   EXPECT_EQ(trim(git(repo_, {"rev-parse", start_ref_name(kSpace)})), snap->start);
   EXPECT_EQ(trim(git(repo_, {"log", "-1", "--format=%an <%ae> %cn <%ce> %s", snap->start})),
-            "OpenChamber <spaces@openchamber.invalid> OpenChamber <spaces@openchamber.invalid> openchamber: working tree snapshot");
+            "OpenChamber <spaces@openchamber.invalid> OpenChamber <spaces@openchamber.invalid> "
+            "openchamber: working tree snapshot");
   EXPECT_EQ(snap->user_name.value_or(""), "Test User");
   EXPECT_EQ(snap->user_email.value_or(""), "test@example.invalid");
   ASSERT_EQ(snap->not_travelling.size(), 1u);
@@ -93,9 +95,15 @@ TEST_F(SnapshotTest, TwoCommitsHoldTheIndexAndTheWorkTreeAsGitWouldWriteThem) {
   EXPECT_EQ(names.find("to-delete.txt"), std::string::npos);
   EXPECT_EQ(names.find("nested"), std::string::npos);
   const auto lines = testing::tree_lines(repo_, snap->start);
-  EXPECT_NE(std::find_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("100755", 0) == 0 && l.ends_with("\trun.sh"); }),
+  EXPECT_NE(std::find_if(lines.begin(), lines.end(),
+                         [](const std::string& l) {
+                           return l.rfind("100755", 0) == 0 && l.ends_with("\trun.sh");
+                         }),
             lines.end());
-  EXPECT_NE(std::find_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("120000", 0) == 0 && l.ends_with("\tlink-to-run"); }),
+  EXPECT_NE(std::find_if(lines.begin(), lines.end(),
+                         [](const std::string& l) {
+                           return l.rfind("120000", 0) == 0 && l.ends_with("\tlink-to-run");
+                         }),
             lines.end());
 }
 
@@ -135,34 +143,58 @@ TEST_F(SnapshotTest, UsersHooksFsmonitorAndGitVariablesNeitherRunNorRedirect) {
   testing::TempTree elsewhere;
   const std::string marker = elsewhere.path() + "/ran";
   const std::string script = "#!/bin/sh\necho \"$0\" >> '" + marker + "'\n";
-  const char* hooks[] = {"pre-commit", "post-commit", "post-index-change", "reference-transaction", "pre-push",
-                         "post-checkout", "commit-msg", "prepare-commit-msg", "post-rewrite", "pre-auto-gc",
-                         "fsmonitor-watchman", "push-to-checkout", "post-update"};
+  const char* hooks[] = {
+      "pre-commit",   "post-commit",   "post-index-change",  "reference-transaction",
+      "pre-push",     "post-checkout", "commit-msg",         "prepare-commit-msg",
+      "post-rewrite", "pre-auto-gc",   "fsmonitor-watchman", "push-to-checkout",
+      "post-update"};
   for (const char* h : hooks) write_file(repo_ + "/.git/hooks/" + h, script, 0755);
   mkdir((elsewhere.path() + "/hooks").c_str(), 0755);
   for (const char* h : hooks) write_file(elsewhere.path() + "/hooks/" + h, script, 0755);
   write_file(elsewhere.path() + "/fsmonitor", script, 0755);
   git(repo_, {"config", "core.fsmonitor", elsewhere.path() + "/fsmonitor"});
-  write_file(home_.path() + "/.gitconfig", testing::read_file(home_.path() + "/.gitconfig") + "[core]\n\thooksPath = " +
-                                              elsewhere.path() + "/hooks\n");
+  write_file(home_.path() + "/.gitconfig", testing::read_file(home_.path() + "/.gitconfig") +
+                                               "[core]\n\thooksPath = " + elsewhere.path() +
+                                               "/hooks\n");
 
   // A second repository every redirecting variable points at; it must stay untouched.
   const std::string other = elsewhere.path() + "/other";
   ASSERT_EQ(git_status("/", {"init", "-q", other}), 0);
   write_file(other + "/x.txt", "x\n");
   const std::vector<std::pair<std::string, std::string>> variables = {
-      {"GIT_DIR", other + "/.git"}, {"GIT_WORK_TREE", other}, {"GIT_INDEX_FILE", other + "/.git/index"},
-      {"GIT_OBJECT_DIRECTORY", other + "/.git/objects"}, {"GIT_ALTERNATE_OBJECT_DIRECTORIES", other + "/.git/objects"},
-      {"GIT_NAMESPACE", "elsewhere"}, {"GIT_COMMON_DIR", other + "/.git"}, {"GIT_CEILING_DIRECTORIES", dir_.path()},
-      {"GIT_CONFIG_PARAMETERS", "'core.excludesfile'='/dev/null'"}, {"GIT_CONFIG_COUNT", "1"},
-      {"GIT_CONFIG_KEY_0", "core.hooksPath"}, {"GIT_CONFIG_VALUE_0", elsewhere.path() + "/hooks"},
-      {"GIT_CONFIG_GLOBAL", "/dev/null"}, {"GIT_CONFIG_SYSTEM", "/dev/null"},
-      {"GIT_AUTHOR_NAME", "Planted"}, {"GIT_AUTHOR_EMAIL", "planted@x"}, {"GIT_COMMITTER_NAME", "Planted"},
-      {"GIT_COMMITTER_EMAIL", "planted@x"}, {"GIT_AUTHOR_DATE", "@1 +0000"}, {"GIT_COMMITTER_DATE", "@1 +0000"},
-      {"GIT_REPLACE_REF_BASE", "refs/planted/"}, {"GIT_SHALLOW_FILE", other + "/shallow"}, {"GIT_GRAFT_FILE", other + "/graft"},
-      {"GIT_DEFAULT_HASH", "sha256"}, {"GIT_ATTR_SOURCE", "HEAD~2"}, {"GIT_LITERAL_PATHSPECS", "1"},
-      {"GIT_ICASE_PATHSPECS", "1"}, {"GIT_TRACE", marker}, {"GIT_TRACE2", marker}, {"GIT_TRACE_PACKET", marker},
-      {"GIT_QUARANTINE_PATH", other + "/.git/objects"}, {"GIT_INDEX_VERSION", "4"}, {"GIT_TEMPLATE_DIR", elsewhere.path()},
+      {"GIT_DIR", other + "/.git"},
+      {"GIT_WORK_TREE", other},
+      {"GIT_INDEX_FILE", other + "/.git/index"},
+      {"GIT_OBJECT_DIRECTORY", other + "/.git/objects"},
+      {"GIT_ALTERNATE_OBJECT_DIRECTORIES", other + "/.git/objects"},
+      {"GIT_NAMESPACE", "elsewhere"},
+      {"GIT_COMMON_DIR", other + "/.git"},
+      {"GIT_CEILING_DIRECTORIES", dir_.path()},
+      {"GIT_CONFIG_PARAMETERS", "'core.excludesfile'='/dev/null'"},
+      {"GIT_CONFIG_COUNT", "1"},
+      {"GIT_CONFIG_KEY_0", "core.hooksPath"},
+      {"GIT_CONFIG_VALUE_0", elsewhere.path() + "/hooks"},
+      {"GIT_CONFIG_GLOBAL", "/dev/null"},
+      {"GIT_CONFIG_SYSTEM", "/dev/null"},
+      {"GIT_AUTHOR_NAME", "Planted"},
+      {"GIT_AUTHOR_EMAIL", "planted@x"},
+      {"GIT_COMMITTER_NAME", "Planted"},
+      {"GIT_COMMITTER_EMAIL", "planted@x"},
+      {"GIT_AUTHOR_DATE", "@1 +0000"},
+      {"GIT_COMMITTER_DATE", "@1 +0000"},
+      {"GIT_REPLACE_REF_BASE", "refs/planted/"},
+      {"GIT_SHALLOW_FILE", other + "/shallow"},
+      {"GIT_GRAFT_FILE", other + "/graft"},
+      {"GIT_DEFAULT_HASH", "sha256"},
+      {"GIT_ATTR_SOURCE", "HEAD~2"},
+      {"GIT_LITERAL_PATHSPECS", "1"},
+      {"GIT_ICASE_PATHSPECS", "1"},
+      {"GIT_TRACE", marker},
+      {"GIT_TRACE2", marker},
+      {"GIT_TRACE_PACKET", marker},
+      {"GIT_QUARANTINE_PATH", other + "/.git/objects"},
+      {"GIT_INDEX_VERSION", "4"},
+      {"GIT_TEMPLATE_DIR", elsewhere.path()},
   };
   for (const auto& [k, v] : variables) setenv(k.c_str(), v.c_str(), 1);
   const std::vector<std::string> both = {repo_, other};
@@ -170,16 +202,20 @@ TEST_F(SnapshotTest, UsersHooksFsmonitorAndGitVariablesNeitherRunNorRedirect) {
   Result<Snapshot> snap = take_snapshot(repo_, kSpace, Mode::kUncommitted);
   for (const auto& [k, v] : variables) unsetenv(k.c_str());
   ASSERT_TRUE(snap) << snap.error().message;
-  const auto found = forbidden_changes(before, capture_state(both), testing::allowed_for(repo_ + "/.git", kSpace));
+  const auto found =
+      forbidden_changes(before, capture_state(both), testing::allowed_for(repo_ + "/.git", kSpace));
   for (const auto& f : found) ADD_FAILURE() << f;
-  EXPECT_NE(access(marker.c_str(), F_OK), 0) << "a hook, the fsmonitor or a trace wrote " << testing::read_file(marker);
+  EXPECT_NE(access(marker.c_str(), F_OK), 0)
+      << "a hook, the fsmonitor or a trace wrote " << testing::read_file(marker);
   EXPECT_EQ(trim(git(repo_, {"rev-parse", snap->staged + "^{tree}"})), staged_tree);
   EXPECT_EQ(trim(git(repo_, {"rev-parse", snap->start + "^{tree}"})), work_tree)
       << git(repo_, {"diff", "--stat", work_tree, snap->start});
-  EXPECT_EQ(trim(git(repo_, {"log", "-1", "--format=%an %cn", snap->start})), "OpenChamber OpenChamber");
+  EXPECT_EQ(trim(git(repo_, {"log", "-1", "--format=%an %cn", snap->start})),
+            "OpenChamber OpenChamber");
   // Control: the planted hook does run when real git is asked to commit here.
   git(repo_, {"commit", "-qm", "control"});
-  EXPECT_EQ(access(marker.c_str(), F_OK), 0) << "control: the planted hooks never ran for git itself";
+  EXPECT_EQ(access(marker.c_str(), F_OK), 0)
+      << "control: the planted hooks never ran for git itself";
 }
 
 TEST_F(SnapshotTest, DetachedHeadStaysDetached) {
@@ -206,10 +242,12 @@ TEST_F(SnapshotTest, LinkedWorktreeWritesItsRefInTheCommonFolder) {
   const RepoState before = capture_state(both);
   Result<Snapshot> snap = take_snapshot(wt, kSpace, Mode::kUncommitted);
   ASSERT_TRUE(snap) << snap.error().message;
-  const auto found = forbidden_changes(before, capture_state(both), testing::allowed_for(repo_ + "/.git", kSpace));
+  const auto found =
+      forbidden_changes(before, capture_state(both), testing::allowed_for(repo_ + "/.git", kSpace));
   for (const auto& f : found) ADD_FAILURE() << f;
   EXPECT_EQ(snap->branch, "side");
-  EXPECT_NE(git(repo_, {"ls-tree", "-r", "--name-only", snap->start}).find("in-linked.txt"), std::string::npos);
+  EXPECT_NE(git(repo_, {"ls-tree", "-r", "--name-only", snap->start}).find("in-linked.txt"),
+            std::string::npos);
 }
 
 TEST_F(SnapshotTest, ListingNamesExactlyWhatTheSnapshotCarries) {
@@ -257,12 +295,14 @@ TEST_F(SnapshotTest, SubmodulesAreListedAsNotTravelling) {
   Result<Snapshot> snap = take_snapshot(repo_, kSpace, Mode::kUncommitted);
   ASSERT_TRUE(snap) << snap.error().message;
   bool listed = false;
-  for (const auto& n : snap->not_travelling) listed = listed || (n.path == "vendor/lib/" && n.reason == "submodule");
+  for (const auto& n : snap->not_travelling)
+    listed = listed || (n.path == "vendor/lib/" && n.reason == "submodule");
   EXPECT_TRUE(listed);
   Result<FileListing> listing = list_travelling_files(repo_);
   ASSERT_TRUE(listing);
   listed = false;
-  for (const auto& n : listing->not_travelling) listed = listed || (n.path == "vendor/lib/" && n.reason == "submodule");
+  for (const auto& n : listing->not_travelling)
+    listed = listed || (n.path == "vendor/lib/" && n.reason == "submodule");
   EXPECT_TRUE(listed);
 }
 
@@ -271,7 +311,8 @@ TEST_F(SnapshotTest, FiveThousandFiles) {
     const std::string folder = repo_ + "/many/d" + std::to_string(d);
     mkdir((repo_ + "/many").c_str(), 0755);
     mkdir(folder.c_str(), 0755);
-    for (int f = 0; f < 100; ++f) write_file(folder + "/f" + std::to_string(f) + ".txt", std::to_string(d * 100 + f) + "\n");
+    for (int f = 0; f < 100; ++f)
+      write_file(folder + "/f" + std::to_string(f) + ".txt", std::to_string(d * 100 + f) + "\n");
   }
   std::string staged_tree, work_tree;
   expected_trees(staged_tree, work_tree);
@@ -283,9 +324,11 @@ TEST_F(SnapshotTest, FiveThousandFiles) {
 // Refusals: each its own code, and the repository exactly as it was.
 class SnapshotRefusalTest : public SnapshotTest {
  protected:
-  void expect_refused(const std::string& repo, Code code, const std::vector<std::string>& roots_checked) {
+  void expect_refused(const std::string& repo, Code code,
+                      const std::vector<std::string>& roots_checked) {
     const RepoState before = capture_state(roots_checked);
-    if (code != Code::kSpaceRefExists && code != Code::kProjectFolderDoesNotTravel && code != Code::kInvalidArgument) {
+    if (code != Code::kSpaceRefExists && code != Code::kProjectFolderDoesNotTravel &&
+        code != Code::kInvalidArgument) {
       Result<void> early = preflight(repo);
       ASSERT_FALSE(early);
       EXPECT_EQ(early.error().code, code) << early.error().message;
@@ -298,7 +341,9 @@ class SnapshotRefusalTest : public SnapshotTest {
   }
 };
 
-TEST_F(SnapshotRefusalTest, MissingFolder) { expect_refused(dir_.path() + "/absent", Code::kProjectFolderMissing, {dir_.path()}); }
+TEST_F(SnapshotRefusalTest, MissingFolder) {
+  expect_refused(dir_.path() + "/absent", Code::kProjectFolderMissing, {dir_.path()});
+}
 
 TEST_F(SnapshotRefusalTest, NotARepository) {
   mkdir((dir_.path() + "/plain").c_str(), 0755);
@@ -310,7 +355,9 @@ TEST_F(SnapshotRefusalTest, BareRepository) {
   expect_refused(dir_.path() + "/bare.git", Code::kNotAGitWorkTree, {dir_.path() + "/bare.git"});
 }
 
-TEST_F(SnapshotRefusalTest, InsideTheGitFolder) { expect_refused(repo_ + "/.git", Code::kNotAGitWorkTree, {repo_}); }
+TEST_F(SnapshotRefusalTest, InsideTheGitFolder) {
+  expect_refused(repo_ + "/.git", Code::kNotAGitWorkTree, {repo_});
+}
 
 TEST_F(SnapshotRefusalTest, EmptyRepository) {
   ASSERT_EQ(git_status("/", {"init", "-q", dir_.path() + "/empty"}), 0);
@@ -349,7 +396,8 @@ TEST_F(SnapshotRefusalTest, IgnoredSubfolderDoesNotTravel) {
   Result<Snapshot> snap = take_snapshot(repo_ + "/node_modules", kSpace, Mode::kUncommitted);
   ASSERT_FALSE(snap);
   EXPECT_EQ(snap.error().code, Code::kProjectFolderDoesNotTravel) << snap.error().message;
-  const auto found = forbidden_changes(before, capture_state(roots()), testing::allowed_for(repo_ + "/.git", ""));
+  const auto found =
+      forbidden_changes(before, capture_state(roots()), testing::allowed_for(repo_ + "/.git", ""));
   for (const auto& f : found) ADD_FAILURE() << f;
 }
 
@@ -359,6 +407,18 @@ TEST_F(SnapshotRefusalTest, Sha256ObjectFormatIsNotReadByThisLibgit2) {
   git(dir_.path() + "/s256", {"add", "."});
   git(dir_.path() + "/s256", {"commit", "-qm", "a"});
   expect_refused(dir_.path() + "/s256", Code::kRepositoryUnsupported, {dir_.path() + "/s256"});
+  // The message names the repository and the reason, and so does `code files`.
+  Result<Snapshot> snap = take_snapshot(dir_.path() + "/s256", kSpace, Mode::kUncommitted);
+  ASSERT_FALSE(snap);
+  EXPECT_NE(snap.error().message.find(dir_.path() + "/s256"), std::string::npos)
+      << snap.error().message;
+  EXPECT_NE(snap.error().message.find("the sha256 object format"), std::string::npos)
+      << snap.error().message;
+  Result<FileListing> listing = list_travelling_files(dir_.path() + "/s256");
+  ASSERT_FALSE(listing);
+  EXPECT_EQ(listing.error().code, Code::kRepositoryUnsupported) << listing.error().message;
+  EXPECT_NE(listing.error().message.find("the sha256 object format"), std::string::npos)
+      << listing.error().message;
 }
 
 TEST_F(SnapshotRefusalTest, SplitIndexIsNotRead) {

@@ -139,6 +139,9 @@ class SweepDockerTest : public ::testing::Test {
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     std::vector<std::string> env_text = {"TMPDIR=" + tmp_, "HOME=" + home_.path(), "PATH=" + std::string(std::getenv("PATH"))};
+    // The engine the rest of the test uses (DOCKER_HOST, when the run names one).
+    if (const char* host = std::getenv("DOCKER_HOST"))
+      env_text.push_back(std::string("DOCKER_HOST=") + host);
     std::vector<char*> env;
     for (std::string& e : env_text) env.push_back(e.data());
     env.push_back(nullptr);

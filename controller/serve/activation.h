@@ -20,9 +20,9 @@ Result<int> listen_fds_count(const char* listen_pid, const char* listen_fds, pid
 
 // The activated socket, if any: exactly one, a listening AF_UNIX stream socket whose file is
 // this user's and that nobody else may connect to (no group or other write bit: connecting needs
-// write permission), like the socket serve binds itself. Answers -1 when not activated. LISTEN_PID, LISTEN_FDS and LISTEN_FDNAMES
-// are removed from the environment either way (the processes serve starts never see them), and
-// the fd is made close-on-exec. `path` gets the socket's path.
+// write permission), like the socket serve binds itself. Answers -1 when not activated. LISTEN_PID,
+// LISTEN_FDS and LISTEN_FDNAMES are removed from the environment either way (the processes serve
+// starts never see them), and the fd is made close-on-exec. `path` gets the socket's path.
 Result<int> activated_socket(std::string& path);
 
 }  // namespace controller::serve

@@ -502,9 +502,10 @@ Result<void> Server::listen() {
     pipe_->data = this;
     int rc = uv_pipe_open(pipe_, config_.activated_fd);
     if (rc == 0) rc = uv_listen(reinterpret_cast<uv_stream_t*>(pipe_), 64, on_unix);
-    if (rc != 0)
+    if (rc != 0) {
       return fail(Code::kInternal, "serve: listen on the activated socket " + config_.socket_path +
                                        ": " + uv_strerror(rc));
+    }
   } else if (lstat(config_.socket_path.c_str(), &st) == 0) {
     // The socket: refused when something that is not a stale socket of ours holds the path.
     if (!S_ISSOCK(st.st_mode) || st.st_uid != geteuid())
@@ -521,9 +522,10 @@ Result<void> Server::listen() {
       return fail(Code::kInternal, "serve: unlink the stale socket " + config_.socket_path + ": " + std::strerror(errno));
   }
   if (config_.activated_fd < 0) {
-    if (config_.socket_path.size() >= sizeof(sockaddr_un{}.sun_path))
+    if (config_.socket_path.size() >= sizeof(sockaddr_un{}.sun_path)) {
       return fail(Code::kUsage, "serve: the socket path " + config_.socket_path +
                                     " is too long for a unix socket");
+    }
     pipe_ = new uv_pipe_t{};
     uv_pipe_init(config_.loop, pipe_, 0);
     pipe_->data = this;
@@ -533,9 +535,10 @@ Result<void> Server::listen() {
     umask(old);
     if (rc == 0) rc = chmod(config_.socket_path.c_str(), 0600) == 0 ? 0 : -errno;
     if (rc == 0) rc = uv_listen(reinterpret_cast<uv_stream_t*>(pipe_), 64, on_unix);
-    if (rc != 0)
+    if (rc != 0) {
       return fail(Code::kInternal,
                   "serve: listen on " + config_.socket_path + ": " + uv_strerror(rc));
+    }
   }
   int rc = 0;
   if (!config_.tcp_host.empty()) {

@@ -35,8 +35,9 @@ void Metrics::operation_finished(const std::string& kind, const std::string& res
   std::lock_guard<std::mutex> lock(mutex_);
   ++operations_[{kind, result}];
   Histogram& h = durations_[kind];
-  for (std::size_t i = 0; i < std::size(kDurationBuckets); ++i)
+  for (std::size_t i = 0; i < std::size(kDurationBuckets); ++i) {
     if (seconds <= kDurationBuckets[i]) ++h.buckets[i];
+  }
   ++h.count;
   h.sum += seconds;
 }
@@ -66,11 +67,14 @@ std::string Metrics::render(const nlohmann::json& list, std::size_t running) con
     std::map<std::string, std::uint64_t> by_state = {
         {"running", 0},      {"stopped", 0},   {"stopped-idle", 0}, {"unreachable", 0},
         {"needs-access", 0}, {"preparing", 0}, {"failed", 0}};
-    for (const nlohmann::json& s : list["spaces"])
-      if (s.is_object() && s.contains("state") && s["state"].is_string())
+    for (const nlohmann::json& s : list["spaces"]) {
+      if (s.is_object() && s.contains("state") && s["state"].is_string()) {
         ++by_state[s["state"].get<std::string>()];
-    for (const auto& [state, n] : by_state)
+      }
+    }
+    for (const auto& [state, n] : by_state) {
       out += "spacectl_spaces{state=\"" + label(state) + "\"} " + std::to_string(n) + "\n";
+    }
   }
   out += "# HELP spacectl_operations_running Long operations running now.\n";
   out += "# TYPE spacectl_operations_running gauge\n";
@@ -81,18 +85,20 @@ std::string Metrics::render(const nlohmann::json& list, std::size_t running) con
       "# HELP spacectl_operations_total Long operations finished, by kind and result (done or "
       "failed).\n";
   out += "# TYPE spacectl_operations_total counter\n";
-  for (const auto& [key, n] : operations_)
+  for (const auto& [key, n] : operations_) {
     out += "spacectl_operations_total{kind=\"" + label(key.first) + "\",result=\"" +
            label(key.second) + "\"} " + std::to_string(n) + "\n";
+  }
   out +=
       "# HELP spacectl_operation_duration_seconds How long finished long operations took, by "
       "kind.\n";
   out += "# TYPE spacectl_operation_duration_seconds histogram\n";
   for (const auto& [kind, h] : durations_) {
     const std::string k = "kind=\"" + label(kind) + "\"";
-    for (std::size_t i = 0; i < std::size(kDurationBuckets); ++i)
+    for (std::size_t i = 0; i < std::size(kDurationBuckets); ++i) {
       out += "spacectl_operation_duration_seconds_bucket{" + k + ",le=\"" +
              number(kDurationBuckets[i]) + "\"} " + std::to_string(h.buckets[i]) + "\n";
+    }
     out += "spacectl_operation_duration_seconds_bucket{" + k + ",le=\"+Inf\"} " +
            std::to_string(h.count) + "\n";
     out += "spacectl_operation_duration_seconds_sum{" + k + "} " + number(h.sum) + "\n";
@@ -102,14 +108,16 @@ std::string Metrics::render(const nlohmann::json& list, std::size_t running) con
       "# HELP spacectl_dispatcher_requests_total Requests and sockets for spaces' inner servers, "
       "by the status answered.\n";
   out += "# TYPE spacectl_dispatcher_requests_total counter\n";
-  for (const auto& [status, n] : dispatcher_)
+  for (const auto& [status, n] : dispatcher_) {
     out += "spacectl_dispatcher_requests_total{status=\"" + std::to_string(status) + "\"} " +
            std::to_string(n) + "\n";
+  }
   out += "# HELP spacectl_api_requests_total Answers of serve's own routes, by status.\n";
   out += "# TYPE spacectl_api_requests_total counter\n";
-  for (const auto& [status, n] : api_)
+  for (const auto& [status, n] : api_) {
     out += "spacectl_api_requests_total{status=\"" + std::to_string(status) + "\"} " +
            std::to_string(n) + "\n";
+  }
   return out;
 }
 

@@ -182,7 +182,7 @@ Route make_router(ServeContext& ctx) {
 
     if (pattern == "/v1/health")
       return now(200, {{"ok", true}, {"operations_running", ctx.operations->running()}, {"idle_stop_test_override", ctx.idle->test_override()}});
-    if (pattern == "/v1/metrics")
+    if (pattern == "/v1/metrics") {
       return with_env(ctx, [&ctx](Env& e) {
         Result<json> list = e.manager->list();
         Response out;
@@ -190,6 +190,7 @@ Route make_router(ServeContext& ctx) {
         out.text = ctx.metrics->render(list ? *list : json(), ctx.operations->running());
         return out;
       });
+    }
     if (pattern == "/v1/place/check") return with_env(ctx, [](Env& e) { return answer(e.manager->check()); });
     if (pattern == "/v1/spaces" && m == "GET") return with_env(ctx, [](Env& e) { return answer(e.manager->list()); });
     if (pattern == "/v1/spaces" && m == "POST") {
@@ -401,8 +402,9 @@ Route make_router(ServeContext& ctx) {
       out.id = id;
       if (b->contains("timeout_seconds")) {
         if (!(*b)["timeout_seconds"].is_number_integer() || (*b)["timeout_seconds"] < 1 ||
-            (*b)["timeout_seconds"] > 86400)
+            (*b)["timeout_seconds"] > 86400) {
           return now_error(400, "invalid_argument", "code out: timeout_seconds is 1 to 86400");
+        }
         out.timeout_seconds = (*b)["timeout_seconds"].get<int>();
       }
       return accepted(ctx.operations->start("code-out", id,
@@ -425,19 +427,22 @@ Route make_router(ServeContext& ctx) {
       std::string as;
       if (!get_string(*b, "as", as) || (as != "branch" && as != "changes") ||
           !get_string(*b, "branch", apply.branch) ||
-          (b->contains("remove_afterwards") && !(*b)["remove_afterwards"].is_boolean()))
+          (b->contains("remove_afterwards") && !(*b)["remove_afterwards"].is_boolean())) {
         return now_error(
             400, "invalid_argument",
             "apply: as is branch or changes, branch a string, remove_afterwards true or false");
+      }
       apply.as_branch = as == "branch";
       apply.as_changes = as == "changes";
       apply.remove_afterwards = b->value("remove_afterwards", false);
-      if (apply.as_branch && (apply.branch.empty() || apply.remove_afterwards))
+      if (apply.as_branch && (apply.branch.empty() || apply.remove_afterwards)) {
         return now_error(
             400, "invalid_argument",
             "apply " + id + ": as branch needs a branch name and takes no remove_afterwards");
-      if (apply.as_changes && b->contains("branch"))
+      }
+      if (apply.as_changes && b->contains("branch")) {
         return now_error(400, "invalid_argument", "apply " + id + ": as changes takes no branch");
+      }
       return accepted(ctx.operations->start("apply", id,
                                             [&ctx, apply](const Say& say) mutable -> Result<json> {
                                               Result<Env> env = ctx.make_env();
@@ -447,8 +452,9 @@ Route make_router(ServeContext& ctx) {
                                             }),
                       id);
     }
-    if (pattern == "/v1/spaces/{id}/apply-state")
+    if (pattern == "/v1/spaces/{id}/apply-state") {
       return with_env(ctx, [id](Env& e) { return answer(code::apply_state(*e.manager, id)); });
+    }
     if (pattern == "/v1/spaces/{id}/escape-test") {
       Result<json> b = body_object(req, {"only", "exhaustion"});
       if (!b) return now(400, error_body("invalid_argument", b.error().message));

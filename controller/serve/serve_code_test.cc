@@ -47,8 +47,9 @@ TEST_F(ServeTest, CodeOutApplyAndApplyStateAnswerLikeTheCli) {
   for (const char* bad :
        {R"({"as":"branch"})", R"({"as":"tree","branch":"x"})", R"({"as":"changes","branch":"x"})",
         R"({"as":"branch","branch":"x","remove_afterwards":true})",
-        R"({"as":"changes","remove_afterwards":"yes"})"})
+        R"({"as":"changes","remove_afterwards":"yes"})"}) {
     EXPECT_EQ(call("POST", at_path("/v1/spaces/{id}/apply", kId), bad).status, 400) << bad;
+  }
 
   // A repository whose result ref holds the space's work, as code out promotes it.
   const std::string repo = dir_ + "/repo";
@@ -138,10 +139,11 @@ std::vector<Sample> parse_exposition(const std::string& text, std::string& probl
     std::smatch m;
     if (line.rfind("# HELP ", 0) == 0) continue;
     if (line.rfind("# TYPE ", 0) == 0) {
-      if (!std::regex_match(line, m, type_line))
+      if (!std::regex_match(line, m, type_line)) {
         problem += "bad TYPE line: " + line + "\n";
-      else
+      } else {
         typed.insert(m[1].str());
+      }
       continue;
     }
     if (!std::regex_match(line, m, sample_line)) {
@@ -152,15 +154,18 @@ std::vector<Sample> parse_exposition(const std::string& text, std::string& probl
     smp.name = m[1].str();
     smp.value = std::strtod(m[4].str().c_str(), nullptr);
     std::string family = smp.name;
-    for (const char* suffix : {"_bucket", "_sum", "_count"})
+    for (const char* suffix : {"_bucket", "_sum", "_count"}) {
       if (!typed.count(family) && family.size() > std::strlen(suffix) &&
-          family.compare(family.size() - std::strlen(suffix), std::string::npos, suffix) == 0)
+          family.compare(family.size() - std::strlen(suffix), std::string::npos, suffix) == 0) {
         family = family.substr(0, family.size() - std::strlen(suffix));
+      }
+    }
     if (!typed.count(family)) problem += "sample before its TYPE: " + line + "\n";
     const std::string labels = m[3].str();
     for (auto it = std::sregex_iterator(labels.begin(), labels.end(), label_pair);
-         it != std::sregex_iterator(); ++it)
+         it != std::sregex_iterator(); ++it) {
       smp.labels[(*it)[1].str()] = (*it)[2].str();
+    }
     out.push_back(std::move(smp));
   }
   return out;
@@ -182,8 +187,9 @@ TEST_F(ServeTest, MetricsCountSpacesOperationsAndDispatcherAnswersInTheExpositio
   EXPECT_EQ(problem, "") << a.body;
   auto value = [&](const std::string& name,
                    const std::map<std::string, std::string>& labels) -> double {
-    for (const Sample& x : samples)
+    for (const Sample& x : samples) {
       if (x.name == name && x.labels == labels) return x.value;
+    }
     ADD_FAILURE() << "no sample " << name << " in\n" << a.body;
     return -1;
   };

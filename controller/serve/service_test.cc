@@ -137,8 +137,9 @@ TEST(ActivationTest, ListenVariablesAreReadForThisProcessOnly) {
             0);  // inherited from the process started before
   EXPECT_EQ(listen_fds_count("42", "1", 42).value(), 1);
   EXPECT_EQ(listen_fds_count("42", "2", 42).value(), 2);
-  for (const char* bad : {"", "-1", "01", "1x", "65", "99999999999"})
+  for (const char* bad : {"", "-1", "01", "1x", "65", "99999999999"}) {
     EXPECT_FALSE(listen_fds_count("42", bad, 42)) << bad;
+  }
   EXPECT_FALSE(listen_fds_count("4x", "1", 42));
 }
 
@@ -160,8 +161,9 @@ class ActivatedServeTest : public ServiceUnitTest {
              static_cast<char*>(nullptr));
       _exit(127);
     }
-    for (int i = 0; i < 200 && read_text(err_path).find("Listening on") == std::string::npos; ++i)
+    for (int i = 0; i < 200 && read_text(err_path).find("Listening on") == std::string::npos; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
     if (others_may_connect) {
       EXPECT_EQ(chmod(sock.c_str(), 0666), 0);
     }
@@ -198,8 +200,9 @@ TEST_F(ActivatedServeTest, ASocketOthersCouldOpenIsRefused) {
       testing::http_exchange(fd, testing::request_text("GET", "/v1/health", "", ""));
   EXPECT_EQ(a.status, 0) << "serve answered on a socket anyone may open";
   int status = 0;
-  for (int i = 0; i < 200 && waitpid(pid, &status, WNOHANG) == 0; ++i)
+  for (int i = 0; i < 200 && waitpid(pid, &status, WNOHANG) == 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   EXPECT_NE(read_text(err).find("no one else may connect to"), std::string::npos) << read_text(err);
   stop(pid);
 }

@@ -96,6 +96,11 @@ int main(int argc, char** argv) {
     std::ofstream(std::string(std::getenv("FAKE_DOCKER_STATE")) + "/network", std::ios::app) << stdin_bytes << "\n";
     pause("FAKE_DOCKER_EXEC_DELAY_AFTER_MS");
   }
+  // FAKE_DOCKER_EXEC_WAIT_FOR=<path>: every exec waits (at most 60 s) until that file exists, so a
+  // test can hold a spacectl inside its exec, under its space's lock, for as long as it needs.
+  if (const char* wait_for = std::getenv("FAKE_DOCKER_EXEC_WAIT_FOR");
+      first == "exec" && wait_for != nullptr)
+    for (int i = 0; i < 6000 && access(wait_for, F_OK) != 0; ++i) ::usleep(10000);
   if (first == "exec") {
     std::cout << "{\"ok\":true,\"ready\":true,\"grants\":[]}\n";
     // FAKE_DOCKER_EXEC_EXIT=N: the command inside exits N; FAKE_DOCKER_EXEC_STDERR: what it printed.

@@ -246,10 +246,11 @@ TEST_F(RelayTest, SixtyFifthTunnelGets503AndASlotFreesAtOnce) {
   for (int i = 0; i < 50 && !reopened; ++i) {
     auto again = gk_it::open_tunnel(gk->corridor, "public.test:443", "HOLD\n");
     reopened = again.head == gk_it::k200;
-    if (reopened)
+    if (reopened) {
       held.push_back(again.fd);
-    else
+    } else {
       close(again.fd);
+    }
     if (!reopened) usleep(20000);
   }
   EXPECT_TRUE(reopened);

@@ -159,8 +159,9 @@ void measure_spun(const Path& gatekeeper, const Options& o, RunInfo* info) {
     progress("CONNECT→200 while " + spun.description);
     usleep(500000);  // the spinners reach their quota before the first sample
     std::vector<Latency> rounds;
-    for (int done = 0; done < o.connections; done += kLatencyRound)
+    for (int done = 0; done < o.connections; done += kLatencyRound) {
       rounds.push_back(connect_latency(gatekeeper.route, std::min(kLatencyRound, o.connections - done), false));
+    }
     load.stop();
     spun.latency = combine(rounds);
     info->spun.push_back(spun);
@@ -226,8 +227,9 @@ int run_benchmark(const Options& o) {
     if (p.result.error.empty()) live.push_back(&p);
   }
   measure_interleaved(live, paths.front().route, o, &info);
-  for (Path* p : live)
+  for (Path* p : live) {
     if (p->proxy.pid > 0 && p->proxy.name == "gatekeeper") measure_spun(*p, o, &info);
+  }
   std::vector<PathResult> results;
   for (Path& p : paths) {
     if (p.proxy.pid > 0) {

@@ -92,7 +92,8 @@ int main(int argc, char** argv) {
   // Through the dispatcher.
   std::vector<long long> us;
   long long total = 0;
-  std::atomic<int> streams{0};  // bridge streams the dispatcher opened (each one docker exec); counted on the pool
+  std::atomic<int> streams{
+      0};  // bridge streams the dispatcher opened (each one docker exec); counted on the pool
   {
     dispatch_test::Acceptor acceptor([&place, &streams](controller::dispatch::DispatcherConfig& c) {
       c.list_spaces = [&place]() -> controller::Result<std::vector<std::string>> {
@@ -142,7 +143,8 @@ int main(int argc, char** argv) {
   std::printf("| through the dispatcher (pooled docker exec + spacectl-bridge) | %.0f | %.3f |\n", per_s(total),
               static_cast<double>(p50) / 1000.0);
   // Login and the requests share the pool: 1 or 2 here means every request reused a stream.
-  std::printf("\nbridge streams opened (docker exec): %d; load average at the end: ", streams.load());
+  std::printf("\nbridge streams opened (docker exec): %d; load average at the end: ",
+              streams.load());
   if (FILE* f = std::fopen("/proc/loadavg", "r")) {
     char line[128] = {};
     if (std::fgets(line, sizeof line, f) != nullptr) std::printf("%s", line);

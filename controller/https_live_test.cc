@@ -1,0 +1,289 @@
+// Live Docker (LABEL docker; skip without an engine, fail under CI=true): the default space image
+// is one an agent can work in. From inside a real space, Debian's curl fetches an allowed name over
+// HTTPS through the corridor (the space's own https_proxy), and the same request to a name that is
+// not on the allowlist fails at the corridor; git works in the space.
+//
+// The upstream: a TLS server in this process (tests/integration/http_upstream.h, a test CA made
+// here) on the host's address of a bridge in 198.18.0.0/15 that this test creates; a relay
+// container on that bridge answers as `upstream.test` and `blocked.test` (Docker's DNS, which the
+// gatekeeper's resolver asks) and pipes each connection to it. The space runs behind the TEST-ONLY
+// gatekeeper (198.18.0.0/15 counts as public there; the release gatekeeper refuses it). The test
+// CA goes into the space's /tmp for this test only: curl is given it with --cacert, and without it
+// the same fetch fails verification, so the image trusts Debian's bundle and nothing else.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "controller/docker_place.h"
+#include "controller/escape_host.h"
+#include "controller/process.h"
+#include "tests/integration/http_upstream.h"
+#include "tests/support/environment.h"
+
+namespace controller {
+namespace {
+
+using nlohmann::json;
+
+const std::string kBin = std::string(GK_BINARY_DIR) + "/bin";
+
+bool exists(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
+
+ProcessOutcome docker(std::vector<std::string> args) {
+  ProcessRequest r;
+  r.argv = {"docker"};
+  r.argv.insert(r.argv.end(), args.begin(), args.end());
+  r.timeout = std::chrono::minutes(2);
+  return run_process(r);
+}
+
+// The pinned images come from `cmake --build <dir> --target images` (image/CMakeLists.txt).
+bool ensure_images() {
+  if (exists(kBin + "/gatekeeper-test-image.id") && exists(kBin + "/space-image.id")) return true;
+  ProcessRequest r;
+  r.argv = {"cmake", "--build", GK_BINARY_DIR, "--target", "images"};
+  r.timeout = std::chrono::minutes(15);
+  (void)run_process(r);
+  return exists(kBin + "/gatekeeper-test-image.id") && exists(kBin + "/space-image.id");
+}
+
+std::string profile(const std::string& name) {
+  for (const std::string& p :
+       {kBin + "/seccomp/" + name, std::string(GK_SOURCE_DIR) + "/seccomp-profiles/" + name})
+    if (exists(p)) return p;
+  return {};
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::string trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+class HttpsLiveTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    owner_ = "httpstest" + random_hex(6);
+    char tmpl[] = "/tmp/spacectl-https-XXXXXX";
+    state_ = mkdtemp(tmpl);
+  }
+  void TearDown() override {
+    if (gk_test::docker_engine_answers()) {
+      const std::string filter = "label=spacectl.space.owner=" + owner_;
+      for (const std::vector<std::string>& kind :
+           {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
+        std::vector<std::string> args = kind;
+        args.insert(args.end(), {"-q", "--filter", filter});
+        EXPECT_EQ(docker(args).out, "") << "left behind (" << kind[0] << ") for owner " << owner_;
+      }
+    }
+    std::error_code ignored;
+    std::filesystem::remove_all(state_, ignored);
+  }
+  bool ready() {
+    return gk_test::docker_engine_answers() && ensure_images() && !profile("space.json").empty() &&
+           !profile("gatekeeper.json").empty();
+  }
+  ProcessOutcome spacectl(const std::vector<std::string>& args, const std::string& stdin_bytes = {},
+                          bool as_json = true) {
+    ProcessRequest r;
+    r.argv = {SPACECTL,
+              "--owner",
+              owner_,
+              "--state-dir",
+              state_,
+              "--gatekeeper-image-file",
+              kBin + "/gatekeeper-test-image.id",
+              "--space-image-file",
+              kBin + "/space-image.id",
+              "--seccomp-space",
+              profile("space.json"),
+              "--seccomp-gatekeeper",
+              profile("gatekeeper.json")};
+    if (as_json) r.argv.push_back("--json");
+    r.argv.insert(r.argv.end(), args.begin(), args.end());
+    r.stdin_bytes = stdin_bytes;
+    r.timeout = std::chrono::minutes(2);
+    return run_process(r);
+  }
+  // A command in the space, as its user; the space's environment (https_proxy) applies.
+  ProcessOutcome inside(const std::string& id, const std::vector<std::string>& argv,
+                        const std::string& stdin_bytes = {}) {
+    std::vector<std::string> args = {"space", "exec", id, "--"};
+    args.insert(args.end(), argv.begin(), argv.end());
+    return spacectl(args, stdin_bytes, false);
+  }
+  // The corridor's journal records as "decision host:port".
+  std::vector<std::string> corridor_records(const std::string& id) {
+    std::vector<std::string> out;
+    const json records = json::parse(spacectl({"journal", id}).out, nullptr, false);
+    if (records.is_object() && records.contains("records") && records["records"].is_array())
+      for (const json& r : records["records"])
+        if (r.is_object() && r.value("listener", "") == "corridor")
+          out.push_back(r.value("decision", "") + " " + r.value("host", "") + ":" +
+                        std::to_string(r.value("port", 0)));
+    return out;
+  }
+
+  std::string owner_, state_;
+};
+
+TEST_F(HttpsLiveTest, CurlFetchesAnAllowedNameThroughTheCorridorAndNotAnotherName) {
+  GK_REQUIRE(ready(),
+             "no Docker engine, pinned images (cmake --build --target images) or seccomp profiles");
+  ProcessOutcome o = spacectl({"space", "create", "--name", "https", "--memory", "256m"});
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  const std::string id = json::parse(o.out)["id"];
+  const std::string bridge = "gk-" + id + "-https-upstream", relay = "gk-" + id + "-https-relay";
+  bool bridge_made = false;
+  std::unique_ptr<gk_it::HttpUpstream> upstream;
+  // However the body ends: the space, the relay and the upstream, then the bridge.
+  struct AtEnd {
+    std::function<void()> run;
+    ~AtEnd() { run(); }
+  } at_end{[&] {
+    const ProcessOutcome removed = spacectl({"space", "remove", id});
+    EXPECT_EQ(removed.exit_code, 0) << removed.out << removed.err;
+    (void)docker({"rm", "--force", relay});
+    upstream.reset();
+    if (bridge_made) {
+      EXPECT_TRUE(docker({"network", "rm", bridge}).succeeded());
+    }
+  }};
+
+  std::string gateway;  // the host's address on the bridge, where the TLS upstream listens
+  for (int attempt = 0; attempt < 5 && !bridge_made;
+       ++attempt) {  // a parallel test may take the /24 first
+    const std::string subnet = pick_test_subnet();
+    if (subnet.empty()) break;
+    bridge_made = docker({"network", "create", "--driver", "bridge", "--internal", "--subnet",
+                          subnet, "--label", "spacectl.space.owner=" + owner_, bridge})
+                      .succeeded();
+    if (bridge_made) gateway = subnet.substr(0, subnet.rfind('.')) + ".1";
+  }
+  ASSERT_TRUE(bridge_made) << "no test bridge on a free /24 of 198.18.0.0/15";
+  const gk_it::TestPki pki = gk_it::make_test_pki(state_, {"upstream.test", "blocked.test"});
+  ASSERT_TRUE(pki.ok);
+  const int listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in sin{};
+  sin.sin_family = AF_INET;
+  inet_pton(AF_INET, gateway.c_str(), &sin.sin_addr);
+  socklen_t length = sizeof sin;
+  const bool listening = listen_fd >= 0 &&
+                         bind(listen_fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin) == 0 &&
+                         listen(listen_fd, 16) == 0 &&
+                         getsockname(listen_fd, reinterpret_cast<sockaddr*>(&sin), &length) == 0;
+  const int listen_errno = errno;
+  if (!listening && listen_fd >= 0) close(listen_fd);
+  ASSERT_TRUE(listening) << "listen on " << gateway << ": " << std::strerror(listen_errno);
+  upstream =
+      std::make_unique<gk_it::HttpUpstream>(listen_fd, &pki);  // closes the socket when reset
+
+  // The relay: the space image's busybox nc, hardened like a space, answering on 443 under both
+  // names and piping each connection to the upstream.
+  const std::string image = trimmed(read_text(kBin + "/space-image.id"));
+  o = docker({"run",
+              "--detach",
+              "--name",
+              relay,
+              "--network",
+              bridge,
+              "--network-alias",
+              "upstream.test",
+              "--network-alias",
+              "blocked.test",
+              "--read-only",
+              "--cap-drop",
+              "ALL",
+              "--security-opt",
+              "no-new-privileges",
+              "--user",
+              "70000:70000",
+              "--pids-limit",
+              "64",
+              "--memory",
+              "64m",
+              "--label",
+              "spacectl.space.owner=" + owner_,
+              image,
+              "nc",
+              "-ll",
+              "-p",
+              "443",
+              "-e",
+              "nc",
+              gateway,
+              std::to_string(ntohs(sin.sin_port))});
+  ASSERT_TRUE(o.succeeded()) << o.describe();
+  ASSERT_TRUE(docker({"network", "connect", bridge, "gk-" + id + "-gatekeeper"}).succeeded());
+  o = spacectl({"network", "set", id, "--mode", "allowlist", "--domain", "upstream.test"});
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  o = inside(id, {"sh", "-c", "cat > /tmp/test-ca.pem"}, read_text(pki.ca_file));
+  ASSERT_EQ(o.exit_code, 0) << o.describe();
+
+  // The allowed name, over HTTPS, through the corridor the space's environment names.
+  const ProcessOutcome fetched =
+      inside(id, {"curl", "--silent", "--show-error", "--max-time", "20", "--cacert",
+                  "/tmp/test-ca.pem", "https://upstream.test/hello"});
+  EXPECT_EQ(fetched.exit_code, 0) << fetched.describe() << "\ncorridor: "
+                                  << ::testing::PrintToString(corridor_records(id));
+  EXPECT_EQ(fetched.out, "ok /hello\n");
+  const std::vector<gk_it::SeenRequest> seen = upstream->requests();
+  ASSERT_EQ(seen.size(), 1u) << "requests at the upstream after " << upstream->connections
+                             << " connections";
+  EXPECT_EQ(seen[0].method, "GET");
+  EXPECT_EQ(seen[0].target, "/hello");
+  EXPECT_EQ(seen[0].host, "upstream.test");
+
+  // Without the test CA the same fetch fails verification (curl exit 60): the image trusts
+  // Debian's bundle only, and the test CA is in no image.
+  const ProcessOutcome untrusted =
+      inside(id, {"curl", "--silent", "--max-time", "20", "https://upstream.test/untrusted"});
+  EXPECT_EQ(untrusted.exit_code, 60) << untrusted.describe();
+
+  // A name the allowlist does not hold: the corridor answers the CONNECT with 403 (curl exit 56)
+  // and nothing reaches the upstream, though the relay answers that name too.
+  const ProcessOutcome refused =
+      inside(id, {"curl", "--silent", "--show-error", "--max-time", "20", "--cacert",
+                  "/tmp/test-ca.pem", "https://blocked.test/hello"});
+  EXPECT_EQ(refused.exit_code, 56) << refused.describe();
+  EXPECT_NE(refused.err.find("403"), std::string::npos) << refused.err;
+  EXPECT_EQ(upstream->requests().size(), 1u);
+  const std::vector<std::string> records = corridor_records(id);
+  EXPECT_EQ(std::count(records.begin(), records.end(), "allow upstream.test:443"), 2)
+      << ::testing::PrintToString(records);
+  EXPECT_EQ(std::count(records.begin(), records.end(), "deny:not-on-allowlist blocked.test:443"), 1)
+      << ::testing::PrintToString(records);
+
+  // git works in the space: a repository, a commit by the space's user, its log.
+  const ProcessOutcome git =
+      inside(id, {"sh", "-c",
+                  "git init -q /tmp/g && cd /tmp/g && echo hi > a && git add a && "
+                  "git -c user.name=agent -c user.email=agent@example.invalid commit -qm first && "
+                  "git log --format=%s && git status --porcelain | wc -l"});
+  EXPECT_EQ(git.exit_code, 0) << git.describe();
+  EXPECT_EQ(git.out, "first\n0\n");
+}
+
+}  // namespace
+}  // namespace controller
