@@ -14,7 +14,8 @@ inline constexpr std::size_t kMaxRecordWordBytes = 64;    // a step, history or 
 inline constexpr std::size_t kMaxRecordPathBytes = 4096;  // PATH_MAX
 inline constexpr std::size_t kMaxRecordMessageBytes =
     16384;  // a failed creation's message (longer is cut on write)
-inline constexpr std::size_t kMaxRecordDepth = 4;  // nothing a record holds nests deeper than 3
+// The deepest member a record holds: grants[i].source.argv[j] of a helper grant (depth 5).
+inline constexpr std::size_t kMaxRecordDepth = 5;
 
 Result<void> check_record_fields(const SpaceRecord& record, const std::string& what);
 

@@ -69,9 +69,16 @@ TEST(RecordReaderTest, AMemberNamedTwiceIsRefusedNotTheLastOneWins) {
 }
 
 TEST(RecordReaderTest, NestingAtTheLimitIsReadAndOneDeeperIsRefused) {
-  // A grant's members sit at depth 3; an array inside one reaches the limit's next level.
+  // A grant's members sit at depth 3; a helper grant's source.argv holds strings at depth 5 (the
+  // limit); two arrays inside a member reach the level past it.
+  json at_limit = valid();
+  at_limit["grants"][0]["id"] = "tokens";
+  at_limit["grants"][0]["header"] = "authorization";
+  at_limit["grants"][0]["secret"] = true;
+  at_limit["grants"][0]["source"] = {{"kind", "helper"}, {"argv", {"token-helper", "--json"}}};
+  EXPECT_EQ(refusal(at_limit), "") << at_limit.dump();
   json doc = valid();
-  doc["grants"][0]["id"] = json::array({json::array({"x"})});
+  doc["grants"][0]["id"] = json::array({json::array({json::array({"x"})})});
   EXPECT_NE(refusal(doc).find("nested deeper than"), std::string::npos);
   std::string deep(100000, '[');
   deep += std::string(100000, ']');
