@@ -11,8 +11,9 @@ bool daemon_unreachable_text(const std::string& err) {
        {"Cannot connect to the Docker daemon", "error during connect",
         "Is the docker daemon running", "dial unix", "connection refused", "context not found",
         "no such host", "Cannot connect to Podman",
-        // docker -H ssh://: the ssh client's own words
-        "ssh: connect to host", "Connection refused", "Host key verification failed",
+        // docker -H ssh://: the ssh client's own words ("ssh: connect to host H port P: Connection
+        // refused"; a bare "Connection refused" is also what a refused probe inside a space prints)
+        "ssh: connect to host", "Host key verification failed",
         "Permission denied (publickey", "kex_exchange_identification"}) {
     if (err.find(marker) != std::string::npos) return true;
   }
