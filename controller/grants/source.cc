@@ -371,7 +371,14 @@ Result<Token> run_helper(const std::vector<std::string>& argv, const HelperLimit
                                                " bytes and was killed");
   }
   if (!o.succeeded()) {
-    return fail(Code::kSecretHelperFailed, what + ": " + terminal_safe(o.describe()));
+    // Only the status: a credential helper's stderr may echo a token, and this text reaches the
+    // terminal, serve's answers and logs.
+    std::string status = o.exited ? "exit " + std::to_string(o.exit_code)
+                                  : (o.spawn_failed || o.wait_errno != 0 ? o.describe()
+                                                                         : "killed by signal " + std::to_string(o.signal));
+    if (!o.err.empty()) status += " (" + std::to_string(o.err.size()) + " bytes on stderr, not shown)";
+    explicit_bzero(o.err.data(), o.err.size());
+    return fail(Code::kSecretHelperFailed, what + ": " + status);
   }
   Result<Token> t = parse_helper_output(o.out, Clock::now());
   if (!t) return fail(t.error().code, what + ": " + t.error().message);

@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (mode == "fail") {
-    std::fprintf(stderr, "token-helper: no login\n");
+    std::fprintf(stderr, "token-helper: no login (last token sk-helper-token-on-stderr)\n");
     return 3;
   }
   std::fprintf(stderr, "token-helper: unknown mode %s\n", mode.c_str());
