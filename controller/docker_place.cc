@@ -305,14 +305,20 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
     return cli_.run(args, what, kChangeTimeout);
   };
   progress("creating_networks");
+  spec.inner_subnet = request.inner_subnet;
+  spec.outer_subnet = request.outer_subnet;
   if (Result<std::string> r = step(inner_network_argv(spec), n.inner); !r) return rollback(r.error());
   if (Result<std::string> r = step(outer_network_argv(spec), n.outer); !r) return rollback(r.error());
-  Result<json> inner = inspect({"network", "inspect", "--", n.inner}, n.inner);
-  if (!inner) return rollback(inner.error());
-  std::string subnet;
-  if (!inner->empty() && (*inner)[0].contains("IPAM") && (*inner)[0]["IPAM"]["Config"].is_array() &&
-      !(*inner)[0]["IPAM"]["Config"].empty())
-    subnet = (*inner)[0]["IPAM"]["Config"][0].value("Subnet", "");
+  // An allocated subnet is known; only one the engine picked is read back (verify compares the
+  // gatekeeper's command with the network as inspected either way).
+  std::string subnet = spec.inner_subnet;
+  if (subnet.empty()) {
+    Result<json> inner = inspect({"network", "inspect", "--", n.inner}, n.inner);
+    if (!inner) return rollback(inner.error());
+    if (!inner->empty() && (*inner)[0].contains("IPAM") && (*inner)[0]["IPAM"]["Config"].is_array() &&
+        !(*inner)[0]["IPAM"]["Config"].empty())
+      subnet = (*inner)[0]["IPAM"]["Config"][0].value("Subnet", "");
+  }
   if (subnet.empty() || subnet.find(':') != std::string::npos)
     return rollback(fail(Code::kCommandFailed, "docker network inspect " + n.inner + ": no IPv4 subnet"));
   progress("creating_volumes");

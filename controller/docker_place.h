@@ -37,6 +37,8 @@ class DockerPlace final : public Place {
   Result<void> remove(const std::string& id) override;
   Result<std::vector<Difference>> verify(const std::string& id) override;
   Result<std::vector<LabelledId>> labelled_ids() override;
+  [[nodiscard]] std::string subnet_pool() const override { return options_.subnet_pool; }
+  Result<std::vector<std::string>> used_subnets() override;
 
   // verify, plus the IDs of the two containers it inspected (start starts exactly these).
   struct Verified {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "controller/errors.h"
+#include "controller/subnets.h"
 #include "controller/verify.h"
 
 namespace controller {
@@ -26,6 +27,8 @@ struct PlaceOptions {
   // into a space; empty: connect is refused with kPlaceUnusable.
   std::string bridge_binary;
   std::string disk_dir;  // the volumes' disk images on a local engine's host (empty: kDefaultDiskDir)
+  // Where the spaces' networks take their subnets (controller/subnets.h; --subnet-pool).
+  std::string subnet_pool = std::string(kDefaultSubnetPool);
 };
 
 struct CheckReport {
@@ -49,6 +52,8 @@ struct CreateRequest {
   std::int64_t nano_cpus = 0;         // 0: default_space_nano_cpus(the place's cores)
   std::int64_t disk_bytes = 0;        // each volume's size; 0: kDefaultDiskBytes
   std::vector<std::string> command;   // empty: a long sleep for the default image, else the image's own
+  // The networks' subnets the manager allocated (controller/subnets.h); empty: the place's choice.
+  std::string inner_subnet, outer_subnet;
   Progress progress;                  // may be empty
 };
 
@@ -101,6 +106,11 @@ class Place {
   // Every id any object of this owner carries (spaces, their volumes and networks, probes), for
   // sweep. The default answers list()'s ids with their created time (controller/sweep.cc).
   virtual Result<std::vector<LabelledId>> labelled_ids();
+  // The pool the manager allocates this place's space networks from (controller/subnets.h);
+  // empty: the place has no networks to allocate.
+  [[nodiscard]] virtual std::string subnet_pool() const { return {}; }
+  // Every subnet the place's networks use now, anyone's (an allocation skips them).
+  virtual Result<std::vector<std::string>> used_subnets() { return std::vector<std::string>{}; }
 };
 
 }  // namespace controller

@@ -109,6 +109,8 @@ struct SpaceSpec {
   std::vector<std::string> blocked_ranges;
   // A `docker --env-file` holding GATEKEEPER_WINDOW; when set, the key is not in the argv.
   std::string env_file;
+  // The networks' subnets (controller/subnets.h); empty: the engine picks from its own pools.
+  std::string inner_subnet, outer_subnet;
 };
 
 // The host's own interface addresses that policy::classify calls public, as "/32" or "/128"
