@@ -117,5 +117,9 @@ class EnvFile {
   std::optional<OwnedTempDir> dir_;  // removed with the file in it
 };
 std::string random_hex(std::size_t bytes);
+// The non-empty lines of a docker CLI's output.
+std::vector<std::string> output_lines(const std::string& text);
+// Whether docker's stderr says the object (container, volume, network) does not exist.
+bool docker_no_such_object(const std::string& err);
 
 }  // namespace controller

@@ -212,7 +212,8 @@ int run(int argc, char** argv) {
   app.add_flag("--version", show_version, "print the version, git revision and pinned image IDs, then exit");
   app.add_flag("--json", as_json, "print one JSON document");
   bool timings = false;
-  app.add_flag("--timings", timings, "print how long each engine call (each process spacectl starts) took, on stderr");
+  app.add_flag("--timings", timings,
+               "print how long each engine call (each process spacectl starts) took, on stderr");
   app.add_option("--place", place_name, "place to use (default docker)");
   app.add_option("--state-dir", state_override, "host records (default $XDG_STATE_HOME/spacectl)");
   app.add_option("--owner", owner_override, "installation id scoping every label (default: made once in the state dir)");
@@ -221,8 +222,8 @@ int run(int argc, char** argv) {
   app.add_option("--seccomp-space", options.seccomp_space, "seccomp profile of the space");
   app.add_option("--seccomp-gatekeeper", options.seccomp_gatekeeper, "seccomp profile of the gatekeeper");
   app.add_option("--subnet-pool", options.subnet_pool,
-                 "IPv4 range the spaces' networks take their /29s from (default " + std::string(controller::kDefaultSubnetPool) +
-                     "; docs/subnets.md)");
+                 "IPv4 range the spaces' networks take their /29s from (default " +
+                     std::string(controller::kDefaultSubnetPool) + "; docs/subnets.md)");
   app.add_option("--disk-dir", options.disk_dir, "where a local place keeps the volumes' disk images (default /var/lib/spacectl/disks)");
 
   auto* place_cmd = app.add_subcommand("place", "the place itself")->require_subcommand(1);

@@ -88,7 +88,8 @@ Result<SpaceLock> Manager::begin_create(CreateRequest& request, const std::strin
   // spacectl allocates meanwhile is in its record, which is read under it.
   if (const std::string pool = place.subnet_pool(); !pool.empty()) {
     Result<std::vector<std::string>> used = place.used_subnets();
-    Result<SpaceSubnets> subnets = used ? allocate_space_subnets(state, request.id, pool, *used) : Result<SpaceSubnets>(used.error());
+    Result<SpaceSubnets> subnets = used ? allocate_space_subnets(state, request.id, pool, *used)
+                                        : Result<SpaceSubnets>(used.error());
     if (!subnets) {
       (void)remove_record(state, request.id);
       return subnets.error();
@@ -137,7 +138,8 @@ void Manager::finish_create(const std::string& id, const Failure* failure, const
     return;
   }
   record->creation.state = "failed";
-  record->subnets = SubnetRecord{};  // the rollback removed the networks: their subnets are free again
+  record->subnets =
+      SubnetRecord{};  // the rollback removed the networks: their subnets are free again
   record->creation.step = step.empty() ? record->creation.step : step;
   record->creation.failure_code = std::string(code_word(failure->code));
   record->creation.failure_message = failure->message;

@@ -262,7 +262,8 @@ std::string call_summary(const std::vector<std::string>& argv) {
     if (argv[i].empty() || argv[i][0] == '-') break;
     out += " " + argv[i];
     ++words;
-    if (argv[i] != "network" && argv[i] != "volume" && argv[i] != "image" && argv[i] != "container") break;
+    if (argv[i] != "network" && argv[i] != "volume" && argv[i] != "image" && argv[i] != "container")
+      break;
   }
   if (argv.size() > words + 1) out += " … " + argv.back().substr(0, 60);
   return out;
@@ -276,7 +277,8 @@ ProcessOutcome run_process(const ProcessRequest& request) {
   if (!timings_on.load() || request.argv.empty()) return run_process_untimed(request);
   const auto start = std::chrono::steady_clock::now();
   ProcessOutcome o = run_process_untimed(request);
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   std::fprintf(stderr, "timing: %7.1f ms  %s\n", ms, call_summary(request.argv).c_str());
   return o;
 }

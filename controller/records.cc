@@ -204,9 +204,9 @@ Result<SpaceRecord> parse_record(const std::string& text, const std::string& wha
   const json doc = json::parse(text, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) return bad("not a JSON object");
   for (auto it = doc.begin(); it != doc.end(); ++it)
-    if (it.key() != "version" && it.key() != "mode" && it.key() != "domains" && it.key() != "grants" && it.key() != "code" &&
-        it.key() != "out" && it.key() != "creation" && it.key() != "idle_stop" && it.key() != "stopped_idle" &&
-        it.key() != "subnets")
+    if (it.key() != "version" && it.key() != "mode" && it.key() != "domains" &&
+        it.key() != "grants" && it.key() != "code" && it.key() != "out" && it.key() != "creation" &&
+        it.key() != "idle_stop" && it.key() != "stopped_idle" && it.key() != "subnets")
       return bad("unknown member " + it.key());
   if (!doc.contains("version") || !doc["version"].is_number_integer() || doc["version"].get<std::int64_t>() != 1) return bad("version is not 1");
   if (!doc.contains("mode") || !doc["mode"].is_string()) return bad("no mode");
@@ -266,8 +266,10 @@ Result<SpaceRecord> parse_record(const std::string& text, const std::string& wha
   }
   if (doc.contains("subnets")) {
     const json& n = doc["subnets"];
-    if (!n.is_object() || n.size() != 2 || !n.contains("inner") || !n.contains("outer") || !n["inner"].is_string() ||
-        !n["outer"].is_string() || !parse_ipv4_net(n["inner"].get<std::string>()) || !parse_ipv4_net(n["outer"].get<std::string>()))
+    if (!n.is_object() || n.size() != 2 || !n.contains("inner") || !n.contains("outer") ||
+        !n["inner"].is_string() || !n["outer"].is_string() ||
+        !parse_ipv4_net(n["inner"].get<std::string>()) ||
+        !parse_ipv4_net(n["outer"].get<std::string>()))
       return bad("subnets is not {inner, outer} of two IPv4 networks");
     record.subnets = {n["inner"].get<std::string>(), n["outer"].get<std::string>()};
   }
@@ -329,7 +331,8 @@ Result<void> write_record(const std::string& dir, const std::string& id, const S
     doc["creation"] = {{"state", record.creation.state}, {"step", record.creation.step}, {"started", record.creation.started},
                        {"failure_code", record.creation.failure_code}, {"failure_message", record.creation.failure_message}};
   if (record.stopped_idle) doc["stopped_idle"] = true;
-  if (!record.subnets.inner.empty()) doc["subnets"] = {{"inner", record.subnets.inner}, {"outer", record.subnets.outer}};
+  if (!record.subnets.inner.empty())
+    doc["subnets"] = {{"inner", record.subnets.inner}, {"outer", record.subnets.outer}};
   if (record.idle_stop.set) doc["idle_stop"] = {{"enabled", record.idle_stop.enabled}, {"hours", record.idle_stop.hours}};
   return write_private(*spaces, id + ".json", doc.dump(2, ' ', true, json::error_handler_t::replace) + "\n");
 }

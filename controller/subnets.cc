@@ -65,10 +65,12 @@ class PoolLock {
     const std::string path = locks + "/subnets.lock";
     const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) return fail(Code::kRecordUnreadable, "open " + path + ": " + std::strerror(errno));
-    struct stat st{};
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022) != 0) {
+    struct stat st {};
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+        (st.st_mode & 022) != 0) {
       close(fd);
-      return fail(Code::kRecordUnreadable, "lock " + path + ": not a private regular file of this user");
+      return fail(Code::kRecordUnreadable,
+                  "lock " + path + ": not a private regular file of this user");
     }
     // 30 s: an allocation is a directory of small records read under it, never an engine call.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -80,7 +82,8 @@ class PoolLock {
       }
       if (std::chrono::steady_clock::now() > deadline) {
         close(fd);
-        return fail(Code::kSpaceBusy, "subnet allocation: " + path + " was held for 30 s by another spacectl");
+        return fail(Code::kSpaceBusy,
+                    "subnet allocation: " + path + " was held for 30 s by another spacectl");
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
@@ -105,8 +108,9 @@ std::optional<Ipv4Net> parse_ipv4_net(std::string_view text) { return parse_net(
 std::optional<Ipv4Net> parse_ipv4_net_loose(std::string_view text) { return parse_net(text, true); }
 
 std::string to_string(const Ipv4Net& net) {
-  return std::to_string(net.base >> 24) + "." + std::to_string((net.base >> 16) & 255) + "." + std::to_string((net.base >> 8) & 255) +
-         "." + std::to_string(net.base & 255) + "/" + std::to_string(net.prefix);
+  return std::to_string(net.base >> 24) + "." + std::to_string((net.base >> 16) & 255) + "." +
+         std::to_string((net.base >> 8) & 255) + "." + std::to_string(net.base & 255) + "/" +
+         std::to_string(net.prefix);
 }
 
 bool overlaps(const Ipv4Net& a, const Ipv4Net& b) { return a.base < b.end() && b.base < a.end(); }
@@ -120,25 +124,33 @@ int prefix_for_hosts(int hosts) {
 Result<Ipv4Net> parse_subnet_pool(std::string_view text) {
   const std::optional<Ipv4Net> pool = parse_ipv4_net(text);
   const std::string shown(text.substr(0, 40));
-  if (!pool) return fail(Code::kInvalidArgument, "subnet pool " + shown + ": not an IPv4 network a.b.c.d/n with its host bits zero");
+  if (!pool)
+    return fail(Code::kInvalidArgument,
+                "subnet pool " + shown + ": not an IPv4 network a.b.c.d/n with its host bits zero");
   if (pool->prefix < kMinPoolPrefix || pool->prefix > kMaxPoolPrefix)
-    return fail(Code::kInvalidArgument, "subnet pool " + shown + ": the prefix must be /" + std::to_string(kMinPoolPrefix) + " to /" +
+    return fail(Code::kInvalidArgument, "subnet pool " + shown + ": the prefix must be /" +
+                                            std::to_string(kMinPoolPrefix) + " to /" +
                                             std::to_string(kMaxPoolPrefix));
   // RFC 1918 private ranges and RFC 6598 shared address space: never routed on the internet.
-  for (const std::string_view allowed : {"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10"})
+  for (const std::string_view allowed :
+       {"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10"})
     if (inside(*pool, *parse_ipv4_net(allowed))) return *pool;
-  return fail(Code::kInvalidArgument, "subnet pool " + shown +
-                                          ": must lie inside 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16 (RFC 1918) or "
-                                          "100.64.0.0/10 (RFC 6598); a public range would take the host's own traffic");
+  return fail(Code::kInvalidArgument,
+              "subnet pool " + shown +
+                  ": must lie inside 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16 (RFC 1918) or "
+                  "100.64.0.0/10 (RFC 6598); a public range would take the host's own traffic");
 }
 
-Result<Ipv4Net> first_free_block(const Ipv4Net& pool, int prefix, const std::vector<Ipv4Net>& used) {
+Result<Ipv4Net> first_free_block(const Ipv4Net& pool, int prefix,
+                                 const std::vector<Ipv4Net>& used) {
   if (prefix < pool.prefix || prefix > 32)
-    return fail(Code::kInvalidArgument, "subnet pool " + to_string(pool) + ": cannot hold a /" + std::to_string(prefix));
+    return fail(Code::kInvalidArgument,
+                "subnet pool " + to_string(pool) + ": cannot hold a /" + std::to_string(prefix));
   std::vector<Ipv4Net> sorted;
   for (const Ipv4Net& u : used)
     if (overlaps(u, pool)) sorted.push_back(u);
-  std::sort(sorted.begin(), sorted.end(), [](const Ipv4Net& a, const Ipv4Net& b) { return a.base < b.base; });
+  std::sort(sorted.begin(), sorted.end(),
+            [](const Ipv4Net& a, const Ipv4Net& b) { return a.base < b.base; });
   const std::uint64_t size = std::uint64_t{1} << (32 - prefix);
   std::uint64_t candidate = pool.base;
   for (const Ipv4Net& u : sorted) {
@@ -149,9 +161,10 @@ Result<Ipv4Net> first_free_block(const Ipv4Net& pool, int prefix, const std::vec
     candidate = (u.end() + size - 1) / size * size;
   }
   if (candidate + size > pool.end())
-    return fail(Code::kPlaceUnusable, "subnet pool " + to_string(pool) + ": no free /" + std::to_string(prefix) + " left (" +
-                                          std::to_string(sorted.size()) +
-                                          " networks in it); remove spaces or set a larger pool with --subnet-pool");
+    return fail(Code::kPlaceUnusable,
+                "subnet pool " + to_string(pool) + ": no free /" + std::to_string(prefix) +
+                    " left (" + std::to_string(sorted.size()) +
+                    " networks in it); remove spaces or set a larger pool with --subnet-pool");
   return Ipv4Net{static_cast<std::uint32_t>(candidate), prefix};
 }
 
@@ -169,13 +182,15 @@ Result<std::vector<std::pair<std::string, Ipv4Net>>> recorded_subnets(const std:
   return out;
 }
 
-Result<SpaceSubnets> allocate_space_subnets(const std::string& state, const std::string& id, std::string_view pool_text,
+Result<SpaceSubnets> allocate_space_subnets(const std::string& state, const std::string& id,
+                                            std::string_view pool_text,
                                             const std::vector<std::string>& engine_subnets) {
   Result<Ipv4Net> pool = parse_subnet_pool(pool_text);
   if (!pool) return pool.error();
   std::vector<Ipv4Net> used;
   for (const std::string& s : engine_subnets)
-    if (const std::optional<Ipv4Net> net = parse_ipv4_net_loose(s); net) used.push_back(*net);  // IPv6 ones never overlap
+    if (const std::optional<Ipv4Net> net = parse_ipv4_net_loose(s); net)
+      used.push_back(*net);  // IPv6 ones never overlap
   Result<PoolLock> lock = PoolLock::acquire(state);
   if (!lock) return lock.error();
   Result<std::vector<std::pair<std::string, Ipv4Net>>> recorded = recorded_subnets(state);

@@ -39,7 +39,9 @@ struct Ipv4Net {
   std::uint32_t base = 0;  // host order, host bits zero
   int prefix = 32;
   [[nodiscard]] std::uint64_t size() const { return std::uint64_t{1} << (32 - prefix); }
-  [[nodiscard]] std::uint64_t end() const { return std::uint64_t{base} + size(); }  // one past the last
+  [[nodiscard]] std::uint64_t end() const {
+    return std::uint64_t{base} + size();
+  }  // one past the last
 };
 
 // Strict "a.b.c.d/n": four decimal octets without leading zeros, 0 ≤ n ≤ 32, host bits zero.
@@ -69,7 +71,8 @@ struct SpaceSubnets {
 // network of the engine, IPv6 ones ignored) are taken; two free blocks of the pool are written
 // into the record of `id` (which must exist: create writes it `preparing` first) and returned.
 // The caller holds the space's lock.
-Result<SpaceSubnets> allocate_space_subnets(const std::string& state, const std::string& id, std::string_view pool,
+Result<SpaceSubnets> allocate_space_subnets(const std::string& state, const std::string& id,
+                                            std::string_view pool,
                                             const std::vector<std::string>& engine_subnets);
 
 // Every block the records in `state` hold, with the id holding it ("<id> inner|outer <subnet>").

@@ -29,8 +29,9 @@ TEST(SubnetsTest, ParsesNetworksStrictly) {
   EXPECT_EQ(to_string(net("10.213.0.0/16")), "10.213.0.0/16");
   EXPECT_EQ(to_string(net("0.0.0.0/0")), "0.0.0.0/0");
   EXPECT_EQ(to_string(net("255.255.255.255/32")), "255.255.255.255/32");
-  for (const char* bad : {"10.213.0.1/16", "010.0.0.0/8", "10.0.0.0/33", "10.0.0/8", "10.0.0.0", "10.0.0.0/", "10.0.0.0/08",
-                          "256.0.0.0/8", "10.0.0.0/8 ", " 10.0.0.0/8", "a.b.c.d/8", "10..0.0/8", "fd00::/64"})
+  for (const char* bad : {"10.213.0.1/16", "010.0.0.0/8", "10.0.0.0/33", "10.0.0/8", "10.0.0.0",
+                          "10.0.0.0/", "10.0.0.0/08", "256.0.0.0/8", "10.0.0.0/8 ", " 10.0.0.0/8",
+                          "a.b.c.d/8", "10..0.0/8", "fd00::/64"})
     EXPECT_FALSE(parse_ipv4_net(bad).has_value()) << bad;
   // An engine's subnet may carry host bits: the block that holds it.
   ASSERT_TRUE(parse_ipv4_net_loose("10.213.0.5/30").has_value());
@@ -48,11 +49,13 @@ TEST(SubnetsTest, EachNetworkGetsTheSmallestBlockThatHoldsItsHosts) {
 }
 
 TEST(SubnetsTest, PoolMustBePrivateAndHoldOneBlock) {
-  for (const char* ok : {"10.213.0.0/16", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "172.31.255.248/29"})
+  for (const char* ok : {"10.213.0.0/16", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16",
+                         "100.64.0.0/10", "172.31.255.248/29"})
     EXPECT_TRUE(parse_subnet_pool(ok).ok()) << ok;
   EXPECT_TRUE(parse_subnet_pool(kDefaultSubnetPool).ok());
-  for (const char* refused : {"172.32.0.0/16", "172.15.0.0/16", "11.0.0.0/8", "8.8.0.0/16", "100.128.0.0/16", "198.18.0.0/15",
-                              "10.0.0.0/30", "0.0.0.0/0", "10.213.0.1/16", "nonsense"}) {
+  for (const char* refused :
+       {"172.32.0.0/16", "172.15.0.0/16", "11.0.0.0/8", "8.8.0.0/16", "100.128.0.0/16",
+        "198.18.0.0/15", "10.0.0.0/30", "0.0.0.0/0", "10.213.0.1/16", "nonsense"}) {
     Result<Ipv4Net> r = parse_subnet_pool(refused);
     ASSERT_FALSE(r.ok()) << refused;
     EXPECT_EQ(r.error().code, Code::kInvalidArgument) << refused;
@@ -65,7 +68,8 @@ TEST(SubnetsTest, FirstFreeBlockSkipsEveryOverlap) {
   EXPECT_EQ(to_string(*first_free_block(pool, 29, {})), "10.213.0.0/29");
   EXPECT_EQ(to_string(*first_free_block(pool, 29, {net("10.213.0.0/29")})), "10.213.0.8/29");
   // A foreign network larger than a block, one inside a block, and one outside the pool.
-  EXPECT_EQ(to_string(*first_free_block(pool, 29, {net("10.213.0.0/25"), net("10.213.0.132/30"), net("10.212.0.0/16")})),
+  EXPECT_EQ(to_string(*first_free_block(
+                pool, 29, {net("10.213.0.0/25"), net("10.213.0.132/30"), net("10.212.0.0/16")})),
             "10.213.0.136/29");
   // A network covering the whole pool leaves nothing.
   EXPECT_FALSE(first_free_block(pool, 29, {net("10.0.0.0/8")}).ok());
@@ -79,19 +83,23 @@ TEST(SubnetsTest, ExhaustionNamesThePool) {
   Result<Ipv4Net> none = first_free_block(pool, 29, {net("10.213.0.0/29"), net("10.213.0.8/29")});
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.error().code, Code::kPlaceUnusable);
-  EXPECT_NE(none.error().message.find("subnet pool 10.213.0.0/28"), std::string::npos) << none.error().message;
+  EXPECT_NE(none.error().message.find("subnet pool 10.213.0.0/28"), std::string::npos)
+      << none.error().message;
   EXPECT_NE(none.error().message.find("--subnet-pool"), std::string::npos) << none.error().message;
 }
 
 TEST(SubnetsTest, RecordKeepsSubnetsAndRefusesBadOnes) {
   const std::string base = R"({"version":1,"mode":"allowlist","domains":[],"grants":[])";
-  Result<SpaceRecord> r = parse_record(base + R"(,"subnets":{"inner":"10.213.0.0/29","outer":"10.213.0.8/29"}})", "t");
+  Result<SpaceRecord> r =
+      parse_record(base + R"(,"subnets":{"inner":"10.213.0.0/29","outer":"10.213.0.8/29"}})", "t");
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->subnets.inner, "10.213.0.0/29");
   EXPECT_EQ(r->subnets.outer, "10.213.0.8/29");
-  for (const char* bad : {R"(,"subnets":{"inner":"10.213.0.0/29"}})", R"(,"subnets":{"inner":"10.213.0.1/29","outer":"10.213.0.8/29"}})",
-                          R"(,"subnets":{"inner":"10.213.0.0/29","outer":8}})", R"(,"subnets":"10.213.0.0/29"})",
-                          R"(,"subnets":{"inner":"10.213.0.0/29","outer":"10.213.0.8/29","x":"y"}})"}) {
+  for (const char* bad :
+       {R"(,"subnets":{"inner":"10.213.0.0/29"}})",
+        R"(,"subnets":{"inner":"10.213.0.1/29","outer":"10.213.0.8/29"}})",
+        R"(,"subnets":{"inner":"10.213.0.0/29","outer":8}})", R"(,"subnets":"10.213.0.0/29"})",
+        R"(,"subnets":{"inner":"10.213.0.0/29","outer":"10.213.0.8/29","x":"y"}})"}) {
     Result<SpaceRecord> b = parse_record(base + bad, "t");
     ASSERT_FALSE(b.ok()) << bad;
     EXPECT_EQ(b.error().code, Code::kRecordUnreadable);
@@ -108,7 +116,8 @@ class SubnetAllocationTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(state_); }
 
   // What begin_create does: a `preparing` record under the space's lock, then the allocation.
-  Result<SpaceSubnets> allocate(const std::string& id, const std::string& pool, const std::vector<std::string>& engine = {}) {
+  Result<SpaceSubnets> allocate(const std::string& id, const std::string& pool,
+                                const std::vector<std::string>& engine = {}) {
     Result<SpaceLock> lock = SpaceLock::acquire(state_, id, "test");
     if (!lock) return lock.error();
     SpaceRecord record;
@@ -140,7 +149,8 @@ TEST_F(SubnetAllocationTest, RecordsTwoBlocksPerSpaceAndReusesThemAfterRemoval) 
   // The pool is full: the error names it, and the refused space's record holds nothing.
   Result<SpaceSubnets> c = allocate("00000000000c", "10.213.0.0/27");
   ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.error().message.find("subnet pool 10.213.0.0/27"), std::string::npos) << c.error().message;
+  EXPECT_NE(c.error().message.find("subnet pool 10.213.0.0/27"), std::string::npos)
+      << c.error().message;
   EXPECT_TRUE(read_record(state_, "00000000000c")->subnets.inner.empty());
 
   // Removing a space's record frees its blocks.
@@ -152,7 +162,9 @@ TEST_F(SubnetAllocationTest, RecordsTwoBlocksPerSpaceAndReusesThemAfterRemoval) 
 }
 
 TEST_F(SubnetAllocationTest, SkipsTheEngineNetworksOfOthers) {
-  Result<SpaceSubnets> a = allocate("00000000000a", "10.213.0.0/24", {"10.213.0.0/28", "10.213.0.17/32", "fd00::/64", "172.17.0.0/16"});
+  Result<SpaceSubnets> a =
+      allocate("00000000000a", "10.213.0.0/24",
+               {"10.213.0.0/28", "10.213.0.17/32", "fd00::/64", "172.17.0.0/16"});
   ASSERT_TRUE(a.ok()) << a.error().message;
   EXPECT_EQ(a->inner, "10.213.0.24/29");
   EXPECT_EQ(a->outer, "10.213.0.32/29");

@@ -127,7 +127,8 @@ Result<json> sweep(Manager& manager, const SweepOptions& options) {
     for (const std::string& id : *ids) {
       if (at_place.count(id) != 0 || SpaceLock::is_held(manager.state, id)) continue;
       Result<SpaceRecord> record = read_record(manager.state, id);
-      if (!record || record->subnets.inner.empty() || record->creation.state == "preparing") continue;
+      if (!record || record->subnets.inner.empty() || record->creation.state == "preparing")
+        continue;
       Result<SpaceLock> lock = SpaceLock::acquire(manager.state, id, "sweep");
       if (lock) held.emplace_back(id, std::move(*lock));
     }
@@ -140,20 +141,27 @@ Result<json> sweep(Manager& manager, const SweepOptions& options) {
     for (const auto& [id, lock] : held) {
       if (carried.count(id) != 0) continue;
       Result<SpaceRecord> record = read_record(manager.state, id);
-      if (!record || record->subnets.inner.empty() || record->creation.state == "preparing") continue;
+      if (!record || record->subnets.inner.empty() || record->creation.state == "preparing")
+        continue;
       const std::string freed = record->subnets.inner + " " + record->subnets.outer;
       record->subnets = SubnetRecord{};
       if (Result<void> w = write_record(manager.state, id, *record); w)
         subnets_freed.push_back({{"id", id}, {"subnets", freed}});
       else
-        failures.push_back({{"id", id}, {"code", std::string(code_word(w.error().code))}, {"message", w.error().message}});
+        failures.push_back({{"id", id},
+                            {"code", std::string(code_word(w.error().code))},
+                            {"message", w.error().message}});
     }
   }
 
   json temp = json::array();
   for (const std::string& path : sweep_temp_dirs(options.temp_base.empty() ? temp_base() : options.temp_base)) temp.push_back(path);
-  return json{{"removed", removed}, {"left", left}, {"records_removed", records_removed}, {"temp_dirs_removed", temp},
-              {"subnets_freed", subnets_freed}, {"failures", failures}};
+  return json{{"removed", removed},
+              {"left", left},
+              {"records_removed", records_removed},
+              {"temp_dirs_removed", temp},
+              {"subnets_freed", subnets_freed},
+              {"failures", failures}};
 }
 
 }  // namespace controller

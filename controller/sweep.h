@@ -35,7 +35,8 @@ struct SweepOptions {
   std::function<void(const std::string& repository, const std::string& id)> remove_refs;
 };
 
-// {"removed":[{id, reason}], "left":[{id, reason}], "records_removed":[id], "temp_dirs_removed":[path],
+// {"removed":[{id, reason}], "left":[{id, reason}], "records_removed":[id],
+// "temp_dirs_removed":[path],
 //  "subnets_freed":[{id, subnets}], "failures":[{id, code, message}]}
 Result<nlohmann::json> sweep(Manager& manager, const SweepOptions& options);
 
