@@ -334,5 +334,25 @@ TEST_F(FakeDockerTest, ASigtermDuringCreateRollsBackWhatWasMade) {
   EXPECT_TRUE(any_call(calls(), {"volume", "rm", "--force", "--"}));
 }
 
+// Users type global options after the subcommand (`spacectl space list --json`); that was refused
+// with "The following argument was not expected: --json".
+TEST_F(FakeDockerTest, GlobalOptionsAreAcceptedAfterTheSubcommand) {
+  ProcessRequest r;
+  r.argv = {spacectl_path(), "space", "list", "--json", "--owner", "testowner", "--state-dir", dir_ + "/state",
+            "--gatekeeper-image-file", dir_ + "/gk.id", "--space-image-file", dir_ + "/space.id"};
+  r.timeout = std::chrono::milliseconds(20000);
+  const ProcessOutcome after = run_process(r);
+  ASSERT_EQ(after.exit_code, 0) << after.out << after.err;
+  const json doc = json::parse(after.out, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << after.out;
+  EXPECT_TRUE(doc.contains("spaces")) << after.out;
+  // An option nobody knows is still refused, by the parent, with CLI11's usage error (exit 2 or
+  // its own code, never 0).
+  r.argv = {spacectl_path(), "space", "list", "--no-such-option"};
+  const ProcessOutcome unknown = run_process(r);
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_NE((unknown.out + unknown.err).find("--no-such-option"), std::string::npos) << unknown.out << unknown.err;
+}
+
 }  // namespace
 }  // namespace controller

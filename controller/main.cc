@@ -196,6 +196,10 @@ int run(int argc, char** argv) {
   CLI::App app{"spacectl: create, check and drive isolated spaces (a hardened container behind its own gatekeeper).", "spacectl"};
   app.footer(kExitCodes);
   app.require_subcommand(1);
+  // Global options (--json, --state-dir, --place, ...) are accepted after the subcommand too, as
+  // users type them (`spacectl space list --json`): an option a subcommand does not know falls
+  // through to its parent. Set before the subcommands are made, which inherit it.
+  app.fallthrough();
   bool as_json = false;
   std::string place_name = "docker", state_override, owner_override;
   const controller::InstallPaths paths = controller::find_install_paths(self_dir());

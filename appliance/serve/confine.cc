@@ -160,6 +160,15 @@ constexpr SeccompRule kTable[] = {
     // --- sanitizer builds only (the asan preset; never the release or test image binaries)
     {"pipe2", SeccompAction::kAllow,
      "ASan/UBSan runtime: IsAccessibleMemoryRange() probes memory by writing it into a pipe"},
+    {"readlink", SeccompAction::kErrnoEacces,
+     "ASan/UBSan runtime: a report first reads /proc/self/exe for the module name; a kill there "
+     "ends the process with SIGSYS before the report is written, hiding the bug it found"},
+    {"open", SeccompAction::kErrnoEacces,
+     "ASan/UBSan runtime: a report opens /proc/self/maps with open(2), not openat; refused "
+     "without a kill for the same reason"},
+    {"ioctl", SeccompAction::kErrnoEacces,
+     "ASan/UBSan runtime: a report asks whether stderr is a terminal (TCGETS) to choose colours",
+     {masked(1, kIoctlMask, TCGETS, "TCGETS")}},
 #endif
 };
 
