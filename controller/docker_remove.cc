@@ -25,31 +25,36 @@ Result<void> DockerPlace::remove_everything(const std::string& id, bool also_by_
   std::size_t labelled = 0;
   if (Result<std::string> r = cli_.run(
           {"ps", "--all", "--filter", by_id, "--filter", by_owner, "--format", "{{.Names}}"}, id);
-      r)
+      r) {
     for (const std::string& l : output_lines(*r)) containers.insert(l), ++labelled;
-  else
+  } else {
     return r.error();
+  }
   if (Result<std::string> r = cli_.run(
           {"volume", "ls", "--filter", by_id, "--filter", by_owner, "--format", "{{.Name}}"}, id);
-      r)
+      r) {
     for (const std::string& l : output_lines(*r)) volumes.insert(l), ++labelled;
-  else
+  } else {
     failures += " " + r.error().message + ";";
+  }
   if (Result<std::string> r = cli_.run(
           {"network", "ls", "--filter", by_id, "--filter", by_owner, "--format", "{{.Name}}"}, id);
-      r)
+      r) {
     for (const std::string& l : output_lines(*r)) networks.insert(l), ++labelled;
-  else
+  } else {
     failures += " " + r.error().message + ";";
-  if (!also_by_name && labelled == 0 && failures.empty())
+  }
+  if (!also_by_name && labelled == 0 && failures.empty()) {
     return fail(Code::kSpaceNotFound,
                 "space remove " + id + ": nothing of this owner carries that id");
+  }
   auto remove = [this](const std::vector<std::string>& args,
                        const std::string& what) -> std::string {
     Result<ProcessOutcome> o = cli_.run_raw(args, what, kChangeTimeout);
     if (!o) return " " + o.error().message + ";";
-    if (!o->succeeded() && !docker_no_such_object(o->err))
+    if (!o->succeeded() && !docker_no_such_object(o->err)) {
       return " docker " + args[0] + " " + what + ": " + o->describe() + ";";
+    }
     return {};
   };
   // Containers, then volumes, then networks: each holds the next
@@ -76,8 +81,9 @@ Result<void> DockerPlace::remove_everything(const std::string& id, bool also_by_
 }
 
 Result<void> DockerPlace::remove(const std::string& id) {
-  if (!is_space_id(id))
+  if (!is_space_id(id)) {
     return fail(Code::kInvalidArgument, "space " + id + ": an id is 12 lowercase hex digits");
+  }
   return remove_everything(id, false);
 }
 

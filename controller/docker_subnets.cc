@@ -9,16 +9,18 @@ namespace controller {
 Result<std::vector<std::string>> DockerPlace::used_subnets() {
   Result<std::string> ids = cli_.run({"network", "ls", "--quiet", "--no-trunc"}, "(all networks)");
   if (!ids) {
-    if (ids.error().code == Code::kCommandFailed)
+    if (ids.error().code == Code::kCommandFailed) {
       return fail(Code::kPlaceUnreachable, ids.error().message);
+    }
     return ids.error();
   }
   std::vector<std::string> args = {"network", "inspect", "--format",
                                    "{{range .IPAM.Config}}{{.Subnet}} {{end}}", "--"};
   std::istringstream in(*ids);
   std::size_t count = 0;
-  for (std::string id; std::getline(in, id);)
+  for (std::string id; std::getline(in, id);) {
     if (!id.empty()) args.push_back(id), ++count;
+  }
   std::vector<std::string> out;
   if (count == 0) return out;
   // A network removed between the two calls makes inspect exit 1 while printing the others: what
@@ -26,8 +28,9 @@ Result<std::vector<std::string>> DockerPlace::used_subnets() {
   Result<ProcessOutcome> o = cli_.run_raw(args, "(all networks)", kQueryTimeout);
   if (!o) return o.error();
   if (!o->succeeded() && o->err.find("No such network") == std::string::npos &&
-      o->err.find("not found") == std::string::npos)
+      o->err.find("not found") == std::string::npos) {
     return fail(Code::kCommandFailed, "docker network inspect (all networks): " + o->describe());
+  }
   std::istringstream words(o->out);
   for (std::string w; words >> w;) out.push_back(w);
   return out;

@@ -124,17 +124,20 @@ int prefix_for_hosts(int hosts) {
 Result<Ipv4Net> parse_subnet_pool(std::string_view text) {
   const std::optional<Ipv4Net> pool = parse_ipv4_net(text);
   const std::string shown(text.substr(0, 40));
-  if (!pool)
+  if (!pool) {
     return fail(Code::kInvalidArgument,
                 "subnet pool " + shown + ": not an IPv4 network a.b.c.d/n with its host bits zero");
-  if (pool->prefix < kMinPoolPrefix || pool->prefix > kMaxPoolPrefix)
+  }
+  if (pool->prefix < kMinPoolPrefix || pool->prefix > kMaxPoolPrefix) {
     return fail(Code::kInvalidArgument, "subnet pool " + shown + ": the prefix must be /" +
                                             std::to_string(kMinPoolPrefix) + " to /" +
                                             std::to_string(kMaxPoolPrefix));
+  }
   // RFC 1918 private ranges and RFC 6598 shared address space: never routed on the internet.
   for (const std::string_view allowed :
-       {"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10"})
+       {"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10"}) {
     if (inside(*pool, *parse_ipv4_net(allowed))) return *pool;
+  }
   return fail(Code::kInvalidArgument,
               "subnet pool " + shown +
                   ": must lie inside 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16 (RFC 1918) or "
@@ -143,12 +146,14 @@ Result<Ipv4Net> parse_subnet_pool(std::string_view text) {
 
 Result<Ipv4Net> first_free_block(const Ipv4Net& pool, int prefix,
                                  const std::vector<Ipv4Net>& used) {
-  if (prefix < pool.prefix || prefix > 32)
+  if (prefix < pool.prefix || prefix > 32) {
     return fail(Code::kInvalidArgument,
                 "subnet pool " + to_string(pool) + ": cannot hold a /" + std::to_string(prefix));
+  }
   std::vector<Ipv4Net> sorted;
-  for (const Ipv4Net& u : used)
+  for (const Ipv4Net& u : used) {
     if (overlaps(u, pool)) sorted.push_back(u);
+  }
   std::sort(sorted.begin(), sorted.end(),
             [](const Ipv4Net& a, const Ipv4Net& b) { return a.base < b.base; });
   const std::uint64_t size = std::uint64_t{1} << (32 - prefix);
@@ -160,11 +165,12 @@ Result<Ipv4Net> first_free_block(const Ipv4Net& pool, int prefix,
     // Overlaps: the next aligned block after it.
     candidate = (u.end() + size - 1) / size * size;
   }
-  if (candidate + size > pool.end())
+  if (candidate + size > pool.end()) {
     return fail(Code::kPlaceUnusable,
                 "subnet pool " + to_string(pool) + ": no free /" + std::to_string(prefix) +
                     " left (" + std::to_string(sorted.size()) +
                     " networks in it); remove spaces or set a larger pool with --subnet-pool");
+  }
   return Ipv4Net{static_cast<std::uint32_t>(candidate), prefix};
 }
 
@@ -176,8 +182,9 @@ Result<std::vector<std::pair<std::string, Ipv4Net>>> recorded_subnets(const std:
     Result<SpaceRecord> record = read_record(state, id);
     // An unreadable record may hold blocks nobody can see: refuse rather than hand them out twice.
     if (!record) return record.error();
-    for (const std::string* s : {&record->subnets.inner, &record->subnets.outer})
+    for (const std::string* s : {&record->subnets.inner, &record->subnets.outer}) {
       if (const std::optional<Ipv4Net> net = parse_ipv4_net(*s); net) out.emplace_back(id, *net);
+    }
   }
   return out;
 }
@@ -188,15 +195,17 @@ Result<SpaceSubnets> allocate_space_subnets(const std::string& state, const std:
   Result<Ipv4Net> pool = parse_subnet_pool(pool_text);
   if (!pool) return pool.error();
   std::vector<Ipv4Net> used;
-  for (const std::string& s : engine_subnets)
-    if (const std::optional<Ipv4Net> net = parse_ipv4_net_loose(s); net)
-      used.push_back(*net);  // IPv6 ones never overlap
+  // IPv6 subnets never overlap an IPv4 pool: they do not parse and are left out.
+  for (const std::string& s : engine_subnets) {
+    if (const std::optional<Ipv4Net> net = parse_ipv4_net_loose(s); net) used.push_back(*net);
+  }
   Result<PoolLock> lock = PoolLock::acquire(state);
   if (!lock) return lock.error();
   Result<std::vector<std::pair<std::string, Ipv4Net>>> recorded = recorded_subnets(state);
   if (!recorded) return recorded.error();
-  for (const auto& [holder, net] : *recorded)
+  for (const auto& [holder, net] : *recorded) {
     if (holder != id) used.push_back(net);
+  }
   Result<Ipv4Net> inner = first_free_block(*pool, prefix_for_hosts(kInnerHosts), used);
   if (!inner) return inner.error();
   used.push_back(*inner);
