@@ -58,14 +58,16 @@ Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id) {
     const std::string prefix = std::string(kWindowEnv) + "=" + std::string(kWindowBase);
     if (env.is_array()) {
       for (const json& e : env) {
-        if (e.is_string() && e.get<std::string>().rfind(prefix, 0) == 0)
+        if (e.is_string() && e.get<std::string>().rfind(prefix, 0) == 0) {
           window = e.get<std::string>().substr(prefix.size());
+        }
       }
     }
     spec.window_key = window;
-    if (window.size() != 64)
+    if (window.size() != 64) {
       out.push_back(
           {"window_key", "Space: " + std::string(kWindowEnv) + " carries no 64-hex window key"});
+    }
   }
   Result<std::string> gk_pin = read_pin(options_.gatekeeper_image_file);
   if (!gk_pin) return gk_pin.error();
@@ -121,16 +123,18 @@ Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id) {
     for (Difference& d : verify_network(doc, want, probe_)) out.push_back(std::move(d));
     std::set<std::string> members = {verified.gatekeeper_id};
     if (inner) members.insert(verified.space_id);
-    for (Difference& d : verify_network_members(doc, name, inner, members))
+    for (Difference& d : verify_network_members(doc, name, inner, members)) {
       out.push_back(std::move(d));
+    }
   }
   for (const std::string& volume : {n.home, n.work}) {
     Result<json> doc = (volume == n.home ? home_inspect : work_inspect).get();
     if (!doc) return doc.error();
     const VolumeExpectation want{volume, options_.owner, id,
                                  disk_image_path(disk_dir(), options_.owner + "-" + volume)};
-    for (Difference& d : verify_volume(doc->empty() ? json() : (*doc)[0], want, loop_probe_))
+    for (Difference& d : verify_volume(doc->empty() ? json() : (*doc)[0], want, loop_probe_)) {
       out.push_back(std::move(d));
+    }
   }
 
   ContainerExpectation space_want = expect_space(spec, *space_profile, *image_env);

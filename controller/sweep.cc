@@ -58,8 +58,9 @@ Result<json> sweep(Manager& manager, const SweepOptions& options) {
   const std::int64_t grace = options.grace.count();
   auto old_enough = [&](std::int64_t created) { return created > 0 && created + grace <= now; };
   auto forget_refs = [&](const SpaceRecord& record, const std::string& id) {
-    if (options.remove_refs && !record.code.repository.empty())
+    if (options.remove_refs && !record.code.repository.empty()) {
       options.remove_refs(record.code.repository, id);
+    }
   };
 
   Result<std::vector<LabelledId>> labelled = manager.place.labelled_ids();
@@ -117,8 +118,9 @@ Result<json> sweep(Manager& manager, const SweepOptions& options) {
       if (at_place.count(id) != 0 || SpaceLock::is_held(manager.state, id)) continue;
       Result<SpaceRecord> record = read_record(manager.state, id);
       if (!record || record->creation.state != "preparing" ||
-          !old_enough(parse_utc_time(record->creation.started)))
+          !old_enough(parse_utc_time(record->creation.started))) {
         continue;
+      }
       Result<SpaceLock> lock = SpaceLock::acquire(manager.state, id, "sweep");
       if (!lock) continue;
       Result<SpaceRecord> again = read_record(manager.state, id);
@@ -170,8 +172,9 @@ Result<json> sweep(Manager& manager, const SweepOptions& options) {
 
   json temp = json::array();
   for (const std::string& path :
-       sweep_temp_dirs(options.temp_base.empty() ? temp_base() : options.temp_base))
+       sweep_temp_dirs(options.temp_base.empty() ? temp_base() : options.temp_base)) {
     temp.push_back(path);
+  }
   return json{{"removed", removed},
               {"left", left},
               {"records_removed", records_removed},
