@@ -123,8 +123,9 @@ int run_serve(const std::vector<std::string>& args) {
   const policy::Address listen_address = local.value();
   const policy::Address loopback = policy::Address::v4(0x7f000001);
 
-  // The window's CA bundle is read now, before confinement forbids opening files.
-  auto tls = TlsContext::load(options.ca_file);
+  // The window's CA bundle is opened now, before confinement forbids opening files (it is read
+  // when the first TLS session starts).
+  auto tls = TlsContext::open(options.ca_file);
   if (!tls) return startup_problem(tls.error().message);
 
   // A write to a peer that already closed must be an error value, never a signal.

@@ -7,6 +7,7 @@
 #   share/gatekeeper-spaces/seccomp/{space,gatekeeper}.json     the profiles
 #   share/doc/gatekeeper-spaces/                     README, SECURITY, docs/, licences
 #   share/man/man1/, bash and zsh completion         (docs/man/, controller/completions/)
+#   lib/systemd/{system,user}/spacectl.{service,socket}  `spacectl serve` as a service (controller/systemd/)
 # Sanitizer and fuzz builds install nothing (their binaries are not what ships).
 if(GK_SANITIZE OR GK_FUZZ)
   return()
@@ -31,6 +32,10 @@ install(FILES docs/README.md docs/architecture.md docs/decisions.md docs/referen
 install(FILES docs/man/spacectl.1 docs/man/gatekeeper.1 docs/man/escape-suite.1 DESTINATION share/man/man1)
 install(FILES controller/completions/spacectl.bash DESTINATION share/bash-completion/completions RENAME spacectl)
 install(FILES controller/completions/_spacectl DESTINATION share/zsh/vendor-completions)
+# `spacectl serve` as a service (controller/systemd/README.md): the system units and the user units,
+# where systemd looks for a package's units (lib/systemd/{system,user} under the prefix).
+install(FILES controller/systemd/spacectl.service controller/systemd/spacectl.socket DESTINATION lib/systemd/system)
+install(FILES controller/systemd/user/spacectl.service controller/systemd/user/spacectl.socket DESTINATION lib/systemd/user)
 # Licences of what the binaries and images carry: the Debian copyright files of the sources we
 # compile in (libuv, c-ares, libseccomp, llhttp) or ship (busybox, git and the libraries git loads
 # in the space image, the CA bundle in both images), and BoringSSL's own LICENSE.

@@ -356,3 +356,60 @@ TEST_F(FakeDockerTest, GlobalOptionsAreAcceptedAfterTheSubcommand) {
 
 }  // namespace
 }  // namespace controller
+
+namespace controller {
+namespace {
+
+// An engine whose inspect answers have the wrong shape (a compromised engine, a proxy in front of
+// it): `space list` answered with an uncaught exception or read past a missing member before;
+// it must answer, list nothing it cannot read, and never crash.
+TEST_F(FakeDockerTest, AnInspectAnswerOfTheWrongShapeIsReadAsNothingNotACrash) {
+  const std::string answers = dir_ + "/hostile";
+  std::filesystem::create_directories(answers);
+  for (const char* doc :
+       {R"([1])", R"([{}])", R"([{"Config": 7}])", R"([{"Config": {"Labels": "x"}}])"}) {
+    SCOPED_TRACE(doc);
+    std::ofstream(answers + "/container-inspect.json", std::ios::trunc) << doc;
+    const ProcessOutcome o =
+        spacectl({"space", "list"}, {},
+                 {"env", "FAKE_DOCKER_PS=0123456789abcdef", "FAKE_DOCKER_ANSWERS=" + answers});
+    EXPECT_TRUE(o.exited) << o.describe();
+    EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+    const json listed = json::parse(o.out, nullptr, false);
+    ASSERT_TRUE(listed.is_object()) << o.out << o.err;
+    EXPECT_EQ(listed["spaces"], json::array());
+  }
+  // A gatekeeper container whose answer is not an object: a named error, not a crash.
+  std::ofstream(answers + "/container-inspect.json", std::ios::trunc) << R"([1])";
+  const ProcessOutcome o =
+      spacectl({"space", "verify", "0123456789ab"}, {}, {"env", "FAKE_DOCKER_ANSWERS=" + answers});
+  EXPECT_TRUE(o.exited) << o.describe();
+  EXPECT_EQ(error_code(o), "command_failed") << o.out << o.err;
+  EXPECT_NE(o.out.find("gk-0123456789ab-space: the answer is not an object"), std::string::npos)
+      << o.out;
+}
+
+// A record edited by hand into something no spacectl writes: refused with the record and the
+// member named, nothing sent to the gatekeeper, the file left byte for byte.
+TEST_F(FakeDockerTest, AHandEditedRecordIsRefusedByMemberAndLeftAsItWas) {
+  ASSERT_TRUE(spacectl({"network", "set", "0123456789ab", "--mode", "open"}).succeeded());
+  const std::string path = dir_ + "/state/spaces/0123456789ab.json";
+  const std::vector<std::string> edits = {
+      R"({"version":1,"mode":"allowlist","domains":["*.example.com"],"grants":[]})",
+      R"({"version":1,"mode":"open","mode":"allowlist","domains":[],"grants":[]})",
+      R"({"version":1,"mode":"open","domains":[],"grants":[{"id":"g","upstream":"https://a.example/","header":"","secret":true}]})",
+      R"({"version":1,"mode":"open","domains":[],"grants":[],"code":{"repository":"relative","space_path":"","project_path":"","base":"","history":"sent"}})"};
+  for (const std::string& text : edits) {
+    SCOPED_TRACE(text);
+    std::ofstream(path, std::ios::trunc) << text;
+    std::filesystem::remove(dir_ + "/log");
+    const ProcessOutcome o = spacectl({"network", "set", "0123456789ab", "--mode", "open"});
+    EXPECT_EQ(error_code(o), "record_unreadable") << o.out << o.err;
+    EXPECT_NE(o.out.find("record " + path + ": "), std::string::npos) << o.out;
+    EXPECT_FALSE(any_call(calls(), {"exec"})) << "the gatekeeper was told something";
+    EXPECT_EQ(read_file(path), text);
+  }
+}
+
+}  // namespace
+}  // namespace controller

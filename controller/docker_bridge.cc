@@ -65,8 +65,12 @@ Result<std::vector<std::string>> DockerPlace::connect(const std::string& id, std
   // /tmp is a tmpfs: a restart empties it, so a placement counts for one start of one container.
   Result<std::string> path = ensure_bridge(id, name, container + "@" + field(*c, "State", "StartedAt"));
   if (!path) return path.error();
-  return std::vector<std::string>{cli_.program(), "exec", "--interactive", "--user", std::string(kSpaceUser), "--", name,
-                                  *path, std::to_string(port)};
+  // The engine's global arguments (`--host ssh://…`, `--runtime runc`) come first, as on every
+  // call.
+  std::vector<std::string> argv = cli_.prefix();
+  argv.insert(argv.end(), {"exec", "--interactive", "--user", std::string(kSpaceUser), "--", name,
+                           *path, std::to_string(port)});
+  return argv;
 }
 
 Result<std::string> DockerPlace::ensure_bridge(const std::string& id, const std::string& container, const std::string& start_key) {

@@ -1,6 +1,7 @@
-// Runs the `docker` CLI for the Docker place: argv only, a deadline per kind of call, an output
-// cap, and errors that name the operation and the object. DOCKER_HOST and DOCKER_CONTEXT reach the
-// CLI through the inherited environment.
+// Runs the engine's CLI (`docker`, `docker --host ssh://…`, `podman --runtime runc`: engine.h) for
+// a CLI-driven place: argv only, a deadline per kind of call (grown with the engine's measured
+// round trip), an output cap, and errors that name the operation and the object. For the local
+// Docker place DOCKER_HOST and DOCKER_CONTEXT reach the CLI through the inherited environment.
 #pragma once
 
 #include <chrono>
@@ -9,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "controller/engine.h"
 #include "controller/errors.h"
 #include "controller/process.h"
 
@@ -21,7 +23,8 @@ inline constexpr std::chrono::milliseconds kProbeTimeout{10000};
 
 class DockerCli {
  public:
-  explicit DockerCli(std::string program = "docker") : program_(std::move(program)) {}
+  DockerCli() = default;
+  explicit DockerCli(Engine engine) : engine_(std::move(engine)) {}
   // `what` names the object for messages: "docker <args[0]> <what>: exit 125: …".
   Result<std::string> run(const std::vector<std::string>& args, const std::string& what,
                           std::chrono::milliseconds timeout = kQueryTimeout,
@@ -36,14 +39,29 @@ class DockerCli {
   Result<ProcessOutcome> run_stream(const std::vector<std::string>& args, const std::string& what,
                                     std::chrono::milliseconds timeout,
                                     std::function<void(bool is_stderr, std::string_view bytes)> on_output) const;
-  [[nodiscard]] const std::string& program() const { return program_; }
+  // The program and its global arguments: what every call starts with (exec_argv hands it out).
+  [[nodiscard]] std::vector<std::string> prefix() const;
+  [[nodiscard]] std::string program() const { return engine_program(engine_); }
+  [[nodiscard]] const Engine& engine() const { return engine_; }
+  // Deadlines of later calls grow with this round trip (scaled_timeout).
+  void set_round_trip(std::chrono::milliseconds rt) { engine_.round_trip = rt; }
+  // run_stream for a command inside a space (docker exec): its output never turns into
+  // kPlaceUnreachable, and a non-zero exit is the command's own.
+  Result<ProcessOutcome> run_stream_from_space(
+      const std::vector<std::string>& args, const std::string& what,
+      std::chrono::milliseconds timeout,
+      std::function<void(bool is_stderr, std::string_view bytes)> on_output) const;
 
  private:
   Result<ProcessOutcome> run_request(const std::vector<std::string>& args, const std::string& what,
                                      std::chrono::milliseconds timeout, const std::string& stdin_bytes, std::size_t cap,
                                      bool output_from_space, std::function<void(bool, std::string_view)> on_output) const;
-  std::string program_;
+  Engine engine_;
 };
+
+// An exec argv (DockerCli::prefix() + exec …) with --tty right after `exec`, behind the engine's
+// global arguments (`--host ssh://…`, `--runtime runc`) where a flag of exec belongs.
+std::vector<std::string> with_tty(std::vector<std::string> exec_argv);
 
 // True when stderr says the daemon cannot be reached (socket missing, refused, context broken).
 bool daemon_unreachable_text(const std::string& err);

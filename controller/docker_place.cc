@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
+#include <algorithm>
 #include <ctime>
 #include <fstream>
 #include <future>
@@ -16,8 +18,14 @@
 #include <sstream>
 
 #include "controller/gatekeeper_channel.h"
+#include "controller/host_guard.h"
 #include "controller/image_ensure.h"
+#include "controller/inspect_json.h"
+#include "controller/inspect_summary.h"
+#include "controller/podman_inspect.h"
 #include "controller/text.h"
+#include "policy/address.h"
+#include "policy/ranges.h"
 
 namespace controller {
 
@@ -31,40 +39,6 @@ Result<std::string> read_small_file(const std::string& path, std::size_t cap) {
   text.resize(static_cast<std::size_t>(in.gcount()));
   if (text.size() > cap) return fail(Code::kInvalidArgument, "read " + path + ": larger than " + std::to_string(cap) + " bytes");
   return text;
-}
-
-std::string random_hex(std::size_t bytes) {
-  std::string raw(bytes, '\0');
-  std::size_t got = 0;
-  while (got < bytes) {
-    const ssize_t n = getrandom(raw.data() + got, bytes - got, 0);
-    if (n > 0) got += static_cast<std::size_t>(n);
-  }
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : raw) {
-    out.push_back(kHex[c >> 4]);
-    out.push_back(kHex[c & 15]);
-  }
-  return out;
-}
-
-bool is_image_id(std::string_view text) {
-  if (text.size() != 71 || text.substr(0, 7) != "sha256:") return false;
-  for (const char c : text.substr(7))
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  return true;
-}
-
-bool is_image_reference(std::string_view text) {
-  // Docker's reference grammar, loosely: never a flag, only its alphabet, bounded.
-  if (text.empty() || text.size() > 512 || text.front() == '-' || text.front() == '.' || text.front() == ':') return false;
-  for (const char c : text) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-                    c == '-' || c == '/' || c == ':' || c == '@';
-    if (!ok) return false;
-  }
-  return true;
 }
 
 Result<EnvFile> EnvFile::write(const std::vector<std::string>& lines) {
@@ -105,13 +79,12 @@ std::string label(const json& labels, std::string_view key) {
 
 std::string state_of(const json& container) {
   if (!container.is_object()) return "missing";
-  const json& state = container.contains("State") ? container["State"] : json();
-  return state.is_object() && state.contains("Status") && state["Status"].is_string() ? state["Status"].get<std::string>() : "unknown";
+  const json& status = inspect::member(inspect::member(container, "State"), "Status");
+  return status.is_string() ? status.get<std::string>() : "unknown";
 }
 
 std::string window_url_of(const json& container) {
-  if (!container.is_object() || !container.contains("Config")) return {};
-  const json& env = container["Config"].contains("Env") ? container["Config"]["Env"] : json();
+  const json& env = inspect::member(inspect::member(container, "Config"), "Env");
   if (!env.is_array()) return {};
   const std::string prefix = std::string(kWindowEnv) + "=";
   for (const json& e : env) {
@@ -136,12 +109,23 @@ bool docker_no_such_object(const std::string& err) {
          err.find("removal of container") != std::string::npos;
 }
 
-DockerPlace::DockerPlace(PlaceOptions options, DockerCli cli)
-    : options_(std::move(options)), cli_(std::move(cli)), probe_(host_has_ipv4_on), loop_probe_(read_loop_state),
+DockerPlace::DockerPlace(PlaceOptions options)
+    : options_(std::move(options)),
+      cli_(options_.engine),
+      probe_(host_has_ipv4_on),
+      loop_probe_(read_loop_state),
       io_probe_(host_io_weight_supported) {}
 
 Result<int> DockerPlace::engine_major() {
-  Result<std::string> v = cli_.run({"version", "--format", "{{.Server.Version}}"}, "", kProbeTimeout);
+  // Podman has no server half when it runs locally: the client is the engine.
+  const auto started = std::chrono::steady_clock::now();
+  Result<std::string> v =
+      cli_.run({"version", "--format", podman() ? "{{.Client.Version}}" : "{{.Server.Version}}"},
+               "", kProbeTimeout);
+  // A remote engine: this call's round trip sets every later deadline (engine.h scaled_timeout).
+  if (v && !engine_is_local(options_.engine) && cli_.engine().round_trip.count() == 0)
+    cli_.set_round_trip(std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - started));
   if (!v) {
     if (v.error().code == Code::kCommandFailed) return fail(Code::kPlaceUnreachable, v.error().message);
     return v.error();
@@ -150,7 +134,8 @@ Result<int> DockerPlace::engine_major() {
 }
 
 Result<std::int64_t> DockerPlace::host_cpus() {
-  Result<std::string> v = cli_.run({"info", "--format", "{{.NCPU}}"}, "", kProbeTimeout);
+  Result<std::string> v =
+      cli_.run({"info", "--format", podman() ? "{{.Host.CPUs}}" : "{{.NCPU}}"}, "", kProbeTimeout);
   if (!v) {
     if (v.error().code == Code::kCommandFailed) return fail(Code::kPlaceUnreachable, v.error().message);
     return v.error();
@@ -181,9 +166,137 @@ Result<std::string> DockerPlace::read_pin(const std::string& file) const {
 Result<std::string> DockerPlace::pinned_image(const std::string& file) {
   // Present, pulled by its recorded digest, or loaded from the archive next to the pin
   // (image_ensure.h); the ID must equal the pin either way.
-  Result<EnsuredImage> ensured = ensure_pinned_image(cli_, file);
+  Result<EnsuredImage> ensured = ensure_pinned_image(cli_, file, pull_flags_for(file));
   if (!ensured) return ensured.error();
   return ensured->id;
+}
+
+std::vector<std::string> DockerPlace::pull_flags_for(const std::string& file) const {
+  Result<std::string> record = read_digest_record(file);
+  if (!record || record->empty()) return {};
+  return engine_pull_flags(options_.engine.kind, *record);
+}
+
+Result<std::string> DockerPlace::image_id(const std::string& image) {
+  Result<std::string> r = cli_.run({"image", "inspect", "--format", "{{.Id}}", "--", image}, image);
+  if (!r) return r.error();
+  std::string id = *r;
+  while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
+  if (id.size() == 64 && id.find(':') == std::string::npos) id = "sha256:" + id;
+  if (!is_image_id(id))
+    return fail(Code::kImageMissing,
+                cli_.program() + " image inspect " + image + ": no sha256 image ID");
+  return id;
+}
+
+std::vector<std::string> public_ranges_of(const std::vector<std::string>& addresses) {
+  std::vector<std::string> out;
+  for (const std::string& text : addresses) {
+    if (out.size() >= policy::kMaxOperatorRanges) break;
+    const std::optional<policy::Address> address = policy::parse_answer(text);
+    if (!address || policy::classify(*address).blocked) continue;  // the table refuses it already
+    const std::string range = address->to_string() + (address->is_v4() ? "/32" : "/128");
+    if (std::find(out.begin(), out.end(), range) == out.end()) out.push_back(range);
+  }
+  return out;
+}
+
+std::vector<std::string> ipv6_addresses_from_if_inet6(std::string_view text) {
+  // "fd000000000000000000000000000002 04 40 00 82     eth0": 32 hex digits, then the rest.
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < text.size() && out.size() < 64) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    if (line.size() < 33 || line[32] != ' ') continue;
+    std::string address;
+    bool ok = true;
+    for (std::size_t i = 0; i < 32 && ok; ++i) {
+      const char c = line[i];
+      ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+      address.push_back(c);
+      if (i % 4 == 3 && i != 31) address.push_back(':');
+    }
+    if (ok) out.push_back(address);
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> DockerPlace::remote_host_public_ranges(const std::string& image) {
+  // A throwaway probe on the engine's host network, as unprivileged as a space: the two files
+  // that list the host's own addresses.
+  std::vector<std::string> args = {
+      "run",
+      "--rm",
+      "--network",
+      "host",
+      "--user",
+      std::string(kSpaceUser),
+      "--cap-drop",
+      "ALL",
+      "--security-opt",
+      "no-new-privileges",
+      "--read-only",
+      "--pids-limit",
+      "16",
+      "--memory",
+      "32m",
+      "--label",
+      std::string(kLabelMarker) + "=true",
+      "--label",
+      std::string(kLabelOwner) + "=" + options_.owner,
+      "--label",
+      std::string(kLabelRole) + "=" + std::string(role_word(Role::kProbe))};
+  const std::vector<std::string> limits = engine_run_flags(options_.engine.kind);
+  args.insert(args.end(), limits.begin(), limits.end());
+  args.insert(args.end(), {"--", image, "cat", "/proc/net/fib_trie", "/proc/net/if_inet6"});
+  Result<ProcessOutcome> o = cli_.run_raw(args, "(the engine's host addresses)", kChangeTimeout);
+  if (!o) return o.error();
+  // if_inet6 is missing on a host without IPv6: cat exits 1 having printed fib_trie.
+  if (!o->exited || o->out.empty())
+    return fail(Code::kCommandFailed,
+                cli_.program() + " run (the engine's host addresses): " + o->describe());
+  std::vector<std::string> addresses = local_addresses_from_fib_trie(o->out);
+  for (std::string& a : ipv6_addresses_from_if_inet6(o->out)) addresses.push_back(std::move(a));
+  return public_ranges_of(addresses);
+}
+
+Result<json> DockerPlace::inspect_network(const std::string& name) {
+  Result<json> doc = inspect({"network", "inspect", "--", name}, name);
+  if (!doc || !podman() || doc->empty()) return doc;
+  json out = json::array();
+  for (const json& n : *doc) out.push_back(podman_network_as_docker(n));
+  // Podman's network inspect names no containers; who is attached comes from ps.
+  Result<std::string> ids = cli_.run(
+      {"ps", "--all", "--no-trunc", "--filter", "network=" + name, "--format", "{{.ID}}"}, name);
+  if (!ids) return ids.error();
+  for (const std::string& cid : output_lines(*ids))
+    out[0]["Containers"][cid] = json{{"Name", cid.substr(0, 12)}};
+  return out;
+}
+
+Result<json> DockerPlace::inspect_containers(const std::vector<std::string>& names_or_ids,
+                                             const std::string& what) {
+  std::vector<std::string> args = {"container", "inspect", "--"};
+  args.insert(args.end(), names_or_ids.begin(), names_or_ids.end());
+  Result<json> doc = inspect(args, what);
+  if (!doc || !podman()) return doc;
+  json out = json::array();
+  for (const json& c : *doc) {
+    PodmanInspectContext context;
+    const json labels = c.is_object() && c.contains("Config") && c["Config"].is_object()
+                            ? c["Config"].value("Labels", json::object())
+                            : json::object();
+    const std::string id = label(labels, kLabelId);
+    context.primary_network = is_space_id(id) ? names_for(id).inner : std::string();
+    for (const std::string* path : {&options_.seccomp_space, &options_.seccomp_gatekeeper})
+      if (Result<std::string> text = read_small_file(*path); text)
+        context.seccomp_profiles[*path] = *text;
+    out.push_back(podman_container_as_docker(c, context));
+  }
+  return out;
 }
 
 Result<json> DockerPlace::inspect(const std::vector<std::string>& args, const std::string& what) {
@@ -202,11 +315,14 @@ Result<json> DockerPlace::owned_container(const std::string& id, Role role) {
   if (!is_space_id(id)) return fail(Code::kInvalidArgument, "space " + id + ": an id is 12 lowercase hex digits");
   const Names n = names_for(id);
   const std::string& name = role == Role::kGatekeeper ? n.gatekeeper : n.space;
-  Result<json> doc = inspect({"container", "inspect", "--", name}, name);
+  Result<json> doc = inspect_containers({name}, name);
   if (!doc) return doc.error();
   if (doc->empty()) return fail(Code::kSpaceNotFound, "space " + id + ": container " + name + " does not exist");
   json c = (*doc)[0];
-  const json& labels = c["Config"].is_object() ? c["Config"]["Labels"] : json();
+  if (!c.is_object())
+    return fail(Code::kCommandFailed,
+                "docker container inspect " + name + ": the answer is not an object");
+  const json& labels = inspect::member(inspect::member(c, "Config"), "Labels");
   if (label(labels, kLabelMarker) != "true" || label(labels, kLabelOwner) != options_.owner ||
       label(labels, kLabelId) != id || label(labels, kLabelRole) != role_word(role))
     return fail(Code::kSpaceNotFound, "space " + id + ": container " + name + " is not ours (labels differ)");
@@ -247,8 +363,17 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   spec.name = request.name;
   spec.created = now_iso();
   spec.window_key = random_hex(32);
-  // The local engine's host is this machine: its public addresses are blocked for the corridor.
-  spec.blocked_ranges = host_public_ranges();
+  // The engine's host's own public addresses are blocked for the corridor: this machine's for a
+  // local engine; a remote engine's host tells its own (remote_host_public_ranges).
+  if (engine_is_local(options_.engine)) {
+    spec.blocked_ranges = host_public_ranges();
+  } else {
+    Result<std::string> probe_image = pinned_image(options_.space_image_file);
+    if (!probe_image) return probe_image.error();
+    Result<std::vector<std::string>> ranges = remote_host_public_ranges(*probe_image);
+    if (!ranges) return ranges.error();
+    spec.blocked_ranges = *ranges;
+  }
   spec.seccomp_space = options_.seccomp_space;
   spec.seccomp_gatekeeper = options_.seccomp_gatekeeper;
   spec.memory_bytes = request.memory_bytes > 0 ? request.memory_bytes : kDefaultSpaceMemory;
@@ -263,6 +388,9 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
                                             " is not an image reference (name[:tag][@digest] or sha256:<64 hex>)");
   // Independent engine queries at once: the engine's version, its cores, both pinned images.
   auto major_query = std::async(std::launch::async, [this] { return engine_major(); });
+  // A remote engine's first answer sets the round trip that scales every later deadline
+  // (engine_major): the other queries wait for it there.
+  if (!engine_is_local(options_.engine)) major_query.wait();
   auto cpus_query = std::async(std::launch::async, [this] { return host_cpus(); });
   auto gk_query = std::async(std::launch::async,
                              [this] { return pinned_image(options_.gatekeeper_image_file); });
@@ -272,6 +400,14 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   Result<int> major = major_query.get();
   if (!major) return major.error();
   spec.engine_major = *major;
+  spec.engine = options_.engine.kind;
+  if (podman()) {
+    Result<std::string> rootless =
+        cli_.run({"info", "--format", "{{.Host.Security.Rootless}}"}, "", kProbeTimeout);
+    if (!rootless) return rootless.error();
+    if (rootless->rfind("false", 0) != 0)
+      return fail(Code::kPlaceUnusable, "space create: " + rootless_podman_refusal());
+  }
   Result<std::int64_t> cpus = cpus_query.get();
   if (!cpus) return cpus.error();
   spec.nano_cpus = request.nano_cpus > 0 ? request.nano_cpus : default_space_nano_cpus(*cpus);
@@ -299,12 +435,9 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   for (std::string* image : {&spec.gatekeeper_image, &spec.space_image}) {
     // A pin came back from ensure_pinned_image as the ID the engine holds: nothing to resolve.
     if (image == &spec.gatekeeper_image || request.space_image.empty()) continue;
-    Result<std::string> r = cli_.run({"image", "inspect", "--format", "{{.Id}}", "--", *image}, *image);
+    Result<std::string> r = image_id(*image);
     if (!r) return fail(r.error().code == Code::kCommandFailed ? Code::kImageMissing : r.error().code, r.error().message);
-    std::string resolved = *r;
-    while (!resolved.empty() && (resolved.back() == '\n' || resolved.back() == ' ')) resolved.pop_back();
-    if (!is_image_id(resolved)) return fail(Code::kImageMissing, "docker image inspect " + *image + ": no sha256 image ID");
-    *image = resolved;
+    *image = *r;
   }
 
   const Names n = names_for(spec.id);
@@ -337,6 +470,15 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
     // The work volume takes the owner of the image's /spaces (spec.h work_volume_owner_argv).
     if (Result<std::string> r = step(work_volume_owner_argv(spec), n.space + "-volume-owner"); !r)
       return r.error();
+    // Podman copies the image's directory onto an empty volume when it mounts it (init), not at
+    // create.
+    if (podman()) {
+      if (Result<std::string> r =
+              step({"init", "--", n.space + "-volume-owner"}, n.space + "-volume-owner");
+          !r) {
+        return r.error();
+      }
+    }
     if (Result<std::string> r =
             step({"rm", "--", n.space + "-volume-owner"}, n.space + "-volume-owner");
         !r)
@@ -349,18 +491,38 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   if (!outer_network) return rollback(outer_network.error());
   if (!volumes) return rollback(volumes.error());
   // An allocated subnet is known; only one the engine picked is read back (verify compares the
-  // gatekeeper's command with the network as inspected either way).
-  std::string subnet = spec.inner_subnet;
-  if (subnet.empty()) {
-    Result<json> inner = inspect({"network", "inspect", "--", n.inner}, n.inner);
+  // gatekeeper's command with the network as inspected either way). Podman's network is read
+  // regardless: its gateway and its bridge's name (the host guard) come from there.
+  std::string subnet = spec.inner_subnet, gateway;
+  json inner_doc = json::array();
+  if (subnet.empty() || podman()) {
+    Result<json> inner = inspect_network(n.inner);
     if (!inner) return rollback(inner.error());
-    if (!inner->empty() && (*inner)[0].contains("IPAM") &&
-        (*inner)[0]["IPAM"]["Config"].is_array() && !(*inner)[0]["IPAM"]["Config"].empty())
-      subnet = (*inner)[0]["IPAM"]["Config"][0].value("Subnet", "");
+    inner_doc = std::move(*inner);
+    const json& ipam = inner_doc.empty()
+                           ? json()
+                           : inspect::member(inspect::member(inner_doc[0], "IPAM"), "Config");
+    if (ipam.is_array() && !ipam.empty()) {
+      if (subnet.empty()) subnet = inspect::str(inspect::member(ipam[0], "Subnet"));
+      gateway = inspect::str(inspect::member(ipam[0], "Gateway"));
+    }
   }
   if (subnet.empty() || subnet.find(':') != std::string::npos)
-    return rollback(
-        fail(Code::kCommandFailed, "docker network inspect " + n.inner + ": no IPv4 subnet"));
+    return rollback(fail(Code::kCommandFailed,
+                         cli_.program() + " network inspect " + n.inner + ": no IPv4 subnet"));
+  if (podman()) {
+    // The gatekeeper's fixed address, and the host guard on the bridge before anything runs there
+    // (the volume owner above ran without a network).
+    spec.gatekeeper_inner_ip = podman_gatekeeper_ip(subnet);
+    if (spec.gatekeeper_inner_ip.empty() || spec.gatekeeper_inner_ip == gateway)
+      return rollback(fail(Code::kCommandFailed, "podman network inspect " + n.inner + ": subnet " +
+                                                     subnet +
+                                                     " has no address for the gatekeeper"));
+    const json network = inner_doc.empty() ? json() : inner_doc[0];
+    const std::string bridge = inspect::str(
+        inspect::member(inspect::member(network, "Options"), "com.docker.network.bridge.name"));
+    if (Result<void> g = guard_add(bridge, spec.id); !g) return rollback(g.error());
+  }
   // The gatekeeper first, so it holds the first address on the inner subnet
   // (docs/reference-behaviour.md#networks).
   progress("creating_gatekeeper");
@@ -416,20 +578,16 @@ Result<std::vector<SpaceSummary>> DockerPlace::list() {
   Result<std::string> networks = cli_.run(nl, "(label filter)");
   if (!networks) return networks.error();
 
-  std::map<std::string, SpaceSummary> spaces;
-  auto entry = [&](const std::string& id) -> SpaceSummary& {
-    SpaceSummary& s = spaces[id];
-    if (s.id.empty()) {
-      s.id = id;
-      s.space_state = "missing";
-      s.gatekeeper_state = "missing";
-    }
-    return s;
-  };
+  json containers = json::array();
   std::vector<std::string> container_ids = output_lines(*ids);
-  if (!container_ids.empty()) {
-    // One call for every container, and only the members list reads: the whole inspect of 400
-    // containers is about 4 MiB, past the output cap, and slow to print and parse.
+  if (!container_ids.empty() && podman()) {
+    // Podman's answer is reshaped into Docker's (podman_inspect.h): the whole inspect is read.
+    Result<json> doc = inspect_containers(container_ids, "(labelled containers)");
+    if (!doc) return doc.error();
+    containers = std::move(*doc);
+  } else if (!container_ids.empty()) {
+    // One call for every container, and only the members summarise_spaces reads: the whole
+    // inspect of 400 containers is about 4 MiB, past the output cap, and slow to print and parse.
     std::vector<std::string> args = {
         "container", "inspect", "--format",
         "{\"Config\":{\"Labels\":{{json .Config.Labels}},\"Env\":{{json .Config.Env}}},"
@@ -441,55 +599,23 @@ Result<std::vector<SpaceSummary>> DockerPlace::list() {
     // A container removed between ps and inspect makes docker exit 1 while printing the others.
     if (!o->succeeded() && !docker_no_such_object(o->err))
       return fail(Code::kCommandFailed,
-                  "docker container inspect (labelled containers): " + o->describe());
-    json doc = json::array();
+                  cli_.program() + " container inspect (labelled containers): " + o->describe());
     for (const std::string& line : output_lines(o->out)) {
       json c = json::parse(line, nullptr, false);
-      if (!c.is_object())
-        return fail(Code::kCommandFailed,
-                    "docker container inspect (labelled containers): a line is not JSON");
-      doc.push_back(std::move(c));
-    }
-    for (const json& c : doc) {
-      const json& labels = c["Config"].is_object() ? c["Config"]["Labels"] : json();
-      // The filter is re-checked on inspect: labels from the ps column prove nothing.
-      if (label(labels, kLabelOwner) != options_.owner || !is_space_id(label(labels, kLabelId))) continue;
-      // `place check` probes carry our labels with role probe; they are not spaces.
-      const std::string role = label(labels, kLabelRole);
-      if (role != role_word(Role::kSpace) && role != role_word(Role::kGatekeeper)) continue;
-      SpaceSummary& s = entry(label(labels, kLabelId));
-      s.name = label(labels, kLabelName);
-      s.created = label(labels, kLabelCreated);
-      if (role == role_word(Role::kSpace)) {
-        s.space_state = state_of(c);
-        s.window_url = window_url_of(c);
-        if (c.contains("State") && c["State"].is_object() && c["State"].contains("ExitCode") && c["State"]["ExitCode"].is_number_integer())
-          s.space_exit_code = c["State"]["ExitCode"].get<int>();
-      } else if (role == role_word(Role::kGatekeeper)) {
-        s.gatekeeper_state = state_of(c);
-        // A container's labels include its image's: the OCI version and revision it was built from.
-        s.gatekeeper_image = c.contains("Image") && c["Image"].is_string() ? c["Image"].get<std::string>() : std::string();
-        s.gatekeeper_version = label(labels, "org.opencontainers.image.version");
-        s.gatekeeper_revision = label(labels, "org.opencontainers.image.revision");
+      if (c.is_discarded())
+        return fail(Code::kCommandFailed, cli_.program() +
+                                              " container inspect (labelled containers): a line "
+                                              "is not JSON");
+      // An engine that ignored --format answers one array: its members are the containers.
+      // summarise_spaces skips what it cannot read.
+      if (c.is_array()) {
+        for (json& e : c) containers.push_back(std::move(e));
+      } else {
+        containers.push_back(std::move(c));
       }
     }
   }
-  std::set<std::string> network_names;
-  for (const std::string& name : output_lines(*networks)) network_names.insert(name);
-  for (const std::string& name : network_names) {
-    // gk-<12 hex>-network / -outer-network
-    if (name.size() > 16 && name.rfind("gk-", 0) == 0 && is_space_id(name.substr(3, 12))) entry(name.substr(3, 12));
-  }
-  std::vector<SpaceSummary> out;
-  for (auto& [id, s] : spaces) {
-    const Names n = names_for(id);
-    if (s.space_state == "missing") s.missing.push_back(n.space);
-    if (s.gatekeeper_state == "missing") s.missing.push_back(n.gatekeeper);
-    if (network_names.count(n.inner) == 0) s.missing.push_back(n.inner);
-    if (network_names.count(n.outer) == 0) s.missing.push_back(n.outer);
-    out.push_back(std::move(s));
-  }
-  return out;
+  return summarise_spaces(containers, output_lines(*networks), options_.owner);
 }
 
 Result<ExecOutput> DockerPlace::exec(const std::string& id, ExecTarget target, const std::vector<std::string>& argv,
@@ -533,8 +659,53 @@ Result<ExecOutput> DockerPlace::exec_as(const std::string& id, Role role, std::s
   return ExecOutput{o->exit_code, std::move(o->out), std::move(o->err)};
 }
 
+Result<ExecOutput> DockerPlace::exec_watched(
+    const std::string& id, const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
+    std::size_t cap, const std::function<void(std::string_view)>& on_stderr) {
+  Result<json> c = owned_container(id, Role::kSpace);
+  if (!c) return c.error();
+  const std::string name = names_for(id).space;
+  if (state_of(*c) != "running")
+    return fail(Code::kSpaceNotRunning,
+                "docker exec " + name + ": the container is " + state_of(*c));
+  const std::string tag = random_hex(8);
+  std::vector<std::string> args = {"exec",   "--interactive",
+                                   "--user", std::string(kSpaceUser),
+                                   "--env",  std::string(kExecTagEnv) + "=" + tag,
+                                   "--",     name};
+  args.insert(args.end(), argv.begin(), argv.end());
+  std::string out, err;
+  bool too_large = false;
+  Result<ProcessOutcome> o =
+      cli_.run_stream_from_space(args, name, timeout, [&](bool is_stderr, std::string_view bytes) {
+        if (is_stderr) {
+          err.append(bytes);
+          if (err.size() > kStderrKept) err.erase(0, err.size() - kStderrKept);
+          if (on_stderr) on_stderr(bytes);
+          return;
+        }
+        if (out.size() + bytes.size() > cap)
+          too_large = true;
+        else
+          out.append(bytes);
+      });
+  if (!o) {
+    Failure f = o.error();
+    if (f.code == Code::kCommandTimeout || f.code == Code::kInterrupted)
+      f.message += end_exec_inside(name, tag);
+    return f;
+  }
+  if (!o->exited) return fail(Code::kCommandFailed, "docker exec " + name + ": " + o->describe());
+  if (too_large)
+    return fail(Code::kOutputTooLarge,
+                "docker exec " + name + ": more than " + std::to_string(cap) + " bytes of output");
+  return ExecOutput{o->exit_code, std::move(out), std::move(err)};
+}
+
 std::string DockerPlace::end_exec_inside(const std::string& container, const std::string& tag) {
-  Result<std::string> top = cli_.run({"top", "--", container, "-eo", "pid"}, container);
+  // Docker's top takes ps options; Podman's takes its own descriptors (hpid: the host's pid).
+  Result<std::string> top = podman() ? cli_.run({"top", "--", container, "hpid"}, container)
+                                     : cli_.run({"top", "--", container, "-eo", "pid"}, container);
   if (!top) return "; what it started inside may still run (" + top.error().message + ")";
   const std::string needle = std::string(kExecTagEnv) + "=" + tag;
   int killed = 0, visible = 0;
@@ -543,6 +714,7 @@ std::string DockerPlace::end_exec_inside(const std::string& container, const std
     if (b == std::string::npos || line.find_first_not_of("0123456789 ") != std::string::npos) continue;  // the header
     const std::string pid = line.substr(b, line.find(' ', b) - b);
     // Host pids (docker top runs ps on the daemon's host): visible here for a local engine only.
+    if (!engine_is_local(options_.engine)) break;
     std::ifstream in("/proc/" + pid + "/environ", std::ios::binary);
     if (!in) continue;
     ++visible;
@@ -564,7 +736,9 @@ Result<std::vector<std::string>> DockerPlace::exec_argv(const std::string& id) {
   if (!c) return c.error();
   const std::string name = names_for(id).space;
   if (state_of(*c) != "running") return fail(Code::kSpaceNotRunning, "exec argv " + name + ": the container is " + state_of(*c));
-  return std::vector<std::string>{cli_.program(), "exec", "--interactive", "--user", std::string(kSpaceUser), "--", name};
+  std::vector<std::string> argv = cli_.prefix();
+  argv.insert(argv.end(), {"exec", "--interactive", "--user", std::string(kSpaceUser), "--", name});
+  return argv;
 }
 
 
@@ -588,6 +762,16 @@ Result<void> DockerPlace::start(const std::string& id) {
   if (!space) return space.error();
   // After a reboot the loop devices are gone: attach each image again at its recorded number.
   if (Result<void> r = attach_disks(id); !r) return r;
+  if (podman()) {
+    // Only start repairs: the host guard is lost when the host's rules are flushed (a reboot).
+    Result<json> inner = inspect_network(names_for(id).inner);
+    if (!inner) return inner.error();
+    if (!inner->empty())
+      if (Result<void> g =
+              guard_add((*inner)[0]["Options"].value("com.docker.network.bridge.name", ""), id);
+          !g)
+        return g;
+  }
   // A space that fails verify is never started (docs/decisions.md#create-verify-start); what is
   // started is what verify inspected (by ID).
   Result<Verified> verified = verify_ids(id);

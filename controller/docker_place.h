@@ -3,8 +3,8 @@
 #pragma once
 
 #include <map>
-#include <set>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -12,8 +12,9 @@
 
 #include "controller/docker_cli.h"
 #include "controller/place.h"
-#include "controller/temp_dir.h"
+#include "controller/remote_disk.h"
 #include "controller/spec.h"
+#include "controller/temp_dir.h"
 
 namespace controller {
 
@@ -23,7 +24,8 @@ inline constexpr std::string_view kExecTagEnv = "SPACECTL_EXEC";
 
 class DockerPlace final : public Place {
  public:
-  explicit DockerPlace(PlaceOptions options, DockerCli cli = DockerCli());
+  // The CLI is the engine's of options.engine (engine.h).
+  explicit DockerPlace(PlaceOptions options);
 
   Result<CheckReport> check() override;  // docker_check.cc
   Result<SpaceSummary> create(const CreateRequest& request) override;
@@ -53,19 +55,39 @@ class DockerPlace final : public Place {
   Result<ExecOutput> exec_as_root(const std::string& id, const std::vector<std::string>& argv,
                                   const std::string& stdin_bytes, std::chrono::milliseconds timeout);
 
+  // Docker only: exec in the space as its user, stderr handed to on_stderr as it arrives, stdout
+  // kept up to `cap` bytes (more is kOutputTooLarge once it ended; the deadline bounds the time).
+  // The escape runner reads the suite's per-case progress this way.
+  Result<ExecOutput> exec_watched(const std::string& id, const std::vector<std::string>& argv,
+                                  std::chrono::milliseconds timeout, std::size_t cap,
+                                  const std::function<void(std::string_view)>& on_stderr);
+
   // Tests replace the host-address proof (verify.h).
   void set_host_address_probe(HostAddressProbe probe) { probe_ = std::move(probe); }
   void set_loop_probe(LoopProbe probe) { loop_probe_ = std::move(probe); }
   void set_io_weight_probe(IoWeightProbe probe) { io_probe_ = std::move(probe); }
 
  private:
+  [[nodiscard]] bool podman() const { return options_.engine.kind == EngineKind::kPodman; }
   Result<int> engine_major();
+  // The engine's answer for an image (pin, tag or ID) as sha256:<hex> (Podman prints bare hex).
+  Result<std::string> image_id(const std::string& image);
+  // `network inspect` in Docker's shape (podman_inspect.h); for Podman with the containers on it.
+  Result<nlohmann::json> inspect_network(const std::string& name);
+  // `container inspect` of one or more containers in Docker's shape (podman_inspect.h).
+  Result<nlohmann::json> inspect_containers(const std::vector<std::string>& names_or_ids,
+                                            const std::string& what);
   Result<std::int64_t> host_cpus();  // the place's cores (docker info NCPU)
+  // A remote engine's host's own addresses that the gatekeeper's table would call public, as
+  // /32 and /128 ranges for `serve --block` (what host_public_ranges is for a local engine).
+  Result<std::vector<std::string>> remote_host_public_ranges(const std::string& image);
   Result<std::string> read_pin(const std::string& file) const;
   // read_pin, and the image present in the engine (ensure_pinned_image, image_ensure.h): pulled by
   // the digest recorded next to the pin, or the archive next to it loaded; what arrives must be
   // the pinned image (image_mismatch otherwise).
   Result<std::string> pinned_image(const std::string& file);
+  // engine_pull_flags (image_ensure.h) for the digest recorded next to `file`.
+  [[nodiscard]] std::vector<std::string> pull_flags_for(const std::string& file) const;
   Result<nlohmann::json> inspect(const std::vector<std::string>& args, const std::string& what);
   // The container of this owner and space, or kSpaceNotFound (a name proves nothing; labels do).
   Result<nlohmann::json> owned_container(const std::string& id, Role role);
@@ -80,6 +102,10 @@ class DockerPlace final : public Place {
   Result<ExecOutput> exec_as(const std::string& id, Role role, std::string_view user, const std::vector<std::string>& argv,
                              const std::string& stdin_bytes, std::chrono::milliseconds timeout);
 
+  // A remote engine's bridges are not visible here: verify takes the host isolation probe's word
+  // (run once per process, by the first verify that needs it; false: not proved).
+  std::optional<bool> host_isolation_by_probe();
+  std::optional<bool> remote_isolation_;
   // docker_bridge.cc: the bridge's path inside this start of the container, placed on first use
   // (one placement per container start for the whole process, however many DockerPlace values
   // ask: serve makes one per call).
@@ -89,6 +115,12 @@ class DockerPlace final : public Place {
   Result<void> make_disks(SpaceSpec& spec);      // images made and attached; spec gets the loops
   Result<void> attach_disks(const std::string& id);  // after a reboot, before verify
   std::string release_disks(const std::string& id);  // "" or the failures, for messages
+  // A remote engine's host (remote_disk.h): the same disks, made and read there by helper
+  // containers through the engine's own channel.
+  [[nodiscard]] bool disks_remote() const { return options_.engine.kind == EngineKind::kDockerSsh; }
+  Result<std::string> run_disk_helper(const std::vector<std::string>& script_args, bool privileged,
+                                      const std::string& what);
+  RemoteDiskView remote_disk_view(const std::vector<int>& indices);  // unseen devices absent
 
   PlaceOptions options_;
   DockerCli cli_;
@@ -99,6 +131,15 @@ class DockerPlace final : public Place {
 
 Result<std::string> read_small_file(const std::string& path, std::size_t cap = 1u << 20);
 bool is_image_id(std::string_view text);         // sha256:<64 lowercase hex>
+// The IPv4 addresses a host delivers to itself (/proc/net/fib_trie's "/32 host LOCAL" entries),
+// loopback left out: what a remote engine's host answers on (docker_check.cc).
+std::vector<std::string> local_addresses_from_fib_trie(std::string_view text);
+// The addresses of /proc/net/if_inet6 (32 hex digits a line) in colon form.
+std::vector<std::string> ipv6_addresses_from_if_inet6(std::string_view text);
+// The addresses policy::classify calls public, as /32 or /128 ranges (at most kMaxOperatorRanges).
+std::vector<std::string> public_ranges_of(const std::vector<std::string>& addresses);
+// Why a rootless Podman engine is refused (CheckReport::unsupported, create).
+std::string rootless_podman_refusal();
 bool is_image_reference(std::string_view text);  // a reference `docker create` takes, never a flag
 
 // A `docker --env-file` in a fresh 0700 directory, file 0600; both removed when it goes.

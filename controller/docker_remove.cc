@@ -4,6 +4,7 @@
 #include <set>
 
 #include "controller/docker_place.h"
+#include "controller/host_guard.h"
 
 namespace controller {
 
@@ -74,6 +75,9 @@ Result<void> DockerPlace::remove_everything(const std::string& id, bool also_by_
   remove_kind(containers, {"rm", "--force", "--volumes"});
   remove_kind(volumes, {"volume", "rm", "--force"});
   remove_kind(networks, {"network", "rm"});
+  if (podman()) {
+    if (Result<void> g = guard_remove(id); !g) failures += " " + g.error().message + ";";
+  }
   // The disk images go last: a volume still mounted holds its loop device.
   failures += release_disks(id);
   if (!failures.empty()) return fail(Code::kCommandFailed, "space remove " + id + ":" + failures);

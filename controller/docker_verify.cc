@@ -4,6 +4,8 @@
 // networks must be the inspected networks, the networks may hold no container but these two, and
 // start starts these IDs.
 #include "controller/docker_place.h"
+#include "controller/host_guard.h"
+#include "controller/inspect_json.h"
 
 #include <future>
 
@@ -15,6 +17,16 @@ Result<std::vector<Difference>> DockerPlace::verify(const std::string& id) {
   Result<Verified> v = verify_ids(id);
   if (!v) return v.error();
   return std::move(v->differences);
+}
+
+std::optional<bool> DockerPlace::host_isolation_by_probe() {
+  if (remote_isolation_.has_value()) return remote_isolation_;
+  Result<std::string> image = pinned_image(options_.space_image_file);
+  if (!image) return std::nullopt;
+  Result<CheckReport> r = probe_isolation(CheckReport{}, *image);
+  if (!r) return std::nullopt;
+  remote_isolation_ = r->isolation_proved && r->positive_control;
+  return remote_isolation_;
 }
 
 Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id) {
@@ -31,30 +43,27 @@ Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id) {
       std::async(std::launch::async, [this, &id] { return owned_container(id, Role::kSpace); });
   auto gatekeeper_inspect = std::async(
       std::launch::async, [this, &id] { return owned_container(id, Role::kGatekeeper); });
-  std::future<Result<json>> inner_inspect = query({"network", "inspect", "--", n.inner}, n.inner);
-  std::future<Result<json>> outer_inspect = query({"network", "inspect", "--", n.outer}, n.outer);
+  auto network_query = [this](const std::string& name) {
+    return std::async(std::launch::async, [this, name] { return inspect_network(name); });
+  };
+  std::future<Result<json>> inner_inspect = network_query(n.inner);
+  std::future<Result<json>> outer_inspect = network_query(n.outer);
   std::future<Result<json>> home_inspect = query({"volume", "inspect", "--", n.home}, n.home);
   std::future<Result<json>> work_inspect = query({"volume", "inspect", "--", n.work}, n.work);
   Result<json> space = space_inspect.get();
   if (!space) return space.error();
   Verified verified;
   std::vector<Difference>& out = verified.differences;
-  verified.space_id = space->value("Id", std::string());
-  const json& labels = (*space)["Config"]["Labels"];
+  verified.space_id = inspect::str(inspect::member(*space, "Id"));
+  const json& labels = inspect::member(inspect::member(*space, "Config"), "Labels");
   SpaceSpec spec;
   spec.id = id;
   spec.owner = options_.owner;
-  spec.name = labels.is_object() && labels.contains(std::string(kLabelName)) &&
-                      labels[std::string(kLabelName)].is_string()
-                  ? labels[std::string(kLabelName)].get<std::string>()
-                  : std::string();
-  spec.created = labels.is_object() && labels.contains(std::string(kLabelCreated)) &&
-                         labels[std::string(kLabelCreated)].is_string()
-                     ? labels[std::string(kLabelCreated)].get<std::string>()
-                     : std::string();
+  spec.name = inspect::str(inspect::member(labels, kLabelName));
+  spec.created = inspect::str(inspect::member(labels, kLabelCreated));
   {
     std::string window;
-    const json& env = (*space)["Config"]["Env"];
+    const json& env = inspect::member(inspect::member(*space, "Config"), "Env");
     const std::string prefix = std::string(kWindowEnv) + "=" + std::string(kWindowBase);
     if (env.is_array()) {
       for (const json& e : env) {
@@ -74,15 +83,10 @@ Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id) {
   spec.gatekeeper_image = *gk_pin;
   Result<std::string> space_profile = read_small_file(options_.seccomp_space);
   Result<std::string> gk_profile = read_small_file(options_.seccomp_gatekeeper);
-  if (!space_profile || !gk_profile) {
-    return fail(Code::kPlaceUnusable,
-                "verify " + id + ": seccomp profile " +
-                    (!space_profile ? options_.seccomp_space : options_.seccomp_gatekeeper) +
-                    " missing");
-  }
-  const std::string space_image = space->contains("Image") && (*space)["Image"].is_string()
-                                      ? (*space)["Image"].get<std::string>()
-                                      : std::string();
+  if (!space_profile || !gk_profile)
+    return fail(Code::kPlaceUnusable, "verify " + id + ": seccomp profile " +
+                                          (!space_profile ? options_.seccomp_space : options_.seccomp_gatekeeper) + " missing");
+  const std::string space_image = inspect::str(inspect::member(*space, "Image"));
   Result<std::set<std::string>> image_env = image_env_names(space_image);
   if (!image_env) return image_env.error();
 
@@ -91,7 +95,7 @@ Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id) {
     if (gatekeeper.error().code != Code::kSpaceNotFound) return gatekeeper.error();
     out.push_back({"gatekeeper_missing", "Gatekeeper: " + gatekeeper.error().message});
   } else {
-    verified.gatekeeper_id = gatekeeper->value("Id", std::string());
+    verified.gatekeeper_id = inspect::str(inspect::member(*gatekeeper, "Id"));
   }
 
   std::map<std::string, std::string> network_ids;
@@ -107,12 +111,10 @@ Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id) {
       continue;
     }
     const json& doc = (*net)[0];
-    network_ids[name] = doc.value("Id", std::string());
-    if (inner && doc.contains("IPAM") && doc["IPAM"].is_object() &&
-        doc["IPAM"].contains("Config") && doc["IPAM"]["Config"].is_array() &&
-        !doc["IPAM"]["Config"].empty() && doc["IPAM"]["Config"][0].is_object()) {
-      inner_subnet = doc["IPAM"]["Config"][0].value("Subnet", std::string());
-    }
+    network_ids[name] = inspect::str(inspect::member(doc, "Id"));
+    const json& ipam = inspect::member(inspect::member(doc, "IPAM"), "Config");
+    if (inner && ipam.is_array() && !ipam.empty())
+      inner_subnet = inspect::str(inspect::member(ipam[0], "Subnet"));
     NetworkExpectation want;
     want.name = name;
     want.role = role;
@@ -120,32 +122,88 @@ Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id) {
     want.host_isolated = inner;
     want.owner = options_.owner;
     want.id = id;
-    for (Difference& d : verify_network(doc, want, probe_)) out.push_back(std::move(d));
+    want.engine = options_.engine.kind;
+    // Podman: the host holds the gateway address; it is unreachable there only behind the guard.
+    const HostAddressProbe guarded = [&id](const std::string& ifname) -> std::optional<bool> {
+      Result<bool> present = guard_present(ifname, id);
+      if (!present) return std::nullopt;
+      return !*present;
+    };
+    // A remote engine: the bridge is on its host; the probe on that engine says whether its host
+    // can be reached from an isolated network ("reachable" unless proved otherwise).
+    const HostAddressProbe remote = [this](const std::string&) -> std::optional<bool> {
+      const std::optional<bool> proved = host_isolation_by_probe();
+      if (!proved.has_value()) return std::nullopt;
+      return !*proved;
+    };
+    const bool local = engine_is_local(options_.engine);
+    for (Difference& d : verify_network(doc, want, podman() ? guarded : local ? probe_ : remote))
+      out.push_back(std::move(d));
     std::set<std::string> members = {verified.gatekeeper_id};
     if (inner) members.insert(verified.space_id);
     for (Difference& d : verify_network_members(doc, name, inner, members)) {
       out.push_back(std::move(d));
     }
   }
+  std::vector<std::pair<std::string, json>> volumes;
   for (const std::string& volume : {n.home, n.work}) {
     Result<json> doc = (volume == n.home ? home_inspect : work_inspect).get();
     if (!doc) return doc.error();
-    const VolumeExpectation want{volume, options_.owner, id,
-                                 disk_image_path(disk_dir(), options_.owner + "-" + volume)};
-    for (Difference& d : verify_volume(doc->empty() ? json() : (*doc)[0], want, loop_probe_)) {
-      out.push_back(std::move(d));
+    volumes.emplace_back(volume, doc->empty() ? json() : (*doc)[0]);
+  }
+  // A remote engine's host: its loop devices (and IO weighting) read there, in one helper run.
+  std::optional<RemoteDiskView> remote_view;
+  LoopProbe loops = loop_probe_;
+  if (disks_remote()) {
+    std::vector<int> indices;
+    for (const auto& [volume, doc] : volumes) {
+      const json* device = doc.is_object() && doc.contains("Options") &&
+                                   doc["Options"].is_object() && doc["Options"].contains("device")
+                               ? &doc["Options"]["device"]
+                               : nullptr;
+      if (device != nullptr && device->is_string())
+        if (const std::optional<int> index = loop_index_of_device(device->get<std::string>());
+            index && *index >= kLoopIndexFirst)
+          indices.push_back(*index);
     }
+    remote_view = indices.empty() ? RemoteDiskView{} : remote_disk_view(indices);
+    loops = [view = *remote_view](int index) -> std::optional<LoopState> {
+      const auto it = view.loops.find(index);
+      if (it == view.loops.end()) return std::nullopt;
+      return it->second;
+    };
+  }
+  for (const auto& [volume, doc] : volumes) {
+    const VolumeExpectation want{volume, options_.owner, id, disk_image_path(disk_dir(), options_.owner + "-" + volume)};
+    for (Difference& d : verify_volume(doc, want, loops)) out.push_back(std::move(d));
   }
 
   ContainerExpectation space_want = expect_space(spec, *space_profile, *image_env);
   space_want.network_ids = network_ids;
-  space_want.io_weight_supported = io_probe_ ? io_probe_() : std::nullopt;
+  // Podman (spec.h): the space finds its gatekeeper by /etc/hosts, at the inner subnet's second
+  // address; Podman adds TERM, container=podman and (once started) HOSTNAME to every container's
+  // environment.
+  const std::set<std::string> podman_env = {"TERM", "container", "HOSTNAME"};
+  if (podman()) {
+    space_want.extra_hosts = {std::string(kGatekeeperAlias) + ":" +
+                              podman_gatekeeper_ip(inner_subnet)};
+    space_want.env_allowed.insert(podman_env.begin(), podman_env.end());
+  }
+  // This machine's IO controller says nothing about a remote engine's host.
+  space_want.io_weight_supported = remote_view                         ? remote_view->io_weight
+                                   : !engine_is_local(options_.engine) ? std::nullopt
+                                   : io_probe_                         ? io_probe_()
+                                                                       : std::nullopt;
   for (Difference& d : verify_container(*space, space_want)) out.push_back(std::move(d));
   if (gatekeeper) {
     ContainerExpectation gk_want = expect_gatekeeper(spec, *gk_profile);
     gk_want.network_ids = network_ids;
     gk_want.path = std::string(kGatekeeperBinary);
     gk_want.command = gatekeeper_command(inner_subnet);
+    if (podman()) {
+      gk_want.alias = false;  // no DNS on a Podman inner network: the space's /etc/hosts names it
+      gk_want.env_allowed.insert(podman_env.begin(), podman_env.end());
+    }
     for (Difference& d : verify_container(*gatekeeper, gk_want)) out.push_back(std::move(d));
   }
   return verified;

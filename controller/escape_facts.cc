@@ -34,11 +34,18 @@ std::string host_file(const char* path, const char* absent) {
 std::vector<escape::Fact> collect_host_facts(const DockerCli& cli, const std::string& space,
                                              const std::string& gatekeeper) {
   std::vector<escape::Fact> facts;
-  const char* kInfo =
-      "{{.ServerVersion}}|{{.RuncCommit.ID}}|{{.KernelVersion}}|{{.CgroupVersion}}|{{.CgroupDriver}}|"
-      "{{json .SecurityOptions}}|{{.NCPU}}|{{.OperatingSystem}}";
+  const bool podman = cli.engine().kind == EngineKind::kPodman;
+  const char* kInfo = podman ? "{{.Version.Version}}|{{.Host.OCIRuntime.Name}} "
+                               "({{.Host.OCIRuntime.Package}})|{{.Host.Kernel}}|{{.Host."
+                               "CgroupsVersion}}|{{.Host.CgroupManager}}|"
+                               "{{json "
+                               ".Host.Security}}|{{.Host.CPUs}}|{{.Host.Distribution.Distribution}}"
+                               "|{{.Host.Security.Rootless}}"
+                             : "{{.ServerVersion}}|{{.RuncCommit.ID}}|{{.KernelVersion}}|{{."
+                               "CgroupVersion}}|{{.CgroupDriver}}|"
+                               "{{json .SecurityOptions}}|{{.NCPU}}|{{.OperatingSystem}}|false";
   Result<std::string> info = cli.run({"info", "--format", kInfo}, "(host facts)");
-  const std::vector<std::string> i = split_fields(info ? *info : std::string(), 8);
+  const std::vector<std::string> i = split_fields(info ? *info : std::string(), 9);
   const std::string unknown = info ? "unknown" : "unreadable: " + info.error().message.substr(0, 120);
   auto or_unknown = [&](const std::string& v) { return v.empty() ? unknown : v; };
   facts.push_back({"engine", or_unknown(i[0])});
@@ -48,10 +55,35 @@ std::vector<escape::Fact> collect_host_facts(const DockerCli& cli, const std::st
   facts.push_back({"engine_security_options", or_unknown(i[5])});
   facts.push_back({"cpus", or_unknown(i[6])});
   facts.push_back({"os", or_unknown(i[7])});
-  // The host's own view; meaningful for a local engine (the only place today).
-  facts.push_back({"ptrace_scope", host_file("/proc/sys/kernel/yama/ptrace_scope", "no Yama (ptrace limited by the seccomp profile and missing CAP_SYS_PTRACE)")});
-  facts.push_back({"apparmor", host_file("/sys/module/apparmor/parameters/enabled", "not enabled on this kernel")});
-  facts.push_back({"core_pattern", host_file("/proc/sys/kernel/core_pattern", "unreadable")});
+  facts.push_back(
+      {"place", std::string(engine_word(cli.engine().kind)) +
+                    (cli.engine().kind == EngineKind::kDockerSsh ? " (" + cli.engine().host + ")"
+                                                                 : std::string())});
+  if (podman && i[8] == "true")
+    facts.push_back(
+        {"rootless",
+         "yes: uid 0 and the space's uid exist only in a user namespace of the user running Podman "
+         "(its "
+         "subordinate ids); a container breakout lands as that user, not as root; networks are "
+         "netavark in that user's network namespace; limits need cgroup v2 delegation "
+         "(controller/README.md)"});
+  else if (podman)
+    facts.push_back({"rootless",
+                     "no: rootful Podman; the host guard drops what arrives on the inner bridge "
+                     "(host_guard.h)"});
+  if (engine_is_local(cli.engine())) {
+    // The host's own view: the engine's host is this machine.
+    facts.push_back(
+        {"ptrace_scope",
+         host_file("/proc/sys/kernel/yama/ptrace_scope",
+                   "no Yama (ptrace limited by the seccomp profile and missing CAP_SYS_PTRACE)")});
+    facts.push_back({"apparmor", host_file("/sys/module/apparmor/parameters/enabled",
+                                           "not enabled on this kernel")});
+    facts.push_back({"core_pattern", host_file("/proc/sys/kernel/core_pattern", "unreadable")});
+  } else {
+    for (const char* key : {"ptrace_scope", "apparmor", "core_pattern"})
+      facts.push_back({key, "not read: the engine's host is not this machine"});
+  }
   const char* kLimits =
       "{{.Config.User}}|{{.HostConfig.NanoCpus}}|{{.HostConfig.CpuShares}}|{{.HostConfig.Memory}}|"
       "{{.HostConfig.MemorySwap}}|{{.HostConfig.PidsLimit}}|{{json .HostConfig.Ulimits}}|{{json .HostConfig.SecurityOpt}}|"
@@ -65,7 +97,9 @@ std::vector<escape::Fact> collect_host_facts(const DockerCli& cli, const std::st
     facts.push_back({"space.pids", l[5]});
     facts.push_back({"space.ulimits", l[6]});
     // The profile JSON itself is long; whether it is ours is host.verify's job.
-    const std::optional<bool> weighted = host_io_weight_supported();
+    // A remote engine's host: verify read it there; this machine's controller says nothing of it.
+    const std::optional<bool> weighted =
+        engine_is_local(cli.engine()) ? host_io_weight_supported() : std::nullopt;
     facts.push_back({"space.io-weight", l[8] + (l[8] == "0" || l[8].empty() ? " (discarded by the engine: " : " (") +
                                             (weighted ? (*weighted ? "the host weights block IO" : "this kernel has no weighting IO scheduler")
                                                       : "the host's IO controller is not visible here") + ")"});

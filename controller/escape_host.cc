@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -115,7 +116,8 @@ std::string container_address(const DockerCli& cli, const std::string& container
   return ip.is_string() ? ip.get<std::string>() : std::string();
 }
 
-Outcome gatekeeper_hardening(const DockerCli& cli, const std::string& container) {
+Outcome gatekeeper_hardening(const DockerCli& cli, const std::string& container,
+                             const std::vector<std::string>& labels, const std::string& image) {
   Result<std::string> pid = cli.run({"container", "inspect", "--format", "{{.State.Pid}}", "--", container}, container);
   if (!pid) return escape::inconclusive(pid.error().message);
   std::string p = *pid;
@@ -124,6 +126,40 @@ Outcome gatekeeper_hardening(const DockerCli& cli, const std::string& container)
     return escape::inconclusive(container + " has no running pid (" + p + ")");
   // The gatekeeper image has no shell or cat, so "from inside it" is its pid 1 read from the host:
   // the same kernel view (/proc/<pid>/status) a process inside would read as /proc/1/status.
+  if (!engine_is_local(cli.engine())) {
+    if (image.empty())
+      return escape::inconclusive(
+          "the engine's host is not this machine and no probe image was given");
+    std::vector<std::string> args = {"run",
+                                     "--rm",
+                                     "--pid",
+                                     "host",
+                                     "--network",
+                                     "none",
+                                     "--read-only",
+                                     "--cap-drop",
+                                     "ALL",
+                                     "--security-opt",
+                                     "no-new-privileges",
+                                     "--user",
+                                     std::string(kSpaceUser),
+                                     "--pids-limit",
+                                     "16",
+                                     "--memory",
+                                     "32m"};
+    args.insert(args.end(), labels.begin(), labels.end());
+    args.insert(args.end(), {"--", image, "cat", "/proc/" + p + "/comm", "/proc/" + p + "/status"});
+    Result<std::string> text = cli.run(args, "status of " + container, kChangeTimeout);
+    if (!text) return escape::inconclusive(text.error().message);
+    const std::string name = text->substr(0, text->find('\n'));
+    if (name.rfind("gatekeeper", 0) != 0)
+      return escape::inconclusive("pid " + p + " on the engine's host is '" + name +
+                                  "', not the gatekeeper");
+    Outcome o = judge_gatekeeper_status(text->substr(std::min(text->size(), name.size() + 1)));
+    o.evidence = container + " pid " + p +
+                 " (read on the engine's host by a probe in its pid namespace): " + o.evidence;
+    return o;
+  }
   std::ifstream comm("/proc/" + p + "/comm");
   std::string name;
   std::getline(comm, name);
@@ -210,7 +246,11 @@ void ProcessSampler::loop() {
   while (!stopping_) {
     lock.unlock();
     // `--` ends docker's flags; what follows the container name is handed to ps on the host.
-    Result<std::string> out = cli_.run({"top", "--", container_, "-eo", "pid,ppid,args"}, container_);
+    // Podman's top takes its own descriptors, in the container's pid namespace (init is pid 1).
+    Result<std::string> out =
+        cli_.engine().kind == EngineKind::kPodman
+            ? cli_.run({"top", "--", container_, "pid", "ppid", "args"}, container_)
+            : cli_.run({"top", "--", container_, "-eo", "pid,ppid,args"}, container_);
     Result<std::vector<SpaceProcess>> parsed = out ? parse_top(*out) : Result<std::vector<SpaceProcess>>(out.error());
     lock.lock();
     if (parsed) samples_.push_back(std::move(*parsed));
@@ -238,6 +278,8 @@ Result<ProcessOutcome> probe_connect(const DockerCli& cli, const std::vector<std
                                    "--security-opt", "no-new-privileges", "--user", std::string(kSpaceUser),
                                    "--pids-limit", "16", "--memory", "32m"};
   args.insert(args.end(), labels.begin(), labels.end());
+  const std::vector<std::string> limits = engine_run_flags(cli.engine().kind);
+  args.insert(args.end(), limits.begin(), limits.end());
   // busybox nc: exit 1 with "Connection refused" when refused; connected, it ends on stdin EOF.
   args.insert(args.end(), {"--", image, "busybox", "timeout", "8", "nc", "-w", "3", address, std::to_string(port)});
   return cli.run_raw(args, "probe on " + network, kChangeTimeout);
@@ -260,6 +302,8 @@ Outcome outer_network_refuses(const DockerCli& cli, const std::vector<std::strin
                                    "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--user",
                                    std::string(kSpaceUser), "--pids-limit", "16", "--memory", "32m"};
   args.insert(args.end(), labels.begin(), labels.end());
+  const std::vector<std::string> limits = engine_run_flags(cli.engine().kind);
+  args.insert(args.end(), limits.begin(), limits.end());
   args.insert(args.end(), {"--", image, "busybox", "httpd", "-f", "-p", "8080", "-h", "/etc"});
   if (Result<std::string> r = cli.run(args, listener, kChangeTimeout); !r) return escape::inconclusive(r.error().message);
   const std::string listener_address = container_address(cli, listener, outer_network);

@@ -45,8 +45,12 @@ std::vector<std::string> escape_labels(const std::string& run, const std::string
 // The container's first IPv4 address on `network` ("" when not attached).
 std::string container_address(const DockerCli& cli, const std::string& container, const std::string& network);
 
-// /proc/<pid>/status of the container's pid 1, read on the host (local engines only).
-escape::Outcome gatekeeper_hardening(const DockerCli& cli, const std::string& container);
+// /proc/<pid>/status of the container's pid 1, read on the engine's host: here for a local engine;
+// for a remote one by a probe container in the host's pid namespace (as unprivileged as a space,
+// no network, `cat` of two world-readable files), labelled with `labels`.
+escape::Outcome gatekeeper_hardening(const DockerCli& cli, const std::string& container,
+                                     const std::vector<std::string>& labels = {},
+                                     const std::string& image = {});
 
 // The key appears in no `docker inspect` document of `containers`.
 escape::Outcome key_not_in_inspect(const DockerCli& cli, const std::vector<std::string>& containers,

@@ -17,9 +17,12 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/docker_place.h"
+#include "controller/loop_disk.h"
 #include "controller/process.h"
 #include "controller/spec.h"
 #include "controller/testing/not_applicable.h"
+#include "controller/testing/podman_pins.h"
+#include "controller/testing/ssh_engine.h"
 #include "tests/support/environment.h"
 
 namespace controller {
@@ -30,6 +33,14 @@ using nlohmann::json;
 const std::string kBin = std::string(GK_BINARY_DIR) + "/bin";
 
 bool readable(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
+
+ProcessOutcome engine_cli(const std::string& program, const std::vector<std::string>& args) {
+  ProcessRequest r;
+  r.argv = {program};
+  r.argv.insert(r.argv.end(), args.begin(), args.end());
+  r.timeout = std::chrono::minutes(3);
+  return run_process(r);
+}
 
 ProcessOutcome docker(const std::vector<std::string>& args) {
   ProcessRequest r;
@@ -48,12 +59,13 @@ class EscapeLiveTest : public ::testing::Test {
   }
   void TearDown() override {
     if (!id_.empty()) (void)spacectl({"space", "remove", id_});
-    if (gk_test::docker_engine_answers()) {
+    if (engine_ == "podman" || gk_test::docker_engine_answers()) {
       const std::string filter = "label=" + std::string(kLabelOwner) + "=" + owner_;
       for (const std::vector<std::string>& kind : {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
         std::vector<std::string> args = kind;
         args.insert(args.end(), {"-q", "--filter", filter});
-        EXPECT_EQ(docker(args).out, "") << "left behind (" << kind[0] << ") for owner " << owner_;
+        EXPECT_EQ(engine_cli(engine_, args).out, "")
+            << "left behind (" << kind[0] << ") for owner " << owner_;
       }
     }
     std::error_code ignored;
@@ -63,10 +75,24 @@ class EscapeLiveTest : public ::testing::Test {
     ProcessRequest r;
     // SPACECTL_UNDER_TEST: the same test against another build (the binary from before a fix).
     const char* other = std::getenv("SPACECTL_UNDER_TEST");
-    r.argv = {other != nullptr && other[0] != '\0' ? std::string(other) : std::string(SPACECTL), "--owner", owner_, "--state-dir", state_,
-              "--gatekeeper-image-file", kBin + "/gatekeeper-image.id", "--space-image-file", kBin + "/space-image.id",
-              "--seccomp-space", kBin + "/seccomp/space.json", "--seccomp-gatekeeper", kBin + "/seccomp/gatekeeper.json"};
+    r.argv = {other != nullptr && other[0] != '\0' ? std::string(other) : std::string(SPACECTL),
+              "--owner",
+              owner_,
+              "--state-dir",
+              state_,
+              "--gatekeeper-image-file",
+              pins_ + "/gatekeeper-image.id",
+              "--space-image-file",
+              pins_ + "/space-image.id",
+              "--seccomp-space",
+              kBin + "/seccomp/space.json",
+              "--seccomp-gatekeeper",
+              kBin + "/seccomp/gatekeeper.json"};
+    r.argv.insert(r.argv.end(), place_args_.begin(), place_args_.end());
     r.argv.insert(r.argv.end(), args.begin(), args.end());
+    if (!args.empty() && args[0] == "escape-test")
+      r.argv.insert(r.argv.end(),
+                    {"--test-gatekeeper-image-file", pins_ + "/gatekeeper-test-image.id"});
     r.timeout = timeout;
     return run_process(r);
   }
@@ -101,13 +127,19 @@ class EscapeLiveTest : public ::testing::Test {
     return doc;
   }
 
+  // The whole suite once, on the place `place` (not-applicable.txt is read for that place): every
+  // case PASS or N/A with its listed reason, 0 failed and 0 inconclusive.
+  void every_case_passes(const std::string& place);
+
   std::string owner_, state_, id_;
+  std::string engine_ = "docker";        // the CLI whose labels TearDown checks
+  std::string pins_ = kBin;              // where the pins (and for Podman their archives) are
+  std::vector<std::string> place_args_;  // --place and --host
 };
 
-TEST_F(EscapeLiveTest, EveryCasePassesOrIsListedAsNotApplicableHere) {
-  GK_REQUIRE(gk_test::docker_engine_answers(), "no Docker engine answers");
-  GK_REQUIRE(ready(), "build spacectl escape-suite images first (bin/*.id, bin/escape-suite)");
+void EscapeLiveTest::every_case_passes(const std::string& place) {
   create();
+  if (id_.empty()) return;
   int code = -1;
   const json doc = escape_test({}, code);
   ASSERT_TRUE(doc.contains("cases"));
@@ -125,7 +157,8 @@ TEST_F(EscapeLiveTest, EveryCasePassesOrIsListedAsNotApplicableHere) {
     if (v == "PASS" || v == "N/A") continue;
     bad += v + " " + c.value("id", "") + ": " + c.value("evidence", "") + "\n";
   }
-  for (const std::string& problem : testing::not_applicable_problems(allowed, "docker", "space-default", reported)) {
+  for (const std::string& problem :
+       testing::not_applicable_problems(allowed, place, "space-default", reported)) {
     bad += problem + "\n";
   }
   EXPECT_EQ(bad, "") << doc["summary"].dump();
@@ -133,10 +166,12 @@ TEST_F(EscapeLiveTest, EveryCasePassesOrIsListedAsNotApplicableHere) {
   EXPECT_EQ(code, bad.empty() ? 0 : 1);
   // The host facts the run stood on, with the limits as applied.
   ASSERT_TRUE(doc.contains("host_facts") && doc["host_facts"].is_object()) << doc.dump().substr(0, 400);
-  for (const char* key : {"engine", "runc", "kernel", "cgroup", "ptrace_scope", "space.cpus", "space.ulimits", "space.io-weight",
-                          "space.disk-home", "space.disk-work", "residual.allowed-names"})
+  for (const char* key :
+       {"engine", "runc", "kernel", "cgroup", "ptrace_scope", "space.cpus", "space.ulimits",
+        "space.io-weight", "space.disk-home", "space.disk-work", "residual.allowed-names", "place"})
     EXPECT_TRUE(doc["host_facts"].contains(key)) << key;
   EXPECT_NE(doc["host_facts"].value("space.ulimits", "").find("\"core\""), std::string::npos) << doc["host_facts"].dump();
+  EXPECT_EQ(doc["host_facts"].value("place", "").rfind(place, 0), 0u) << doc["host_facts"].dump();
   // Each volume as the engine mounts it: 256 MiB of ext4 on a loop device, nosuid,nodev.
   for (const char* key : {"space.disk-home", "space.disk-work"}) {
     const std::string disk = doc["host_facts"].value(key, "");
@@ -144,6 +179,67 @@ TEST_F(EscapeLiveTest, EveryCasePassesOrIsListedAsNotApplicableHere) {
     EXPECT_NE(disk.find("nosuid,nodev"), std::string::npos) << key << ": " << disk;
     EXPECT_NE(disk.find("/dev/loop"), std::string::npos) << key << ": " << disk;
   }
+}
+
+TEST_F(EscapeLiveTest, EveryCasePassesOrIsListedAsNotApplicableHere) {
+  GK_REQUIRE(gk_test::docker_engine_answers(), "no Docker engine answers");
+  GK_REQUIRE(ready(), "build spacectl escape-suite images first (bin/*.id, bin/escape-suite)");
+  every_case_passes("docker");
+}
+
+// The same run on rootful Podman: the place loads the pinned archives into Podman's store itself.
+TEST_F(EscapeLiveTest, OnPodmanEveryCasePassesOrIsListedAsNotApplicableHere) {
+  GK_REQUIRE(testing::podman_answers(),
+             "no rootful Podman answers (podman --runtime runc info; .ci/setup installs it)");
+  GK_REQUIRE(ready(), "build spacectl escape-suite images first (bin/*.id, bin/escape-suite)");
+  pins_ = testing::staged_pins(GK_BINARY_DIR);
+  GK_REQUIRE(!pins_.empty(), "bin/*-image.tar missing: cmake --build <dir> --target images");
+  engine_ = "podman";
+  place_args_ = {"--place", "podman"};
+  every_case_passes("podman");
+}
+
+// Docker over SSH: sshd on loopback with keys made for this test (testing/ssh_engine.h); every
+// docker call of the run carries --host. The engine at the other end is this machine's.
+TEST_F(EscapeLiveTest, OverSshEveryCasePassesOrIsListedAsNotApplicableHere) {
+  GK_REQUIRE(gk_test::docker_engine_answers(),
+             "no Docker engine answers (the engine at the SSH end)");
+  GK_REQUIRE(ready(), "build spacectl escape-suite images first (bin/*.id, bin/escape-suite)");
+  testing::SshEngine ssh;
+  const std::string why = ssh.start();
+  GK_REQUIRE(why.empty(), why);
+  ssh.put_first_in_path();
+  place_args_ = {"--place", "docker-ssh", "--host", ssh.host()};
+  every_case_passes("docker-ssh");
+  if (id_.empty()) return;
+  // Code in over the same channel: git's pack protocol through the place's exec argv, which
+  // carries --host like every other call.
+  const std::string repo = state_ + "/project";
+  for (const std::vector<std::string>& step :
+       {std::vector<std::string>{"git", "init", "-q", "-b", "main", repo},
+        {"git", "-C", repo, "add", "hello.txt"},
+        {"git", "-C", repo, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit",
+         "-q", "-m", "one"}}) {
+    ProcessRequest r;
+    r.argv = step;
+    ASSERT_TRUE(run_process(r).succeeded()) << step[0] << " " << step[1];
+    if (step[1] == "init") std::ofstream(repo + "/hello.txt") << "over ssh\n";
+  }
+  const ProcessOutcome in = spacectl({"code", "in", id_, "--repo", repo, "--mode", "clean"});
+  EXPECT_EQ(in.exit_code, 0) << in.out << in.err;
+  const ProcessOutcome cat =
+      spacectl({"space", "exec", id_, "--", "cat", "/spaces/" + id_ + "/project/hello.txt"});
+  EXPECT_EQ(cat.out, "over ssh\n") << cat.err;
+  // Removed while sshd still runs (not by TearDown). The disk images were made on the engine's
+  // host (this machine here) by the helper, and remove takes them away there.
+  const ProcessOutcome removed = spacectl({"space", "remove", id_});
+  EXPECT_EQ(removed.exit_code, 0) << removed.out << removed.err;
+  id_.clear();
+  std::error_code ignored;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(kDefaultDiskDir), ignored))
+    EXPECT_NE(entry.path().filename().string().rfind(owner_ + "-", 0), 0u)
+        << "left on the engine's host: " << entry.path();
 }
 
 // "A deliberately weakened space (a flag removed in a test-only spec) turns the matching cases to

@@ -246,8 +246,8 @@ std::string window_base_of(Place& place, const std::string& id) {
 
 Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions& eo) {
   if (!is_space_id(eo.space_id)) return fail(Code::kInvalidArgument, "escape-test " + eo.space_id + ": an id is 12 lowercase hex digits");
-  const DockerCli cli;
-  DockerPlace place(po, cli);
+  const DockerCli cli(po.engine);
+  DockerPlace place(po);
   const std::string id = eo.space_id;
   const Names main_names = names_for(id);
   Result<std::string> binary = read_small_file(eo.binary, kMaxSuiteBinary);
@@ -263,7 +263,7 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
   PlaceOptions twin_options = po;
   const bool have_test_image = ::access(eo.test_gatekeeper_image_file.c_str(), R_OK) == 0;
   if (have_test_image) twin_options.gatekeeper_image_file = eo.test_gatekeeper_image_file;
-  DockerPlace twin_place(twin_options, cli);
+  DockerPlace twin_place(twin_options);
   HostListeners listeners;
 
   const std::string run = random_hex(6);
@@ -397,6 +397,8 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
                                   "--security-opt", "no-new-privileges", "--user", std::string(kSpaceUser),
                                   "--pids-limit", "64", "--memory", "64m"};
     u.insert(u.end(), labels.begin(), labels.end());
+    const std::vector<std::string> limits = engine_run_flags(po.engine.kind);
+    u.insert(u.end(), limits.begin(), limits.end());
     // /tmp (exec) holds the suite binary for the window's upstream on 80, started below.
     u.insert(u.end(), {"--tmpfs", "/tmp:rw,exec,nosuid,nodev,size=16m"});
     // -ll: keep listening; each connection echoes (a CONNECT only needs the dial to succeed).
@@ -468,6 +470,10 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
   controls.exhaustion = eo.exhaustion;
   controls.unsafe_privileged = eo.unsafe_privileged;
   controls.gateway_unowned = gateway_unowned;
+  controls.progress = static_cast<bool>(eo.progress);
+  const auto step = [&eo](const std::string& line) {
+    if (eo.progress) eo.progress(line);
+  };
 
   auto run_suite = [&](DockerPlace& p, const std::string& sid, const std::string& path, const SuiteControls& c,
                        const std::vector<std::string>& expected, const std::string& what) -> Result<std::vector<CaseResult>> {
@@ -475,7 +481,22 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     std::vector<std::string> argv = {path};
     const std::vector<std::string> rest = suite_argv(c);
     argv.insert(argv.end(), rest.begin(), rest.end());
-    Result<ExecOutput> r = p.exec(sid, ExecTarget::kSpace, argv, {}, kSuiteTimeout);
+    Result<ExecOutput> r = Result<ExecOutput>(fail(Code::kInternal, what + ": not run"));
+    if (eo.progress) {
+      // Per-case progress from the suite's stderr; the verdicts still come from its report.
+      ProgressLines lines(expected);
+      std::size_t done = 0;
+      const std::string where = sid == id ? std::string() : " (twin)";
+      r = p.exec_watched(sid, argv, kSuiteTimeout, kMaxSuiteReport, [&](std::string_view bytes) {
+        lines.feed(bytes, [&](const std::string& case_id, const std::string& verdict) {
+          ++done;
+          eo.progress("case " + case_id + " " + verdict + where + " (" + std::to_string(done) +
+                      " of " + std::to_string(expected.size()) + ")");
+        });
+      });
+    } else {
+      r = p.exec(sid, ExecTarget::kSpace, argv, {}, kSuiteTimeout);
+    }
     if (!r) return r.error();
     Result<std::vector<CaseResult>> parsed = parse_suite_report(r->out);
     if (parsed) {
@@ -490,6 +511,7 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
   {
     // Who else acts in the space while the suite runs: `docker top` from the host, sampled.
     ProcessSampler sampler(cli, main_names.space);
+    step("running " + std::to_string(ids->size()) + " cases in " + id);
     Result<std::vector<CaseResult>> r = run_suite(place, id, *binary_path, controls, *ids, "escape-suite in " + id);
     sampler.stop();
     if (r) {
@@ -499,7 +521,11 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     } else {
       host.push_back(host_result("host.suite-report", escape::fail(r.error().message)));
     }
-    const long init_pid = static_cast<long>(inspect_number(cli, main_names.space, "{{.State.Pid}}"));
+    // Podman's top shows the space's own pid namespace, where its init is pid 1.
+    const long init_pid =
+        po.engine.kind == EngineKind::kPodman
+            ? 1L
+            : static_cast<long>(inspect_number(cli, main_names.space, "{{.State.Pid}}"));
     std::string main_args;
     if (Result<std::string> a = cli.run({"container", "inspect", "--format", "{{json .Config.Cmd}}", "--", main_names.space}, main_names.space); a) {
       const json cmd = json::parse(*a, nullptr, false);
@@ -528,11 +554,17 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     Result<std::string> twin_path = twin_ids ? place_binary(twin_place, twin_id, run, *binary) : Result<std::string>(twin_ids.error());
     if (!twin_path) {
       twin_note += twin_path.error().message;
-    } else if (Result<std::vector<CaseResult>> r = run_suite(twin_place, twin_id, *twin_path, tc, *twin_ids, "escape-suite in twin " + twin_id); r) {
-      twin_ran = true;
-      for (CaseResult& x : *r) twin_results[x.id] = std::move(x);
     } else {
-      twin_note += r.error().message;
+      step("running " + std::to_string(twin_ids->size()) +
+           " corridor and window cases in the twin " + twin_id);
+      if (Result<std::vector<CaseResult>> r = run_suite(
+              twin_place, twin_id, *twin_path, tc, *twin_ids, "escape-suite in twin " + twin_id);
+          r) {
+        twin_ran = true;
+        for (CaseResult& x : *r) twin_results[x.id] = std::move(x);
+      } else {
+        twin_note += r.error().message;
+      }
     }
   }
 
@@ -569,6 +601,7 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
   }
 
   // Checks only visible from outside.
+  step("host checks (inspect, logs, the gatekeeper's status, the outer network)");
   std::vector<std::string> containers = {main_names.space, main_names.gatekeeper};
   if (!twin_id.empty()) containers.insert(containers.end(), {twin_names.space, twin_names.gatekeeper});
   host.push_back(host_result("host.key-not-in-inspect", key_not_in_inspect(cli, containers, key)));
@@ -579,7 +612,8 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     const LogMeasure m = measure_space_log(cli, main_names.space);
     host.push_back(host_result("host.log-capped", m.ok ? judge_log_size(m.bytes, flood_delivered, m.flood_seen) : escape::inconclusive(m.error)));
   }
-  host.push_back(host_result("host.gatekeeper-hardening", gatekeeper_hardening(cli, main_names.gatekeeper)));
+  host.push_back(host_result("host.gatekeeper-hardening",
+                             gatekeeper_hardening(cli, main_names.gatekeeper, labels, image)));
   host.push_back(host_result("host.control-channel-outer",
                              outer_network_refuses(cli, labels, run, image, main_names.outer,
                                                    container_address(cli, main_names.gatekeeper, main_names.outer))));

@@ -244,6 +244,8 @@ Result<std::vector<SpaceProcess>> parse_top(std::string_view text) {
     if (!field(p.pid) || !field(p.ppid)) return fail(Code::kCommandFailed, "docker top: a line without pid and ppid");
     while (i < line.size() && line[i] == ' ') ++i;
     p.args = std::string(line.substr(i, 200));
+    while (!p.args.empty() && p.args.back() == ' ')
+      p.args.pop_back();  // Podman pads its last column
     if (out.size() == kMaxTopProcesses) return fail(Code::kCommandFailed, "docker top: more than 4096 processes");
     out.push_back(std::move(p));
   }
@@ -339,7 +341,30 @@ std::vector<std::string> suite_argv(const SuiteControls& c) {
   if (c.exhaustion) a.emplace_back("--allow-exhaustion");
   if (c.unsafe_privileged) a.emplace_back("--unsafe-privileged");
   if (c.gateway_unowned) a.emplace_back("--gateway-unowned");
+  if (c.progress) a.emplace_back("--progress");
   return a;
+}
+
+void ProgressLines::feed(
+    std::string_view bytes,
+    const std::function<void(const std::string& id, const std::string& verdict)>& seen) {
+  for (const char c : bytes) {
+    if (c != '\n') {
+      if (carry_.size() <= kMaxProgressLine) carry_ += c;
+      continue;
+    }
+    const std::string line = std::move(carry_);
+    carry_.clear();
+    if (line.size() > kMaxProgressLine || line.rfind("case ", 0) != 0) continue;
+    const std::size_t space = line.find(' ', 5);
+    if (space == std::string::npos) continue;
+    const std::string id = line.substr(5, space - 5), verdict = line.substr(space + 1);
+    if (!is_case_id(id) || expected_.count(id) == 0 || reported_.count(id) != 0) continue;
+    if (verdict != "PASS" && verdict != "FAIL" && verdict != "INCONCLUSIVE" && verdict != "N/A")
+      continue;
+    reported_.insert(id);
+    seen(id, verdict);
+  }
 }
 
 }  // namespace controller

@@ -19,6 +19,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +59,8 @@ struct EscapeOptions {
   // The state directory: the twin space is created under its own lock, held for the run, so a
   // sweep (which finds no record for it) leaves it alone. Empty: no lock (tests without one).
   std::string state_dir;
+  // One line per step and per case as the suite reports it (serve's progress events); empty: none.
+  std::function<void(const std::string&)> progress;
 };
 
 struct EscapeReport {
@@ -156,7 +160,25 @@ struct SuiteControls {
   // verify's inner-network checks passed on the host (the bridge holds no host address), so a
   // default route via the IPAM gateway (Engine 20.10 on --internal) leads to no one.
   bool gateway_unowned = false;
+  bool progress = false;  // --progress: a line per case on stderr (ProgressLines)
 };
 std::vector<std::string> suite_argv(const SuiteControls& controls);
+
+// The suite's --progress lines ("case <id> <VERDICT>") out of its stderr, which comes from the
+// space: hostile, so only a line naming a case id the host listed, once, with one of the four
+// verdict words counts; anything else (a forged id, a repeat, an overlong line) is skipped. It
+// only feeds progress events: the verdicts of the report are the JSON report's alone.
+inline constexpr std::size_t kMaxProgressLine = 256;
+class ProgressLines {
+ public:
+  explicit ProgressLines(const std::vector<std::string>& expected)
+      : expected_(expected.begin(), expected.end()) {}
+  void feed(std::string_view bytes,
+            const std::function<void(const std::string& id, const std::string& verdict)>& seen);
+
+ private:
+  std::set<std::string> expected_, reported_;
+  std::string carry_;
+};
 
 }  // namespace controller

@@ -214,6 +214,30 @@ TEST(EscapeArgvTest, CarriesDigestsAndControlsButNeverTheKey) {
   EXPECT_NE(std::find(b.begin(), b.end(), "--gateway-unowned"), b.end());
 }
 
+// The suite's progress lines come from the space: only listed ids, once each, with a verdict
+// word, and lines split across reads; a forged id, a repeat, junk and an overlong line are skipped.
+TEST(EscapeProgressTest, OnlyListedCasesOnceWithAVerdictWordCount) {
+  ProgressLines lines({"fs.root-read-only", "net.no-default-route"});
+  std::vector<std::string> seen;
+  const auto add = [&](const std::string& id, const std::string& verdict) {
+    seen.push_back(id + "=" + verdict);
+  };
+  lines.feed("case fs.root-read-only PA", add);
+  EXPECT_TRUE(seen.empty());  // not a whole line yet
+  lines.feed(
+      "SS\ncase fs.root-read-only FAIL\ncase host.forged PASS\ncase net.no-default-route "
+      "MAYBE\nnoise\n",
+      add);
+  lines.feed("case " + std::string(300, 'x') + " PASS\ncase net.no-default-route N/A\n", add);
+  EXPECT_EQ(seen, (std::vector<std::string>{"fs.root-read-only=PASS", "net.no-default-route=N/A"}));
+  SuiteControls c;
+  const std::vector<std::string> quiet = suite_argv(c);
+  EXPECT_EQ(std::count(quiet.begin(), quiet.end(), "--progress"), 0);
+  c.progress = true;
+  const std::vector<std::string> a = suite_argv(c);
+  EXPECT_EQ(std::count(a.begin(), a.end(), "--progress"), 1);
+}
+
 TEST(EscapeFactsTest, FieldsSplitBoundedAndPadded) {
   EXPECT_EQ(split_fields("20.10|1.1.5|6.1\n", 3), (std::vector<std::string>{"20.10", "1.1.5", "6.1"}));
   EXPECT_EQ(split_fields("a", 3), (std::vector<std::string>{"a", "", ""}));

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "controller/docker_place.h"
+#include "controller/image_push.h"
 
 namespace controller {
 
@@ -100,6 +101,19 @@ Result<std::string> read_digest_record(const std::string& pin_file) {
 std::string normalise_image_id(std::string_view engine_text) {
   if (is_image_id(engine_text)) return std::string(engine_text);
   if (is_hex64(engine_text)) return "sha256:" + std::string(engine_text);
+  return {};
+}
+
+std::vector<std::string> engine_pull_flags(EngineKind engine, std::string_view reference) {
+  switch (engine) {
+    case EngineKind::kDocker:
+    case EngineKind::kDockerSsh:
+      return {};
+    case EngineKind::kPodman:
+      return registry_is_loopback(reference.substr(0, reference.find('@')))
+                 ? std::vector<std::string>{"--tls-verify=false"}
+                 : std::vector<std::string>{};
+  }
   return {};
 }
 

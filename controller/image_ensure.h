@@ -55,6 +55,11 @@ struct EnsuredImage {
 // Podman's --tls-verify=false for a loopback registry), else the archive next to the pin streamed
 // through the CLI (`load --input`). The engine's ID of what arrived must equal the pin:
 // otherwise kImageMismatch, naming both.
+// What a pull of `reference` needs on this engine: Podman speaks plain HTTP to a registry on
+// loopback only when told (--tls-verify=false), Docker does so by itself for 127.0.0.0/8; every
+// other registry is verified TLS on both, so nothing is added for it.
+std::vector<std::string> engine_pull_flags(EngineKind engine, std::string_view reference);
+
 Result<EnsuredImage> ensure_pinned_image(const DockerCli& cli, const std::string& pin_file,
                                          const std::vector<std::string>& pull_flags = {});
 

@@ -64,6 +64,25 @@ TEST(ImageRegistryLocationTest, PlainHttpOnlyForLoopbackAsDockerDoes) {
   EXPECT_FALSE(registry_is_loopback("registry.example/gk"));
 }
 
+TEST(ImagePullFlagsTest, PodmanSkipsTlsOnlyForALoopbackRegistryAndDockerNeverIsTold) {
+  const std::string loopback = "127.0.0.1:5000/gk/space-default@sha256:" + kHex;
+  const std::string just_outside = "128.0.0.1:5000/gk/space-default@sha256:" + kHex;
+  const std::string named = "registry.example/gk/space-default@sha256:" + kHex;
+  EXPECT_EQ(engine_pull_flags(EngineKind::kPodman, loopback),
+            std::vector<std::string>{"--tls-verify=false"});
+  EXPECT_EQ(engine_pull_flags(EngineKind::kPodman, "localhost:5000/gk/x@sha256:" + kHex),
+            std::vector<std::string>{"--tls-verify=false"});
+  EXPECT_TRUE(engine_pull_flags(EngineKind::kPodman, just_outside).empty());
+  EXPECT_TRUE(engine_pull_flags(EngineKind::kPodman, named).empty());
+  // A path that names loopback is not the host.
+  EXPECT_TRUE(engine_pull_flags(EngineKind::kPodman, "registry.example/127.0.0.1/x@sha256:" + kHex)
+                  .empty());
+  for (const EngineKind docker : {EngineKind::kDocker, EngineKind::kDockerSsh}) {
+    EXPECT_TRUE(engine_pull_flags(docker, loopback).empty());
+    EXPECT_TRUE(engine_pull_flags(docker, named).empty());
+  }
+}
+
 TEST(ImageIdTest, NormalisesDockerAndPodmanAnswers) {
   EXPECT_EQ(normalise_image_id("sha256:" + kHex), "sha256:" + kHex);
   EXPECT_EQ(normalise_image_id(kHex), "sha256:" + kHex) << "Podman prints the bare hex";

@@ -33,6 +33,7 @@
 #include "controller/docker_place.h"
 #include "controller/image_ensure.h"
 #include "controller/process.h"
+#include "controller/testing/podman_pins.h"
 #include "tests/support/environment.h"
 
 extern char** environ;
@@ -312,6 +313,45 @@ TEST_F(ImageRegistryLiveTest, WithoutARecordTheArchiveIsLoadedAndOneThatIsNotThe
   const std::string message = d["error"].value("message", "");
   EXPECT_NE(message.find(pin), std::string::npos) << message;
   EXPECT_NE(message.find(other), std::string::npos) << message;
+}
+
+// Podman pulls the pin by its recorded digest from the same loopback registry: told
+// --tls-verify=false (the registry speaks plain HTTP, which Docker allows loopback by itself and
+// Podman only when told), and only because the registry is on loopback.
+TEST_F(ImageRegistryLiveTest, PodmanPullsThePinByDigestFromALoopbackRegistry) {
+  GK_REQUIRE(
+      ready(),
+      "needs a Docker engine, docker-registry, skopeo and the built images (bin/*-image.{id,tar})");
+  GK_REQUIRE(testing::podman_answers(),
+             "no rootful Podman answers (podman --runtime runc info; .ci/setup installs it)");
+  ASSERT_NO_FATAL_FAILURE(start_registry());
+  ASSERT_NO_FATAL_FAILURE(copy_pins());
+  ASSERT_TRUE(push().is_object());
+  const std::string pin = first_line(pins_ + "/space-image.id");
+  const std::string record = first_line(pins_ + "/space-image.digest");
+  ASSERT_EQ(record.rfind(registry_ + "/space-default@sha256:", 0), 0u) << record;
+  Engine podman;
+  podman.kind = EngineKind::kPodman;
+  const DockerCli cli(podman);
+  // Every name off first (podman rmi refuses an image of several names), never --force (that
+  // would remove containers using it).
+  (void)run({"podman", "untag", pin});
+  const ProcessOutcome removed = run({"podman", "--runtime", "runc", "image", "rm", pin});
+  ASSERT_TRUE(removed.succeeded() || removed.err.find("image not known") != std::string::npos)
+      << removed.describe();
+  ASSERT_FALSE(run({"podman", "image", "exists", pin}).succeeded())
+      << pin << " is still in Podman's store";
+
+  const std::vector<std::string> flags = engine_pull_flags(EngineKind::kPodman, record);
+  EXPECT_EQ(flags, std::vector<std::string>{"--tls-verify=false"});
+  Result<EnsuredImage> pulled = ensure_pinned_image(cli, pins_ + "/space-image.id", flags);
+  ASSERT_TRUE(pulled) << pulled.error().message;
+  EXPECT_EQ(pulled->arrival, ImageArrival::kPulled);
+  EXPECT_EQ(pulled->from, record);
+  EXPECT_EQ(pulled->id, pin);
+  const ProcessOutcome digests =
+      run({"podman", "image", "inspect", "--format", "{{json .RepoDigests}}", pin});
+  EXPECT_NE(digests.out.find(record), std::string::npos) << digests.out;
 }
 
 }  // namespace

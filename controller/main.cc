@@ -5,11 +5,13 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <iterator>
 #include <optional>
@@ -73,9 +75,21 @@ std::string text_of(const json& doc) {
     for (const json& s : doc["spaces"]) {
       out += show(s.value("id", json(""))) + "  " + show(s.value("state", json(""))) + "  " + show(s.value("name", json("")));
       if (s.contains("missing") && !s["missing"].empty()) out += "  (missing: " + show(s["missing"].dump(-1, ' ', true, json::error_handler_t::replace)) + ")";
+      if (s.contains("refused_labels") && !s["refused_labels"].empty())
+        out += "  (labels not shown, not as spacectl writes them: " +
+               show(controller::json_text(s["refused_labels"])) + ")";
       if (s.contains("needs_access") && !s["needs_access"].empty()) out += "  (needs access: " + show(controller::json_text(s["needs_access"])) + ")";
       out += "\n";
     }
+    return out;
+  }
+  if (doc.contains("places") && doc["places"].is_array()) {
+    for (const json& p : doc["places"])
+      out += show(p.value("place", json(""))) + "  " + show(p.value("state", json(""))) + "  " +
+             (p.value("restricts_network", false) ? "can restrict the network"
+                                                  : "cannot restrict the network") +
+             "  " + show(p.value("detail", json(""))) + "\n    " +
+             show(p.value("proved", json(""))) + "\n";
     return out;
   }
   if (doc.contains("findings") && doc["findings"].is_array()) {
@@ -218,7 +232,13 @@ int run(int argc, char** argv) {
   bool timings = false;
   app.add_flag("--timings", timings,
                "print how long each engine call (each process spacectl starts) took, on stderr");
-  app.add_option("--place", place_name, "place to use (default docker)");
+  std::string place_host;
+  app.add_option(
+      "--place", place_name,
+      "place to use: docker (default), docker-ssh, podman, kubernetes or apple-container "
+      "(spacectl place list)");
+  app.add_option("--host", place_host,
+                 "the engine of --place docker-ssh: ssh://user@host[:port] (default: DOCKER_HOST)");
   app.add_option("--state-dir", state_override, "host records (default $XDG_STATE_HOME/spacectl)");
   app.add_option("--owner", owner_override, "installation id scoping every label (default: made once in the state dir)");
   app.add_option("--gatekeeper-image-file", options.gatekeeper_image_file, "file holding the pinned gatekeeper image ID");
@@ -229,9 +249,19 @@ int run(int argc, char** argv) {
                  "IPv4 range the spaces' networks take their /29s from (default " +
                      std::string(controller::kDefaultSubnetPool) + "; docs/subnets.md)");
   app.add_option("--disk-dir", options.disk_dir, "where a local place keeps the volumes' disk images (default /var/lib/spacectl/disks)");
+  app.add_option(
+      "--context", options.kube_context,
+      "--place kubernetes: the kubeconfig context (always explicit, never the current one)");
+  app.add_option("--namespace", options.kube_namespace,
+                 "--place kubernetes: the namespace base; each space gets <base>-<id>");
+  app.add_flag("--seccomp-localhost", options.seccomp_localhost,
+               "--place kubernetes: the nodes carry seccomp-profiles/ under the kubelet's seccomp "
+               "root (place check proves it)");
 
   auto* place_cmd = app.add_subcommand("place", "the place itself")->require_subcommand(1);
   auto* check_cmd = place_cmd->add_subcommand("check", "is this place usable? proved by trying");
+  auto* place_list_cmd = place_cmd->add_subcommand(
+      "list", "every place, its state, and whether it can restrict the network (each probed)");
 
   auto* space_cmd = app.add_subcommand("space", "spaces")->require_subcommand(1);
   controller::CreateRequest create_request;
@@ -390,6 +420,30 @@ int run(int argc, char** argv) {
     if (!owner) return report(owner.error(), as_json);
     options.owner = *owner;
   }
+  // DOCKER_HOST=ssh://… makes the docker CLI remote: that engine is the docker-ssh place, whose
+  // verify and probes know the engine's host is not this one.
+  const char* docker_host = std::getenv("DOCKER_HOST");
+  if (place_name == "docker" && place_host.empty() && docker_host != nullptr &&
+      std::string_view(docker_host).rfind("ssh://", 0) == 0)
+    place_name = "docker-ssh";
+  if (place_name == "docker-ssh")
+    options.engine.host = !place_host.empty()      ? place_host
+                          : docker_host != nullptr ? docker_host
+                                                   : "";
+  if (place_list_cmd->parsed())
+    return report(controller::list_places(controller::builtin_registry(), options), as_json);
+  // The CLI-driven engines (engine.h) take --host; kubernetes and apple-container are places of
+  // their own and take none (the registry refuses an unknown name).
+  if (place_name == "docker" || place_name == "docker-ssh" || place_name == "podman") {
+    Result<controller::Engine> engine =
+        controller::engine_for_place(place_name, place_host, docker_host);
+    if (!engine) return report(engine.error(), as_json);
+    options.engine = *engine;
+  } else if (!place_host.empty()) {
+    return report(controller::fail(Code::kUsage, "--host " + place_host +
+                                                     ": only --place docker-ssh takes a host"),
+                  as_json);
+  }
   Result<std::unique_ptr<controller::Place>> place = controller::builtin_registry().make(place_name, options);
   if (!place) return report(place.error(), as_json);
   controller::Manager manager{**place, state};
@@ -476,7 +530,7 @@ int run(int argc, char** argv) {
     if (!prefix) return report(prefix.error(), as_json);
     controller::ProcessRequest request;
     request.argv = *prefix;
-    if (isatty(STDIN_FILENO) != 0) request.argv.insert(request.argv.begin() + 2, "--tty");
+    if (isatty(STDIN_FILENO) != 0) request.argv = controller::with_tty(std::move(request.argv));
     request.argv.insert(request.argv.end(), exec_args.begin(), exec_args.end());
     request.inherit_stdio = true;
     const controller::ProcessOutcome o = controller::run_process(request);

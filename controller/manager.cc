@@ -1,4 +1,5 @@
 #include "controller/manager.h"
+#include "controller/registry.h"
 
 #include <string.h>
 
@@ -22,6 +23,7 @@ json summary_json(const SpaceSummary& s, const std::string& state) {
               {"space", s.space_state}, {"gatekeeper", s.gatekeeper_state}, {"missing", s.missing},
               {"window", s.window_url}};
   if (s.space_state == "exited") out["exit_code"] = s.space_exit_code;
+  if (!s.refused_labels.empty()) out["refused_labels"] = s.refused_labels;
   return out;
 }
 
@@ -67,10 +69,47 @@ std::string space_state(const SpaceSummary& s, bool needs) {
 Result<json> Manager::check() {
   Result<CheckReport> r = place.check();
   if (!r) return r.error();
-  const bool usable = r->seccomp && r->isolation_proved && r->positive_control;
-  return json{{"usable", usable}, {"engine", r->engine_version}, {"os_arch", r->os_arch}, {"seccomp", r->seccomp},
-              {"host_isolation", r->isolation_proved}, {"positive_control", r->positive_control},
+  const bool usable =
+      r->seccomp && r->isolation_proved && r->positive_control && r->unsupported.empty();
+  return json{{"usable", usable},
+              {"place", r->place},
+              {"engine", r->engine_version},
+              {"os_arch", r->os_arch},
+              {"seccomp", r->seccomp},
+              {"rootless", r->rootless},
+              {"host_isolation", r->isolation_proved},
+              {"positive_control", r->positive_control},
               {"findings", r->findings}};
+}
+
+Result<json> list_places(const Registry& registry, const PlaceOptions& options) {
+  json places = json::array();
+  for (const std::string& name : registry.names()) {
+    json entry = {{"place", name}, {"restricts_network", false}, {"proved", registry.proved(name)}};
+    Result<std::unique_ptr<Place>> place = registry.make(name, options);
+    if (!place) {
+      entry["state"] = "not_configured";
+      entry["detail"] = place.error().message;
+      places.push_back(entry);
+      continue;
+    }
+    Result<CheckReport> r = (*place)->check();
+    if (!r) {
+      entry["state"] = r.error().code == Code::kPlaceUnreachable ? "unreachable" : "unusable";
+      entry["detail"] = r.error().message;
+    } else {
+      const bool restricts = r->isolation_proved && r->positive_control;
+      entry["state"] = r->seccomp && restricts && r->unsupported.empty() ? "usable" : "unusable";
+      entry["restricts_network"] = restricts;
+      entry["engine"] = r->engine_version;
+      entry["rootless"] = r->rootless;
+      entry["detail"] = !r->unsupported.empty() ? r->unsupported
+                        : r->findings.empty()   ? std::string()
+                                                : r->findings.back();
+    }
+    places.push_back(entry);
+  }
+  return json{{"places", places}};
 }
 
 Result<SpaceLock> Manager::begin_create(CreateRequest& request, const std::string& repository) {

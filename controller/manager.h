@@ -52,6 +52,11 @@ struct Manager {
   Result<nlohmann::json> remove_locked(const std::string& id);
 };
 
+// `spacectl place list`: every place of the registry, checked (probed) in turn: its state
+// (usable, unusable, unreachable, not_configured), whether it can restrict the network (the host
+// isolation probe held and its positive control answered), and one line on why.
+Result<nlohmann::json> list_places(const class Registry& registry, const PlaceOptions& options);
+
 // The exit status of a space that stopped because it was idle (EX_TEMPFAIL).
 inline constexpr int kIdleExitCode = 75;
 

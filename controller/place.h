@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "controller/engine.h"
 #include "controller/errors.h"
 #include "controller/subnets.h"
 #include "controller/verify.h"
@@ -23,12 +24,21 @@ struct PlaceOptions {
   std::string space_image_file;
   std::string seccomp_space;          // profile paths
   std::string seccomp_gatekeeper;
+  Engine engine;  // which CLI-driven engine (the registry sets its kind from the place name)
   // spacectl-bridge (controller/dispatch/inside/bridge.cc), the static program `connect` places
   // into a space; empty: connect is refused with kPlaceUnusable.
   std::string bridge_binary;
   std::string disk_dir;  // the volumes' disk images on a local engine's host (empty: kDefaultDiskDir)
   // Where the spaces' networks take their subnets (controller/subnets.h; --subnet-pool).
   std::string subnet_pool = std::string(kDefaultSubnetPool);
+  // The Kubernetes place: the kubeconfig context and the namespace base, both always explicit
+  // (never the kubeconfig's current ones); each space gets the namespace <base>-<id>.
+  std::string kube_context, kube_namespace;
+  // The nodes carry seccomp-profiles/ under the kubelet's seccomp root (place check proves it):
+  // pods use them as Localhost profiles instead of RuntimeDefault.
+  bool seccomp_localhost = false;
+  // The place's CLI (kubectl, container); empty: found in PATH. Tests name their fake here.
+  std::string place_program;
 };
 
 struct CheckReport {
@@ -37,6 +47,11 @@ struct CheckReport {
   bool seccomp = false;
   bool isolation_proved = false;   // the probe on an isolated network did not reach the host
   bool positive_control = false;   // a probe on a normal bridge did reach it
+  std::string place;               // the registry name (docker, docker-ssh, podman)
+  bool rootless = false;  // the engine runs containers in a user namespace of a non-root user
+  // Empty: the place can hold the hardening spec. Else why not (rootless Podman, docker_check.cc):
+  // such a place is unusable, whatever the probes say.
+  std::string unsupported;
   std::vector<std::string> findings;  // one sentence per step
 };
 
@@ -66,6 +81,8 @@ struct SpaceSummary {
   int space_exit_code = 0;           // of an exited space container (75: it stopped itself when idle)
   std::string gatekeeper_image;      // image ID the gatekeeper container runs
   std::string gatekeeper_version, gatekeeper_revision;  // its image's OCI labels
+  // Labels (and the window variable) whose value no spacectl writes: shown empty and named here.
+  std::vector<std::string> refused_labels;
 };
 
 // One id that objects of this owner carry, with the time the oldest of them was made (0: unknown).

@@ -3,8 +3,10 @@
 #include "controller/signals.h"
 
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -106,6 +108,15 @@ static ProcessOutcome run_process_untimed(const ProcessRequest& request) {
       dup2(in_pipe[0], STDIN_FILENO);
       dup2(out_pipe[1], STDOUT_FILENO);
       dup2(err_pipe[1], STDERR_FILENO);
+    }
+    // Nothing but stdio passes to the child: a descriptor spacectl inherited without close-on-exec
+    // (a caller's lock, a socket) would otherwise live on in every daemon the engine's CLI starts
+    // (Podman's aardvark-dns and conmon outlive the call).
+    if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+      for (int fd = 3; fd < 65536; ++fd) {
+        const int flags = fcntl(fd, F_GETFD);
+        if (flags >= 0) fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+      }
     }
     execvp(argv[0], argv.data());
     const int e = errno;

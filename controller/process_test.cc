@@ -3,7 +3,9 @@
 
 #include <cerrno>
 #include <chrono>
+#include <string>
 
+#include <fcntl.h>
 #include <poll.h>
 #include <pty.h>
 #include <signal.h>
@@ -22,6 +24,29 @@ TEST(ProcessTest, PassesStdinAndCapturesOutput) {
   ProcessOutcome o = run_process(r);
   EXPECT_TRUE(o.succeeded());
   EXPECT_EQ(o.out.size(), 200000u);
+}
+
+// Regression: a lock file spacectl inherited without close-on-exec (`flock LOCK spacectl …`) went
+// on to Podman's aardvark-dns, a daemon the podman CLI starts, which held the lock for as long as
+// the space's network existed. Only stdin, stdout and stderr reach a child now.
+TEST(ProcessTest, AnInheritedDescriptorDoesNotReachTheChild) {
+  // No O_CLOEXEC, like an inherited one; high, so it is not the descriptor ls opens itself.
+  const int low = open("/dev/null", O_RDONLY);
+  ASSERT_GE(low, 3);
+  const int fd = dup2(low, 200);
+  close(low);
+  ASSERT_EQ(fd, 200);
+  ProcessRequest r;
+  r.argv = {"ls", "/proc/self/fd"};
+  const ProcessOutcome o = run_process(r);
+  close(fd);
+  ASSERT_TRUE(o.succeeded()) << o.describe();
+  // ls itself opens one descriptor for the directory it lists; stdio and that one only.
+  std::size_t count = 0;
+  for (const char c : o.out) count += c == '\n' ? 1u : 0u;
+  EXPECT_EQ(count, 4u) << o.out;
+  EXPECT_EQ(("\n" + o.out).find("\n" + std::to_string(fd) + "\n"), std::string::npos)
+      << "fd " << fd << " reached the child: " << o.out;
 }
 
 TEST(ProcessTest, KillsTheWholeGroupAtTheDeadline) {

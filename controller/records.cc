@@ -9,14 +9,16 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <ctime>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <set>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
 
 #include "controller/docker_place.h"
+#include "controller/record_fields.h"
 #include "controller/spec.h"
 #include "controller/subnets.h"
 
@@ -201,7 +203,34 @@ Result<std::string> load_or_make_owner(const std::string& dir) {
 
 Result<SpaceRecord> parse_record(const std::string& text, const std::string& what) {
   auto bad = [&](const std::string& why) { return fail(Code::kRecordUnreadable, "record " + what + ": " + why); };
-  const json doc = json::parse(text, nullptr, false);
+  // A member named twice (json keeps the last one silently) or a deep nesting is no record we
+  // wrote.
+  std::vector<std::set<std::string>> keys;
+  bool duplicate = false, too_deep = false;
+  const json::parser_callback_t strict = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (depth > static_cast<int>(kMaxRecordDepth)) too_deep = true;
+    switch (event) {
+      case json::parse_event_t::object_start:
+        keys.emplace_back();
+        break;
+      case json::parse_event_t::object_end:
+        if (!keys.empty()) keys.pop_back();
+        break;
+      case json::parse_event_t::key:
+        if (!keys.empty() && parsed.is_string() &&
+            !keys.back().insert(parsed.get<std::string>()).second)
+          duplicate = true;
+        break;
+      case json::parse_event_t::array_start:
+      case json::parse_event_t::array_end:
+      case json::parse_event_t::value:
+        break;
+    }
+    return !too_deep;
+  };
+  const json doc = json::parse(text, strict, false);
+  if (too_deep) return bad("nested deeper than " + std::to_string(kMaxRecordDepth));
+  if (duplicate) return bad("a member is named twice");
   if (doc.is_discarded() || !doc.is_object()) return bad("not a JSON object");
   for (auto it = doc.begin(); it != doc.end(); ++it)
     if (it.key() != "version" && it.key() != "mode" && it.key() != "domains" &&
@@ -213,7 +242,8 @@ Result<SpaceRecord> parse_record(const std::string& text, const std::string& wha
   SpaceRecord record;
   record.mode = doc["mode"].get<std::string>();
   if (record.mode != "allowlist" && record.mode != "open") return bad("mode is neither allowlist nor open");
-  if (!doc.contains("domains") || !is_string_array(doc["domains"], kMaxRecordDomains)) return bad("domains is not a list of at most 200 names");
+  if (!doc.contains("domains") || !is_string_array(doc["domains"], kMaxRecordDomains))
+    return bad("domains is not a list of at most " + std::to_string(kMaxRecordDomains) + " names");
   for (const json& d : doc["domains"]) record.domains.push_back(d.get<std::string>());
   if (!doc.contains("grants") || !doc["grants"].is_array() || doc["grants"].size() > kMaxRecordGrants) return bad("grants is not a list of at most 100");
   for (const json& g : doc["grants"]) {
@@ -277,6 +307,7 @@ Result<SpaceRecord> parse_record(const std::string& text, const std::string& wha
     if (!doc["stopped_idle"].is_boolean()) return bad("stopped_idle is not a boolean");
     record.stopped_idle = doc["stopped_idle"].get<bool>();
   }
+  if (Result<void> fields = check_record_fields(record, what); !fields) return fields.error();
   return record;
 }
 
@@ -313,9 +344,7 @@ Result<std::vector<std::string>> record_ids(const std::string& dir) {
   return out;
 }
 
-Result<void> write_record(const std::string& dir, const std::string& id, const SpaceRecord& record) {
-  Result<std::string> spaces = record_dir(dir, id);
-  if (!spaces) return spaces.error();
+std::string record_text(const SpaceRecord& record) {
   json grants = json::array();
   for (const GrantRecord& g : record.grants)
     grants.push_back({{"id", g.id}, {"upstream", g.upstream}, {"header", g.header}, {"secret", g.has_secret},
@@ -327,14 +356,36 @@ Result<void> write_record(const std::string& dir, const std::string& id, const S
   if (!record.out.result.empty())
     doc["out"] = {{"result", record.out.result}, {"start", record.out.start}, {"space_head", record.out.space_head},
                   {"changed_paths", record.out.changed_paths}, {"changed_bytes", record.out.changed_bytes}};
-  if (!record.creation.state.empty())
-    doc["creation"] = {{"state", record.creation.state}, {"step", record.creation.step}, {"started", record.creation.started},
-                       {"failure_code", record.creation.failure_code}, {"failure_message", record.creation.failure_message}};
+  if (!record.creation.state.empty()) {
+    // A failure message quotes the engine's stderr: cut at a character boundary to what a read
+    // accepts. Invalid bytes become U+FFFD first, so the cut is measured on what is stored.
+    std::string message = json::parse(json(record.creation.failure_message)
+                                          .dump(-1, ' ', false, json::error_handler_t::replace),
+                                      nullptr, false)
+                              .get<std::string>();
+    if (message.size() > kMaxRecordMessageBytes) {
+      std::size_t cut = kMaxRecordMessageBytes;
+      while (cut > 0 && (static_cast<unsigned char>(message[cut]) & 0xc0) == 0x80) --cut;
+      message.resize(cut);
+    }
+    doc["creation"] = {{"state", record.creation.state},
+                       {"step", record.creation.step},
+                       {"started", record.creation.started},
+                       {"failure_code", record.creation.failure_code},
+                       {"failure_message", message}};
+  }
   if (record.stopped_idle) doc["stopped_idle"] = true;
   if (!record.subnets.inner.empty())
     doc["subnets"] = {{"inner", record.subnets.inner}, {"outer", record.subnets.outer}};
   if (record.idle_stop.set) doc["idle_stop"] = {{"enabled", record.idle_stop.enabled}, {"hours", record.idle_stop.hours}};
-  return write_private(*spaces, id + ".json", doc.dump(2, ' ', true, json::error_handler_t::replace) + "\n");
+  return doc.dump(2, ' ', true, json::error_handler_t::replace) + "\n";
+}
+
+Result<void> write_record(const std::string& dir, const std::string& id,
+                          const SpaceRecord& record) {
+  Result<std::string> spaces = record_dir(dir, id);
+  if (!spaces) return spaces.error();
+  return write_private(*spaces, id + ".json", record_text(record));
 }
 
 Result<void> remove_record(const std::string& dir, const std::string& id) {

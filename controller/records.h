@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "controller/errors.h"
+#include "policy/corridor.h"
 
 namespace controller {
 
@@ -78,7 +79,8 @@ inline constexpr int kMinIdleStopHours = 1;
 inline constexpr int kMaxIdleStopHours = 168;
 
 inline constexpr std::size_t kMaxRecordBytes = 1u << 20;
-inline constexpr std::size_t kMaxRecordDomains = 200;
+// As many as the gatekeeper takes (policy/corridor.h): a network set that succeeded must read back.
+inline constexpr std::size_t kMaxRecordDomains = policy::kMaxAllowlistDomains;
 inline constexpr std::size_t kMaxRecordGrants = 100;
 
 // Now, UTC, ISO 8601 to the second (record times).
@@ -100,6 +102,8 @@ Result<bool> record_exists(const std::string& dir, const std::string& id);
 Result<std::vector<std::string>> record_ids(const std::string& dir);
 Result<void> write_record(const std::string& dir, const std::string& id, const SpaceRecord& record);
 Result<void> remove_record(const std::string& dir, const std::string& id);
+// The text write_record stores (parse_record reads every one back as the same record).
+std::string record_text(const SpaceRecord& record);
 // Strict parse of a record's text (tests feed it directly).
 Result<SpaceRecord> parse_record(const std::string& text, const std::string& what);
 

@@ -110,29 +110,49 @@ std::string mebibytes(std::int64_t bytes) { return std::to_string(bytes) + "b"; 
 // Flags common to both containers (docs/reference-behaviour.md#container-hardening). The security
 // options are no-new-privileges and our own seccomp profile; AppArmor's default stays on.
 void add_common_hardening(std::vector<std::string>& a, std::string_view user,
-                          std::string_view seccomp_file, std::int64_t memory) {
+                          std::string_view seccomp_file, std::int64_t memory, EngineKind engine) {
   const std::vector<std::string> flags = {
-      "--user", std::string(user),
+      "--user",
+      std::string(user),
       "--read-only",
-      "--cap-drop", "ALL",
-      "--security-opt", "no-new-privileges",
-      "--security-opt", "seccomp=" + std::string(seccomp_file),
-      "--pids-limit", std::to_string(kPidsLimit),
-      "--ulimit", std::string(kCoreUlimit),
-      "--memory", mebibytes(memory),
-      "--memory-swap", mebibytes(memory),  // equal: no swap on top
-      "--shm-size", mebibytes(kShmSize),
+      "--cap-drop",
+      "ALL",
+      "--security-opt",
+      "no-new-privileges",
+      "--security-opt",
+      "seccomp=" + std::string(seccomp_file),
+      "--pids-limit",
+      std::to_string(kPidsLimit),
+      "--ulimit",
+      std::string(kCoreUlimit),
+      "--memory",
+      mebibytes(memory),
+      "--memory-swap",
+      mebibytes(memory),  // equal: no swap on top
+      "--shm-size",
+      mebibytes(kShmSize),
       // Asked by name so daemons defaulting to host/shareable still give private namespaces.
-      "--ipc", "private",
-      "--cgroupns", "private",
-      "--log-driver", std::string(kLogDriver),
-      "--log-opt", "max-size=" + std::string(kLogMaxSize),
-      "--log-opt", "max-file=" + std::string(kLogMaxFile),
-      "--log-opt", "compress=" + std::string(kLogCompress),
+      "--ipc",
+      "private",
+      "--cgroupns",
+      "private",
       // No restart policy: a rebooted daemon leaves both stopped; start brings them up in order.
-      "--restart", "no",
+      "--restart",
+      "no",
   };
   a.insert(a.end(), flags.begin(), flags.end());
+  // The engine-specific part (spec.h, kPodman*).
+  if (engine == EngineKind::kPodman) {
+    a.insert(a.end(), {"--read-only-tmpfs=false", "--log-driver", std::string(kPodmanLogDriver),
+                       "--log-opt", "max-size=" + std::string(kLogMaxSize)});
+    const std::vector<std::string> limits = engine_run_flags(engine);
+    a.insert(a.end(), limits.begin(), limits.end());
+  } else {
+    a.insert(a.end(), {"--log-driver", std::string(kLogDriver), "--log-opt",
+                       "max-size=" + std::string(kLogMaxSize), "--log-opt",
+                       "max-file=" + std::string(kLogMaxFile), "--log-opt",
+                       "compress=" + std::string(kLogCompress)});
+  }
 }
 
 }  // namespace
@@ -150,10 +170,28 @@ std::vector<std::string> space_environment(const SpaceSpec& spec) {
           std::string(kWindowEnv) + "=" + std::string(kWindowBase) + spec.window_key};
 }
 
+std::vector<std::string> engine_run_flags(EngineKind engine) {
+  switch (engine) {
+    case EngineKind::kDocker:
+    case EngineKind::kDockerSsh:
+      return {};
+    case EngineKind::kPodman:
+      return {"--ulimit",
+              "nofile=" + std::to_string(kPodmanNofile) + ":" + std::to_string(kPodmanNofile),
+              "--ulimit",
+              "nproc=" + std::to_string(kPodmanNproc) + ":" + std::to_string(kPodmanNproc)};
+  }
+  return {};
+}
+
 std::vector<std::string> inner_network_argv(const SpaceSpec& spec) {
-  std::vector<std::string> a = {"network", "create", "--driver", "bridge", "--internal",
-                                "--ipv6=false", "--opt",
-                                std::string(spec.engine_major >= 28 ? kOptIsolated : kOptInhibit)};
+  std::vector<std::string> a = {"network", "create",     "--driver",
+                                "bridge",  "--internal", "--ipv6=false"};
+  if (spec.engine == EngineKind::kPodman)
+    a.push_back(
+        "--disable-dns");  // no DNS server on the bridge: the host guard drops everything there
+  else
+    a.insert(a.end(), {"--opt", std::string(spec.engine_major >= 28 ? kOptIsolated : kOptInhibit)});
   if (!spec.inner_subnet.empty()) a.insert(a.end(), {"--subnet", spec.inner_subnet});
   add_labels(a, spec, Role::kInnerNetwork);
   a.insert(a.end(), {"--", names_for(spec.id).inner});
@@ -189,16 +227,40 @@ std::vector<std::string> gatekeeper_create_argv(const SpaceSpec& spec, std::stri
   // No --init: the gatekeeper forks nothing, handles SIGTERM itself as pid 1, and its seccomp
   // profile kills fork() (docker-init's fork of the child would be killed).
   std::vector<std::string> a = {"create", "--name", n.gatekeeper};
-  add_common_hardening(a, kGatekeeperUser, spec.seccomp_gatekeeper, kGatekeeperMemory);
+  add_common_hardening(a, kGatekeeperUser, spec.seccomp_gatekeeper, kGatekeeperMemory, spec.engine);
   a.insert(a.end(), {"--cpu-shares", std::to_string(kGatekeeperCpuShares)});
   // Docker refuses --network-alias with two --network; the outer one is connected afterwards.
-  a.insert(a.end(), {"--network", n.inner, "--network-alias", std::string(kGatekeeperAlias)});
+  if (spec.engine == EngineKind::kPodman)
+    a.insert(a.end(), {"--network", n.inner + ":ip=" + spec.gatekeeper_inner_ip});
+  else
+    a.insert(a.end(), {"--network", n.inner, "--network-alias", std::string(kGatekeeperAlias)});
   add_labels(a, spec, Role::kGatekeeper);
   a.insert(a.end(), {"--", spec.gatekeeper_image});
   const std::vector<std::string> command = gatekeeper_command(inner_subnet);
   a.insert(a.end(), command.begin(), command.end());
   for (const std::string& range : spec.blocked_ranges) a.insert(a.end(), {"--block", range});
   return a;
+}
+
+std::string podman_gatekeeper_ip(std::string_view subnet) {
+  const std::size_t slash = subnet.find('/');
+  if (slash == std::string_view::npos) return {};
+  const std::string base(subnet.substr(0, slash));
+  in_addr a{};
+  if (inet_pton(AF_INET, base.c_str(), &a) != 1) return {};
+  int prefix = 0;
+  for (const char c : subnet.substr(slash + 1)) {
+    if (c < '0' || c > '9' || prefix > 32) return {};
+    prefix = prefix * 10 + (c - '0');
+  }
+  if (prefix < 1 || prefix > 29) return {};  // a /30 has two host addresses: the gateway's and one
+  const std::uint32_t mask = prefix == 0 ? 0 : ~std::uint32_t{0} << (32 - prefix);
+  const std::uint32_t address = (ntohl(a.s_addr) & mask) + 2;
+  in_addr out{};
+  out.s_addr = htonl(address);
+  char text[INET_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET, &out, text, sizeof text);
+  return text;
 }
 
 std::vector<std::string> gatekeeper_command(std::string_view inner_subnet) {
@@ -212,7 +274,7 @@ std::vector<std::string> work_volume_owner_argv(const SpaceSpec& spec) {
   // Labelled like the space's other objects, so a rollback's label sweep also removes it.
   // Never started, yet hardened like the space: every container this controller creates is.
   std::vector<std::string> a = {"create", "--name", n.space + "-volume-owner"};
-  add_common_hardening(a, kSpaceUser, spec.seccomp_space, spec.memory_bytes);
+  add_common_hardening(a, kSpaceUser, spec.seccomp_space, spec.memory_bytes, spec.engine);
   a.insert(a.end(), {"--network", "none", "--mount", "type=volume,src=" + n.work + ",dst=" + std::string(kWorkParent)});
   add_labels(a, spec, Role::kProbe);
   // A command only so images without CMD can be created; the container is never started.
@@ -223,7 +285,10 @@ std::vector<std::string> work_volume_owner_argv(const SpaceSpec& spec) {
 std::vector<std::string> space_create_argv(const SpaceSpec& spec) {
   const Names n = names_for(spec.id);
   std::vector<std::string> a = {"create", "--name", n.space, "--init"};
-  add_common_hardening(a, kSpaceUser, spec.seccomp_space, spec.memory_bytes);
+  add_common_hardening(a, kSpaceUser, spec.seccomp_space, spec.memory_bytes, spec.engine);
+  if (spec.engine == EngineKind::kPodman)
+    a.insert(a.end(),
+             {"--add-host", std::string(kGatekeeperAlias) + ":" + spec.gatekeeper_inner_ip});
   a.insert(a.end(), {"--cpus", cpus_text(spec.nano_cpus), "--cpu-shares", std::to_string(kSpaceCpuShares),
                      "--blkio-weight", std::to_string(kSpaceBlkioWeight)});
   a.insert(a.end(), {"--tmpfs", "/tmp:" + std::string(kSpaceTmpfs), "--network", n.inner,

@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "controller/engine.h"
+
 namespace controller {
 
 inline constexpr std::string_view kControllerVersion = "0.1.0";
@@ -80,6 +82,21 @@ inline constexpr std::string_view kWindowEnv = "GATEKEEPER_WINDOW";
 // (docs/reference-behaviour.md#networks).
 inline constexpr std::string_view kOptIsolated = "com.docker.network.bridge.gateway_mode_ipv4=isolated";
 inline constexpr std::string_view kOptInhibit = "com.docker.network.bridge.inhibit_ipv4=true";
+// Podman (engine.h) differs where Docker's flags have no Podman equivalent:
+// - its log drivers have no `local`: k8s-file with a 10 MB size cap (conmon truncates at the cap);
+// - rootful Podman sets RLIMIT_NOFILE and RLIMIT_NPROC to 1048576 and 4194304 unless told, which a
+//   host whose own hard limits are lower refuses; so both are set, below any such host's;
+// - --read-only adds writable tmpfs at /run, /tmp and /var/tmp unless --read-only-tmpfs=false;
+// - an internal network keeps the gateway address on the bridge for its DNS server (aardvark-dns),
+//   so the inner network has DNS disabled, the gatekeeper a fixed address, the space an /etc/hosts
+//   entry for it, and the host a DROP guard on the bridge (host_guard.h) in place of Docker's
+//   isolated gateway mode.
+inline constexpr std::string_view kPodmanLogDriver = "k8s-file";
+inline constexpr std::string_view kPodmanLogSize =
+    "10MB";  // what podman inspect reports for max-size=10m
+inline constexpr std::int64_t kPodmanNofile = 16384;
+inline constexpr std::int64_t kPodmanNproc =
+    16384;  // per uid; each space is capped at kPidsLimit first
 
 struct Names {
   std::string space, gatekeeper, inner, outer, home, work;
@@ -111,6 +128,9 @@ struct SpaceSpec {
   std::string env_file;
   // The networks' subnets (controller/subnets.h); empty: the engine picks from its own pools.
   std::string inner_subnet, outer_subnet;
+  EngineKind engine = EngineKind::kDocker;
+  // Podman: the gatekeeper's fixed address on the inner network (the space's /etc/hosts entry).
+  std::string gatekeeper_inner_ip;
 };
 
 // The host's own interface addresses that policy::classify calls public, as "/32" or "/128"
@@ -129,10 +149,17 @@ bool is_owner(std::string_view owner);
 std::vector<std::pair<std::string, std::string>> labels_for(const SpaceSpec& spec, Role role);
 std::vector<std::string> space_environment(const SpaceSpec& spec);
 
+// Flags every other container this controller runs on the engine needs (probes, the escape run's
+// listeners): Podman's rlimits (see kPodmanNofile); nothing on Docker.
+std::vector<std::string> engine_run_flags(EngineKind engine);
+
 std::vector<std::string> inner_network_argv(const SpaceSpec& spec);
 std::vector<std::string> outer_network_argv(const SpaceSpec& spec);
 std::vector<std::string> volume_argv(const SpaceSpec& spec, Role role);
 std::vector<std::string> gatekeeper_create_argv(const SpaceSpec& spec, std::string_view inner_subnet);
+// Podman: the second host address of an IPv4 /N subnet (the first is the bridge's gateway), "" when
+// the subnet is not IPv4 or too small.
+std::string podman_gatekeeper_ip(std::string_view subnet);
 // The gatekeeper's command after its image, without its `--block RANGE` pairs (verify compares
 // this prefix exactly and allows only `--block` pairs after it).
 std::vector<std::string> gatekeeper_command(std::string_view inner_subnet);

@@ -1,5 +1,6 @@
 #include "controller/verify.h"
 #include "controller/inspect_json.h"
+#include "controller/io_weight.h"
 
 #include <ifaddrs.h>
 #include <net/if.h>
@@ -73,12 +74,17 @@ void check_core_and_cpu(const json& host, const ContainerExpectation& want, Repo
 
 }  // namespace
 
-std::optional<bool> host_io_weight_supported() {
-  auto exists = [](const char* path) { return ::access(path, F_OK) == 0; };
-  // cgroup v1: the blkio controller's weight file (CFQ) or BFQ's; Docker checks the same.
-  if (exists("/sys/fs/cgroup/blkio")) return exists("/sys/fs/cgroup/blkio/blkio.weight") || exists("/sys/fs/cgroup/blkio/blkio.bfq.weight");
+std::optional<bool> host_io_weight_supported() { return io_weight_supported_in("/sys/fs/cgroup"); }
+
+std::optional<bool> io_weight_supported_in(const std::string& cgroup_root) {
+  auto exists = [&](const char* path) { return ::access((cgroup_root + path).c_str(), F_OK) == 0; };
+  // cgroup v1: CFQ's blkio.weight, the one file Docker 20.10 and Podman 4.3 look for ("Your
+  // kernel does not support cgroup blkio weight", then the weight is discarded: inspect says 0).
+  // BFQ's blkio.bfq.weight (present whenever the bfq module is loaded) does not count: those
+  // engines discard the weight beside it, and an engine that honours it keeps the 10.
+  if (exists("/blkio")) return exists("/blkio/blkio.weight");
   // cgroup v2: the io controller is available to children.
-  std::ifstream in("/sys/fs/cgroup/cgroup.controllers");
+  std::ifstream in(cgroup_root + "/cgroup.controllers");
   if (!in) return std::nullopt;
   std::string word;
   while (in >> word)
@@ -313,9 +319,27 @@ std::vector<Difference> verify_network(const json& inspect, const NetworkExpecta
   if (truthy(member(inspect, "EnableIPv6"))) r.add("ipv6", "has IPv6 enabled");
   if (!want.host_isolated) return out;
   const json& options = member(inspect, "Options");
-  const bool option_set = str(member(options, "com.docker.network.bridge.gateway_mode_ipv4")) == "isolated" ||
-                          str(member(options, "com.docker.network.bridge.inhibit_ipv4")) == "true";
-  if (!option_set) r.add("host_isolation", "neither gateway_mode_ipv4=isolated nor inhibit_ipv4=true is set");
+  if (want.engine == EngineKind::kPodman) {
+    // podman_network_as_docker. With DNS on, Podman keeps a host address on the bridge for its DNS
+    // server; with it off an internal network gets no gateway. The guard (host_guard.h) is required
+    // either way, gateway or not: the probe answers whether it is missing.
+    if (str(member(options, "podman.dns_enabled")) != "false")
+      r.add("host_isolation", "DNS is enabled on the inner network");
+    const std::string iface = str(member(options, "com.docker.network.bridge.name"));
+    const std::optional<bool> missing = probe ? probe(iface) : std::nullopt;
+    if (!missing.has_value())
+      r.add("host_isolation", "the host guard on the bridge '" + iface + "' cannot be checked");
+    else if (*missing)
+      r.add("host_isolation",
+            "the host guard (INPUT DROP for the bridge " + iface + ") is missing");
+    return out;
+  } else {
+    const bool option_set =
+        str(member(options, "com.docker.network.bridge.gateway_mode_ipv4")) == "isolated" ||
+        str(member(options, "com.docker.network.bridge.inhibit_ipv4")) == "true";
+    if (!option_set)
+      r.add("host_isolation", "neither gateway_mode_ipv4=isolated nor inhibit_ipv4=true is set");
+  }
   bool gateway_listed = false;
   const json& ipam = member(member(inspect, "IPAM"), "Config");
   if (ipam.is_array())
@@ -329,7 +353,7 @@ std::vector<Difference> verify_network(const json& inspect, const NetworkExpecta
   if (!has.has_value())
     r.add("host_isolation", "a gateway is listed and the bridge " + bridge + " is not visible from this host, so no host address cannot be proved");
   else if (*has)
-    r.add("host_isolation", "the host holds an address on the bridge " + bridge);
+    r.add("host_isolation", "the host can be reached at an address on the bridge " + bridge);
   return out;
 }
 

@@ -47,6 +47,8 @@ struct ContainerExpectation {
   std::string path;
   std::vector<std::string> command;
   std::map<std::string, std::string> network_ids;  // network name -> verified ID
+  // --add-host entries, exactly these (Podman: "gatekeeper:<its inner address>"; Docker: none).
+  std::vector<std::string> extra_hosts;
 };
 
 // A space volume: a `local` ext4 volume on /dev/loopN (nosuid,nodev), whose loop device holds
@@ -62,10 +64,14 @@ struct NetworkExpectation {
   bool host_isolated = false;  // the host must hold no address on this bridge
   Role role = Role::kInnerNetwork;
   std::string owner, id;
+  // Docker: isolated gateway mode (or inhibit_ipv4) and no host address on the bridge. Podman:
+  // DNS off on the inner network and the host unreachable on its bridge (the place's guard).
+  EngineKind engine = EngineKind::kDocker;
 };
 
-// Does the host hold an IPv4 address on interface `ifname`? nullopt: the interface is not
-// visible from here (remote daemon, other namespace), so nothing can be proved.
+// Can the host be reached at an address on interface `ifname` (Docker: the host holds an IPv4
+// address there; Podman: it does and no guard drops what arrives there)? nullopt: the interface
+// is not visible from here (remote daemon, other namespace), so nothing can be proved here.
 using HostAddressProbe = std::function<std::optional<bool>(const std::string& ifname)>;
 std::optional<bool> host_has_ipv4_on(const std::string& ifname);
 

@@ -42,7 +42,14 @@ std::vector<Difference> verify_container_weakening(const json& inspect, const Co
   const json& config = member(inspect, "Config");
   if (!host.is_object() || !config.is_object()) return out;  // verify_container names that
   // Name resolution and links: each is a way to point the space's names elsewhere.
-  if (!empty_or_null(member(host, "ExtraHosts"))) add("extra_hosts", "has extra hosts (--add-host)");
+  {
+    std::vector<std::string> hosts = strings(member(host, "ExtraHosts"));
+    if (hosts != want.extra_hosts)
+      add("extra_hosts",
+          want.extra_hosts.empty()
+              ? "has extra hosts (--add-host)"
+              : "extra hosts are '" + joined(hosts) + "', not '" + joined(want.extra_hosts) + "'");
+  }
   if (!empty_or_null(member(host, "Dns"))) add("dns", "has its own DNS servers (--dns)");
   if (!empty_or_null(member(host, "DnsOptions"))) add("dns", "has DNS options (--dns-option)");
   if (!empty_or_null(member(host, "DnsSearch"))) add("dns", "has DNS search domains (--dns-search)");

@@ -1,11 +1,15 @@
 // verify against canned `docker inspect` output (Engine 20.10, a container made with every flag):
 // the clean document has no difference; removing one setting names exactly that check.
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "controller/io_weight.h"
 #include "controller/verify.h"
 
 namespace controller {
@@ -238,6 +242,30 @@ TEST(VerifyTest, AnIoWeightTheEngineDiscardedIsAcceptedOnlyWhereTheHostCannotWei
   higher["HostConfig"]["BlkioWeight"] = 1000;
   e.io_weight_supported = false;
   EXPECT_EQ(names(higher), std::vector<std::string>{"blkio_weight"});
+}
+
+// What counts as "the host weights IO" is what the engines look for: on cgroup v1 CFQ's
+// blkio.weight. BFQ's blkio.bfq.weight alone (the bfq module loaded) made verify expect a weight
+// that Docker 20.10 and Podman 4.3 had discarded, and every space failed verify.
+TEST(VerifyTest, OnCgroupV1OnlyTheCfqWeightFileMeansTheEngineKeepsTheWeight) {
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() / ("gk-cgroup-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root / "blkio");
+  EXPECT_EQ(io_weight_supported_in(root.string()), std::optional<bool>(false))
+      << "v1, no weight file";
+  std::ofstream(root / "blkio" / "blkio.bfq.weight") << "100\n";
+  EXPECT_EQ(io_weight_supported_in(root.string()), std::optional<bool>(false))
+      << "v1, BFQ's file only";
+  std::ofstream(root / "blkio" / "blkio.weight") << "500\n";
+  EXPECT_EQ(io_weight_supported_in(root.string()), std::optional<bool>(true)) << "v1, CFQ's file";
+  std::filesystem::remove_all(root / "blkio");
+  EXPECT_EQ(io_weight_supported_in(root.string()), std::nullopt) << "neither v1 nor v2 visible";
+  std::ofstream(root / "cgroup.controllers") << "cpuset cpu io memory pids\n";
+  EXPECT_EQ(io_weight_supported_in(root.string()), std::optional<bool>(true)) << "v2 with io";
+  std::ofstream(root / "cgroup.controllers") << "cpuset cpu memory pids\n";
+  EXPECT_EQ(io_weight_supported_in(root.string()), std::optional<bool>(false)) << "v2 without io";
+  std::filesystem::remove_all(root);
 }
 
 json canned_volume() {

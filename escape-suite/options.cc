@@ -25,21 +25,27 @@ bool is_hex64(std::string_view s) {
 }  // namespace
 
 std::string_view usage() {
-  return "usage: escape-suite [--list] [--only GLOB[,GLOB]] [--format text|json|tap|junit|sarif|html]\n"
+  return "usage: escape-suite [--list] [--only GLOB[,GLOB]] [--format "
+         "text|json|tap|junit|sarif|html]\n"
          "         [--output FILE] [--space-id ID] [--gatekeeper NAME_OR_ADDR]\n"
          "         [--corridor-port 3128] [--window-port 8080] [--control-port 9099]\n"
          "         [--window-base URL] [--window-grant ID] [--allowed-target HOST:443]\n"
          "         [--probe-address ADDR[:PORT]]... [--other-space ADDR[:PORT]]...\n"
          "         [--secret-sha256 HEX] [--control-sha256 HEX] [--resolver 127.0.0.11]\n"
-         "         [--pids-limit N] [--memory-limit BYTES] [--cpu-limit NANOCPUS] [--home-quota BYTES]\n"
+         "         [--pids-limit N] [--memory-limit BYTES] [--cpu-limit NANOCPUS] [--home-quota "
+         "BYTES]\n"
          "         [--log-flood-mib 50] [--allow-exhaustion] [--seccomp-errno 95]\n"
          "         [--expect-uid 70000] [--timeout-ms 3000] [--unsafe-privileged]\n"
-         "         [--gateway-unowned]\n"
+         "         [--gateway-unowned] [--progress]\n"
          "Runs attacks from inside a space; exit 0 only when every selected case is PASS or N/A.\n"
-         "--allow-exhaustion enables the fork bomb, memory, disk and log cases: inside a space only.\n"
-         "--unsafe-privileged runs even as root with capabilities (a deliberately weakened space):\n"
+         "--allow-exhaustion enables the fork bomb, memory, disk and log cases: inside a space "
+         "only.\n"
+         "--unsafe-privileged runs even as root with capabilities (a deliberately weakened "
+         "space):\n"
          "  the attempts then act on whatever this process can reach.\n"
-         "--gateway-unowned: the runner proved no host address holds the inner gateway.\n";
+         "--gateway-unowned: the runner proved no host address holds the inner gateway.\n"
+         "--progress prints \"case <id> <VERDICT>\" on stderr as each case ends (the report stays "
+         "on stdout).\n";
 }
 
 policy::Result<Options> parse_options(const std::vector<std::string_view>& args) {
@@ -52,6 +58,10 @@ policy::Result<Options> parse_options(const std::vector<std::string_view>& args)
     }
     if (name == "--unsafe-privileged") {
       o.unsafe_privileged = true;
+      continue;
+    }
+    if (name == "--progress") {
+      o.progress = true;
       continue;
     }
     if (name == "--allow-exhaustion") {

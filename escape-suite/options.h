@@ -38,6 +38,7 @@ struct Options {
   std::uint64_t home_quota = 0;            // --home-quota BYTES: fill $HOME only up to this bound
   std::uint64_t log_flood_mib = 50;        // --log-flood-mib N
   bool unsafe_privileged = false;          // --unsafe-privileged: run even as root with capabilities
+  bool progress = false;  // --progress: "case <id> <VERDICT>" on stderr after each case
   bool allow_exhaustion = false;           // --allow-exhaustion: fork bomb, OOM, disk, log flood
   // --gateway-unowned: the runner proved from the host that the inner network's gateway address is
   // held by no host interface (verify's network_host_isolation), so a default route via it goes

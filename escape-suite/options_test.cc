@@ -20,6 +20,8 @@ TEST(OptionsTest, ParsesRunnerFlags) {
   EXPECT_EQ(o.value().only, (std::vector<std::string>{"net.*", "dns.*"}));
   EXPECT_FALSE(o.value().gateway_unowned);  // only the runner's host check may claim it
   EXPECT_TRUE(parse_options({"--gateway-unowned"}).value().gateway_unowned);
+  EXPECT_FALSE(o.value().progress);
+  EXPECT_TRUE(parse_options({"--progress"}).value().progress);
 }
 
 TEST(OptionsTest, TakesSarifAndHtmlFormats) {

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdio>
 
 #include "escape-suite/case.h"
 #include "escape-suite/probe.h"
@@ -100,6 +101,11 @@ std::vector<CaseResult> run_cases(Context& ctx, const std::vector<Case>& cases) 
     r.verdict = o.verdict;
     r.evidence = bound_evidence(o.evidence);
     r.duration_ms = now_ms() - start;
+    if (ctx.opts.progress) {
+      std::fprintf(stderr, "case %s %s\n", r.id.c_str(),
+                   std::string(verdict_word(r.verdict)).c_str());
+      std::fflush(stderr);
+    }
     results.push_back(std::move(r));
   }
   return results;

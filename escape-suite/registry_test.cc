@@ -149,3 +149,27 @@ TEST(RegistryTest, GlobSelectsSubsets) {
 
 }  // namespace
 }  // namespace escape
+
+namespace escape {
+namespace {
+
+// --progress: one "case <id> <VERDICT>" line per case on stderr as it ends, in run order; none
+// without it (the report itself stays on stdout).
+TEST(RegistryTest, ProgressPrintsOneLinePerCaseOnlyWhenAsked) {
+  std::vector<Case> cases;
+  add_case(cases, "res.progress-pass", "t", "t", "t", [](Context&) { return pass("ok"); });
+  add_case(cases, "res.progress-fail", "t", "t", "t", [](Context&) { return fail("no"); });
+  Context quiet;
+  ::testing::internal::CaptureStderr();
+  (void)run_cases(quiet, cases);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  Context ctx;
+  ctx.opts.progress = true;
+  ::testing::internal::CaptureStderr();
+  (void)run_cases(ctx, cases);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(),
+            "case res.progress-pass PASS\ncase res.progress-fail FAIL\n");
+}
+
+}  // namespace
+}  // namespace escape

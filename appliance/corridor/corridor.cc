@@ -76,6 +76,10 @@ void CorridorConnection::close_own_handles() {
   if (query_ != nullptr) ctx_.resolver->cancel(query_);
   query_ = nullptr;
   close_handle(loop::as_handle(&timer_));
+  // The polls watch the streams' descriptors: they stop before the streams close them.
+  splice_.stop();
+  close_handle(loop::as_handle(splice_.poll(loop::SpliceRelay::Side::kA)));
+  close_handle(loop::as_handle(splice_.poll(loop::SpliceRelay::Side::kB)));
   close_handle(loop::as_handle(&upstream_));
 }
 

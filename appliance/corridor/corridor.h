@@ -16,6 +16,7 @@
 #include "appliance/dns/resolver.h"
 #include "appliance/http/parser.h"
 #include "appliance/loop/pump.h"
+#include "appliance/loop/splice.h"
 #include "appliance/serve/connection.h"
 #include "policy/corridor.h"
 
@@ -30,7 +31,9 @@ Connection* make_corridor_connection(ServeContext& ctx, TcpListener& listener);
 // the generic 403). Returns how many were closed.
 std::size_t close_tunnels_refused_by_policy(ServeContext& ctx);
 
-class CorridorConnection final : public Connection, private loop::Pump::Events {
+class CorridorConnection final : public Connection,
+                                 private loop::Pump::Events,
+                                 private loop::SpliceRelay::Events {
  public:
   CorridorConnection(ServeContext& ctx, TcpListener& listener);
   ~CorridorConnection() override;
@@ -72,7 +75,14 @@ class CorridorConnection final : public Connection, private loop::Pump::Events {
 
   // relay.cc
   void start_relay();
+  bool start_splice();
+  void start_pumps();
   void relay_failed(bool upstream_failed, int status);
+  void splice_moved(loop::SpliceRelay::Side from, std::size_t bytes) noexcept override;
+  void splice_finished(loop::SpliceRelay::Side from) noexcept override;
+  void splice_failed(loop::SpliceRelay::Side side, int status) noexcept override;
+  static void on_client_poll(uv_poll_t* poll, int status, int events) noexcept;
+  static void on_upstream_poll(uv_poll_t* poll, int status, int events) noexcept;
   void pump_moved(loop::Pump& pump, std::size_t bytes) noexcept override;
   void pump_finished(loop::Pump& pump) noexcept override;
   void pump_failed(loop::Pump& pump, int status) noexcept override;
@@ -96,6 +106,10 @@ class CorridorConnection final : public Connection, private loop::Pump::Events {
   loop::StreamReader upstream_reader_;
   loop::Pump up_;    // client → upstream
   loop::Pump down_;  // upstream → client
+  // The relay in the kernel (splice through a pipe each way); the Pumps above only when it could
+  // not start (no descriptor for the pipes, or a stream still busy with a write).
+  loop::SpliceRelay splice_;
+  bool spliced_ = false;
   std::uint64_t last_activity_ = 0;
   bool registered_ = false;
   std::list<CorridorConnection*>::iterator registry_position_;

@@ -1,42 +1,103 @@
 #include "appliance/tls/tls_client.h"
 
+#include <fcntl.h>
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/x509.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 namespace appliance::serve {
 
-policy::Result<std::unique_ptr<TlsContext>> TlsContext::load(const std::string& ca_file) {
+policy::Result<std::unique_ptr<TlsContext>> TlsContext::open(const std::string& ca_file) {
   std::unique_ptr<TlsContext> context(new TlsContext);
-  context->ctx_.reset(SSL_CTX_new(TLS_method()));
-  if (!context->ctx_) return policy::Error{"SSL_CTX_new: failed"};
-  SSL_CTX* ctx = context->ctx_.get();
-  // TLS 1.0 and 1.1 are deprecated (RFC 8996).
-  if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) {
-    return policy::Error{"SSL_CTX_set_min_proto_version(TLS 1.2): failed"};
+  context->ca_file_ = ca_file;
+  context->ca_fd_.reset(::open(ca_file.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!context->ca_fd_) {
+    return policy::Error{"open CA bundle " + ca_file + ": " + std::strerror(errno)};
   }
-  if (SSL_CTX_load_verify_locations(ctx, ca_file.c_str(), nullptr) != 1) {
-    ERR_clear_error();
-    return policy::Error{"load CA bundle " + ca_file + ": not a readable PEM bundle"};
-  }
-  SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
-  // Seed BoringSSL's generator now, while getrandom and /dev/urandom are still reachable
-  // whatever the later seccomp allowlist says.
-  std::uint8_t seed_probe[16];
-  if (RAND_bytes(seed_probe, sizeof seed_probe) != 1) return policy::Error{"RAND_bytes: failed"};
-  // The window speaks HTTP/1.1 upstream only.
-  static const unsigned char kAlpn[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
-  if (SSL_CTX_set_alpn_protos(ctx, kAlpn, sizeof kAlpn) != 0) {
-    return policy::Error{"SSL_CTX_set_alpn_protos: failed"};
+  struct stat st {};
+  if (::fstat(context->ca_fd_.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+      static_cast<std::uint64_t>(st.st_size) > kMaxCaBundleBytes) {
+    return policy::Error{"CA bundle " + ca_file + ": not a regular file of 1 byte to 4 MiB"};
   }
   return context;
+}
+
+SSL_CTX* TlsContext::get() const noexcept {
+  if (!built_) {
+    built_ = true;
+    auto built = build();
+    ca_fd_.reset();
+    if (built) {
+      ctx_ = std::move(built.value());
+    } else {
+      error_ = built.error().message;
+    }
+  }
+  return ctx_.get();
+}
+
+policy::Result<bssl::UniquePtr<SSL_CTX>> TlsContext::build() const {
+  // The descriptor was opened before confinement; reading it needs only read(2).
+  std::string pem;
+  char buffer[16 * 1024];
+  while (true) {
+    const ssize_t n = ::read(ca_fd_.get(), buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return policy::Error{"read CA bundle " + ca_file_ + ": " + std::strerror(errno)};
+    if (n == 0) break;
+    if (pem.size() + static_cast<std::size_t>(n) > kMaxCaBundleBytes) {
+      return policy::Error{"read CA bundle " + ca_file_ + ": larger than 4 MiB"};
+    }
+    pem.append(buffer, static_cast<std::size_t>(n));
+  }
+  bssl::UniquePtr<SSL_CTX> ctx(SSL_CTX_new(TLS_method()));
+  if (!ctx) return policy::Error{"SSL_CTX_new: failed"};
+  // TLS 1.0 and 1.1 are deprecated (RFC 8996).
+  if (SSL_CTX_set_min_proto_version(ctx.get(), TLS1_2_VERSION) != 1) {
+    return policy::Error{"SSL_CTX_set_min_proto_version(TLS 1.2): failed"};
+  }
+  // Every PEM certificate of the bundle goes into the store; one that does not parse makes the
+  // count differ from the BEGIN lines, and the bundle is refused as a whole.
+  constexpr std::string_view kBegin = "-----BEGIN CERTIFICATE-----";
+  std::size_t expected = 0;
+  for (std::size_t at = pem.find(kBegin); at != std::string::npos;
+       at = pem.find(kBegin, at + kBegin.size())) {
+    ++expected;
+  }
+  bssl::UniquePtr<BIO> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  if (!bio) return policy::Error{"BIO_new_mem_buf: failed"};
+  X509_STORE* store = SSL_CTX_get_cert_store(ctx.get());
+  std::size_t added = 0;
+  while (bssl::UniquePtr<X509> cert{PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)}) {
+    if (X509_STORE_add_cert(store, cert.get()) != 1) break;
+    ++added;
+  }
+  ERR_clear_error();  // the end of the bundle reads as a PEM error
+  if (added == 0 || added != expected) {
+    return policy::Error{"load CA bundle " + ca_file_ + ": not a readable PEM bundle"};
+  }
+  SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER, nullptr);
+  // The window speaks HTTP/1.1 upstream only.
+  static const unsigned char kAlpn[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+  if (SSL_CTX_set_alpn_protos(ctx.get(), kAlpn, sizeof kAlpn) != 0) {
+    return policy::Error{"SSL_CTX_set_alpn_protos: failed"};
+  }
+  return ctx;
 }
 
 policy::Result<std::unique_ptr<TlsSession>> TlsSession::start(const TlsContext& context,
                                                               const std::string& host,
                                                               bool host_is_ip) {
   std::unique_ptr<TlsSession> s(new TlsSession);
-  s->ssl_.reset(SSL_new(context.get()));
+  SSL_CTX* ctx = context.get();
+  if (ctx == nullptr) return policy::Error{context.error()};
+  s->ssl_.reset(SSL_new(ctx));
   if (!s->ssl_) return policy::Error{"SSL_new: failed"};
   SSL* ssl = s->ssl_.get();
   bssl::UniquePtr<BIO> in(BIO_new(BIO_s_mem()));

@@ -11,21 +11,37 @@
 #include <string>
 #include <string_view>
 
+#include "appliance/loop/unique_fd.h"
 #include "policy/result.h"
 
 namespace appliance::serve {
 
 inline constexpr std::string_view kDefaultCaFile = "/etc/ssl/certs/ca-certificates.crt";
 
+// The CA bundle may not be larger than this (Debian's is about 220 KB).
+inline constexpr std::size_t kMaxCaBundleBytes = 4 * 1024 * 1024;
+
 class TlsContext {
  public:
-  // Reads the CA bundle now (before self-confinement forbids opening files).
-  static policy::Result<std::unique_ptr<TlsContext>> load(const std::string& ca_file);
-  [[nodiscard]] SSL_CTX* get() const noexcept { return ctx_.get(); }
+  // Opens the CA bundle now (before self-confinement forbids opening files) and checks it is a
+  // regular file of at most kMaxCaBundleBytes. It is read, parsed and BoringSSL is first touched
+  // only when the first TLS session starts: a gatekeeper whose window never speaks TLS holds
+  // neither the certificates nor BoringSSL's pages.
+  static policy::Result<std::unique_ptr<TlsContext>> open(const std::string& ca_file);
+  // The context, built on the first call: nullptr when the bundle could not be read or parsed
+  // (then `error()` says why, and every later call answers the same).
+  [[nodiscard]] SSL_CTX* get() const noexcept;
+  [[nodiscard]] const std::string& error() const noexcept { return error_; }
 
  private:
   TlsContext() = default;
-  bssl::UniquePtr<SSL_CTX> ctx_;
+  [[nodiscard]] policy::Result<bssl::UniquePtr<SSL_CTX>> build() const;
+  std::string ca_file_;
+  // Built once, on first use, from a const context (the window holds it as const): a cache.
+  mutable loop::UniqueFd ca_fd_;
+  mutable bssl::UniquePtr<SSL_CTX> ctx_;
+  mutable std::string error_;
+  mutable bool built_ = false;
 };
 
 class TlsSession {

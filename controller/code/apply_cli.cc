@@ -21,10 +21,15 @@ Result<std::string> repository_of(Manager& manager, const std::string& id, const
   return record->code.repository;
 }
 
-Result<json> apply(const ApplyCli& cli, Manager& manager) {
-  const bool as_branch = !cli.branch.empty() || cli.apply->count("--as-branch") != 0;
+}  // namespace
+
+Result<json> apply_work(Manager& manager, const ApplyRequest& cli) {
+  const bool as_branch = cli.as_branch;
   if (as_branch == cli.as_changes) return fail(Code::kUsage, "apply: give exactly one of --as-branch NAME or --as-changes");
   if (cli.remove_afterwards && !cli.as_changes) return fail(Code::kUsage, "apply: --remove-afterwards goes with --as-changes");
+  const auto say = [&cli](const std::string& line) {
+    if (cli.progress) cli.progress(line);
+  };
   // One apply or apply-state of a space at a time: the space's lock (two processes, linked
   // worktrees of one repository included).
   Result<SpaceLock> acquired = SpaceLock::acquire(manager.state, cli.id);
@@ -32,6 +37,7 @@ Result<json> apply(const ApplyCli& cli, Manager& manager) {
   std::optional<SpaceLock> lock(std::move(*acquired));
   Result<std::string> repo = repository_of(manager, cli.id, "apply");
   if (!repo) return repo.error();
+  say(as_branch ? "applying as branch " + cli.branch : std::string("applying as changes"));
   if (as_branch) {
     Result<BranchApplied> b = apply_as_branch(*repo, cli.id, cli.branch);
     if (!b) return b.error();
@@ -51,10 +57,17 @@ Result<json> apply(const ApplyCli& cli, Manager& manager) {
               {"conflicted", c->conflicted},
               {"recovered", c->recovered.empty() ? json(nullptr) : json(c->recovered)},
               {"remembered", c->remembered}};
-  if (!c->conflicted.empty())
-    std::cerr << "spacectl: warning: " << c->conflicted.size() << " applied file(s) hold conflict markers the space left\n";
+  if (!c->conflicted.empty()) {
+    const std::string warning = "warning: " + std::to_string(c->conflicted.size()) +
+                                " applied file(s) hold conflict markers the space left";
+    if (cli.progress)
+      say(warning);
+    else
+      std::cerr << "spacectl: " << warning << "\n";
+  }
   if (cli.remove_afterwards) {
     lock.reset();  // remove takes the space's lock itself
+    say("removing the space");
     Result<json> removed = remove_with_refs(manager, cli.id);
     out["removed"] = removed ? json(true) : json(false);
     if (!removed) out["remove_error"] = removed.error().message;
@@ -62,15 +75,17 @@ Result<json> apply(const ApplyCli& cli, Manager& manager) {
   return out;
 }
 
-Result<json> state(const ApplyCli& cli, Manager& manager) {
-  Result<SpaceLock> lock = SpaceLock::acquire(manager.state, cli.id);
+Result<json> apply_state(Manager& manager, const std::string& id) {
+  if (!is_space_id(id))
+    return fail(Code::kInvalidArgument, "apply-state " + id + ": not 12 lowercase hex");
+  Result<SpaceLock> lock = SpaceLock::acquire(manager.state, id);
   if (!lock) return lock.error();
-  Result<std::string> repo = repository_of(manager, cli.id, "apply-state");
+  Result<std::string> repo = repository_of(manager, id, "apply-state");
   if (!repo) return repo.error();
-  Result<ApplyState> s = describe_apply_state(*repo, cli.id, ApplyLimits{});
+  Result<ApplyState> s = describe_apply_state(*repo, id, ApplyLimits{});
   if (!s) return s.error();
   auto text = [](const std::string& v) { return v.empty() ? json(nullptr) : json(v); };
-  return json{{"id", cli.id},
+  return json{{"id", id},
               {"repository", *repo},
               {"changes_route", s->route_open ? "open" : "closed"},
               {"closed_at", text(s->closed_at)},
@@ -85,8 +100,6 @@ Result<json> state(const ApplyCli& cli, Manager& manager) {
               {"interrupted_apply", text(s->interrupted)}};
 }
 
-}  // namespace
-
 void add_apply_cli(CLI::App& app, ApplyCli& cli) {
   cli.apply = app.add_subcommand("apply", "land the space's brought-out work as a new branch or as uncommitted changes");
   cli.apply->add_option("id", cli.id, "space id (12 hex)")->required();
@@ -99,8 +112,16 @@ void add_apply_cli(CLI::App& app, ApplyCli& cli) {
 }
 
 std::optional<Result<json>> run_apply_cli(const ApplyCli& cli, Manager& manager) {
-  if (cli.apply != nullptr && cli.apply->parsed()) return apply(cli, manager);
-  if (cli.state != nullptr && cli.state->parsed()) return state(cli, manager);
+  if (cli.apply != nullptr && cli.apply->parsed()) {
+    ApplyRequest request;
+    request.id = cli.id;
+    request.branch = cli.branch;
+    request.as_branch = !cli.branch.empty() || cli.apply->count("--as-branch") != 0;
+    request.as_changes = cli.as_changes;
+    request.remove_afterwards = cli.remove_afterwards;
+    return apply_work(manager, request);
+  }
+  if (cli.state != nullptr && cli.state->parsed()) return apply_state(manager, cli.id);
   return std::nullopt;
 }
 

@@ -2,6 +2,7 @@
 // and `apply-state SPACE` (read-only). The repository is the one code in recorded for the space.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -20,6 +21,19 @@ struct ApplyCli {
 };
 
 void add_apply_cli(CLI::App& app, ApplyCli& cli);
+
+// Apply as one value (the CLI's flags, or a `spacectl serve` request): exactly one of as_branch
+// (with branch) and as_changes; remove_afterwards only with as_changes. progress: one line per
+// step, may be empty.
+struct ApplyRequest {
+  std::string id, branch;
+  bool as_branch = false, as_changes = false, remove_afterwards = false;
+  std::function<void(const std::string&)> progress;
+};
+// `apply` under the space's lock: the JSON document `spacectl apply --json` prints.
+Result<nlohmann::json> apply_work(Manager& manager, const ApplyRequest& request);
+// `apply-state` (reads; writes nothing): the JSON document `spacectl apply-state --json` prints.
+Result<nlohmann::json> apply_state(Manager& manager, const std::string& id);
 
 // The command that was parsed, if one of ours; nullopt otherwise.
 std::optional<Result<nlohmann::json>> run_apply_cli(const ApplyCli& cli, Manager& manager);

@@ -63,6 +63,16 @@ Result<nlohmann::json> create_with_code(const CodeCli& cli, Manager& manager, co
 void add_code_out_cli(CLI::App* code, CodeCli& cli);
 Result<nlohmann::json> run_code_out(const CodeCli& cli, Manager& manager);
 
+// Code out as one value (the CLI's flags, or a `spacectl serve` request). progress: one line per
+// step (the CLI prints it to stderr; serve sends it as a progress event).
+struct CodeOutRequest {
+  std::string id;
+  int timeout_seconds = 600;
+  std::function<void(const std::string&)> progress;
+};
+// `code out` under the space's lock: the JSON document `spacectl code out --json` prints.
+Result<nlohmann::json> code_out(Manager& manager, const CodeOutRequest& request);
+
 // `space remove`: the space, its record, then the refs code in left in the user's repository.
 Result<nlohmann::json> remove_with_refs(Manager& manager, const std::string& id);
 

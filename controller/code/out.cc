@@ -26,11 +26,14 @@ constexpr std::chrono::milliseconds kCleanupTimeout{30000};
 
 // The inner `timeout` (busybox's in the default image) kills upload-pack only, not what it
 // started (a pack-objects hook, its children). Every process of a fetch carries this variable;
-// after a failed fetch, one fixed script kills each process of the space that still carries it.
-// The token is ours, passed as an argument; nothing the space wrote is interpolated.
-constexpr const char* kCleanupScript =
-    "for e in /proc/[0-9]*/environ; do grep -qs \"OPENCHAMBER_FETCH=$1\" \"$e\" || continue; "
-    "p=${e#/proc/}; kill -9 \"${p%/environ}\" 2>/dev/null; done; exit 0";
+// after a failed fetch, end_tagged_inside finds each process of the space that still carries it
+// and kills it, with argv-only commands inside (no shell): `ls /proc`, `grep -z -x -F` over
+// those environ files, `kill -9`. -z makes each NUL-separated variable a line of its own: a fixed
+// string search (-F) of a whole environ file stops at its first NUL in busybox (strstr), so it
+// only ever saw the first variable; -x then matches the whole NAME=token entry. The token is
+// ours; what the space answers is only read for pids.
+constexpr const char* kFetchTagName = "OPENCHAMBER_FETCH";
+constexpr std::size_t kMaxTaggedScan = 32768;  // pids listed in the space's /proc we look at
 
 std::string fetch_token() {
   std::random_device rd;
@@ -39,6 +42,66 @@ std::string fetch_token() {
   for (int i = 0; i < 24; ++i) out += hex[rd() & 15];
   return out;
 }
+
+}  // namespace
+
+std::vector<std::string> proc_pids(std::string_view listing) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (at < listing.size() && out.size() < kMaxTaggedScan) {
+    std::size_t end = listing.find('\n', at);
+    if (end == std::string_view::npos) end = listing.size();
+    const std::string_view name = listing.substr(at, end - at);
+    at = end + 1;
+    if (name.empty() || name.size() > 10 ||
+        name.find_first_not_of("0123456789") != std::string_view::npos || name[0] == '0')
+      continue;
+    if (name == "1") continue;  // the container's init: never ours to end
+    out.emplace_back(name);
+  }
+  return out;
+}
+
+std::vector<std::string> tagged_pids(std::string_view grep_names) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (at < grep_names.size() && out.size() < kMaxTaggedScan) {
+    std::size_t end = grep_names.find('\n', at);
+    if (end == std::string_view::npos) end = grep_names.size();
+    std::string_view line = grep_names.substr(at, end - at);
+    at = end + 1;
+    constexpr std::string_view kHead = "/proc/", kTail = "/environ";
+    if (line.size() <= kHead.size() + kTail.size() || line.substr(0, kHead.size()) != kHead ||
+        line.substr(line.size() - kTail.size()) != kTail)
+      continue;
+    const std::vector<std::string> pid =
+        proc_pids(line.substr(kHead.size(), line.size() - kHead.size() - kTail.size()));
+    if (pid.size() == 1) out.push_back(pid[0]);
+  }
+  return out;
+}
+
+std::string end_tagged_inside(const SpaceExec& exec, const std::string& tag) {
+  const char* const gave_up =
+      "could not end what the fetch left running inside (the inner limit will): ";
+  Result<ExecOutput> listed = exec.run({"ls", "/proc"}, kCleanupTimeout);
+  if (!listed || listed->exit_code != 0)
+    return gave_up + (listed ? std::string("ls /proc failed") : listed.error().message);
+  std::vector<std::string> grep = {"grep", "-z", "-l", "-s", "-x", "-F", "-e", tag, "--"};
+  for (const std::string& pid : proc_pids(listed->out)) grep.push_back("/proc/" + pid + "/environ");
+  Result<ExecOutput> found = exec.run(grep, kCleanupTimeout);
+  // grep exits 1 when nothing matched (everything already ended) and 2 on unreadable files.
+  if (!found) return gave_up + found.error().message;
+  const std::vector<std::string> pids = tagged_pids(found->out);
+  if (pids.empty()) return "nothing the fetch started is still running inside";
+  std::vector<std::string> kill = {"kill", "-9"};
+  kill.insert(kill.end(), pids.begin(), pids.end());
+  Result<ExecOutput> killed = exec.run(kill, kCleanupTimeout);
+  if (!killed) return gave_up + killed.error().message;
+  return "ended " + std::to_string(pids.size()) + " process(es) the fetch left running inside";
+}
+
+namespace {
 
 void say(const OutOptions& options, const std::string& line) {
   if (options.progress) options.progress(line);
@@ -276,12 +339,14 @@ Result<BringOut> bring_code_out(const std::string& repository, const std::string
   const long long seconds = (options.timeout.count() + 999) / 1000 + options.inner_margin_seconds;
   const std::string token = fetch_token();
   std::vector<std::string> argv = exec.argv_prefix;
-  argv.insert(argv.end(), {"/bin/env", "OPENCHAMBER_FETCH=" + token, "/usr/bin/timeout", "-s", "KILL", std::to_string(seconds), kGit, "-c",
-                           "core.hooksPath=/dev/null", "-c", "uploadpack.allowAnySHA1InWant=true", "upload-pack", space_path});
+  argv.insert(argv.end(),
+              {"/bin/env", std::string(kFetchTagName) + "=" + token, "/usr/bin/timeout", "-s",
+               "KILL", std::to_string(seconds), kGit, "-c", "core.hooksPath=/dev/null", "-c",
+               "uploadpack.allowAnySHA1InWant=true", "upload-pack", space_path});
   Result<FetchStats> fetched = fetch_into(*quarantine, argv, options.timeout, snap->result, haves_of(project->repo.get(), *start), options.limits);
   if (!fetched) {
-    Result<ExecOutput> cleaned = exec.run({"/bin/sh", "-c", kCleanupScript, "sh", token}, kCleanupTimeout);
-    if (!cleaned || cleaned->exit_code != 0) say(options, "could not end what the fetch left running inside (the inner limit will)");
+    const std::string ended = end_tagged_inside(exec, std::string(kFetchTagName) + "=" + token);
+    say(options, ended);
     return fetched.error();
   }
   say(options, "fetched " + std::to_string(fetched->bytes) + " bytes (" + std::to_string(fetched->objects) + " objects) into the quarantine");

@@ -27,7 +27,15 @@ void add_code_out_cli(CLI::App* code, CodeCli& cli) {
 }
 
 Result<json> run_code_out(const CodeCli& cli, Manager& manager) {
-  const std::string& id = cli.id;
+  CodeOutRequest request;
+  request.id = cli.id;
+  request.timeout_seconds = cli.timeout_seconds;
+  request.progress = [](const std::string& line) { std::cerr << "spacectl: " << line << "\n"; };
+  return code_out(manager, request);
+}
+
+Result<json> code_out(Manager& manager, const CodeOutRequest& request) {
+  const std::string& id = request.id;
   if (!is_space_id(id)) return fail(Code::kInvalidArgument, "code out " + id + ": not 12 lowercase hex");
   Result<SpaceLock> lock = SpaceLock::acquire(manager.state, id);
   if (!lock) return lock.error();
@@ -43,9 +51,10 @@ Result<json> run_code_out(const CodeCli& cli, Manager& manager) {
     return manager.place.exec(id, ExecTarget::kSpace, argv, {}, timeout);
   };
   OutOptions options;
-  options.timeout = std::chrono::milliseconds(static_cast<long long>(cli.timeout_seconds) * 1000);
+  options.timeout =
+      std::chrono::milliseconds(static_cast<long long>(request.timeout_seconds) * 1000);
   options.work_dir = manager.state;
-  options.progress = [](const std::string& line) { std::cerr << "spacectl: " << line << "\n"; };
+  options.progress = request.progress;
   Result<BringOut> out = bring_code_out(record->code.repository, id, record->code.space_path, exec, options);
   if (!out) return out.error();
   out->base_commit = record->code.base;

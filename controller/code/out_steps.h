@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 #include <vector>
 
@@ -28,6 +29,14 @@ struct OidEq {
   bool operator()(const git_oid& a, const git_oid& b) const noexcept { return git_oid_equal(&a, &b) != 0; }
 };
 using OidSet = std::unordered_set<git_oid, OidHash, OidEq>;
+
+// After a failed fetch: ends every process of the space whose environment holds `tag`
+// (NAME=value, matched as a whole entry) with argv-only commands inside (ls, grep -z, kill);
+// answers one line for the progress. The pure pieces: the pids of an `ls /proc` listing (digits
+// only, never 1) and of `grep -l` output (/proc/<pid>/environ lines only).
+std::string end_tagged_inside(const SpaceExec& exec, const std::string& tag);
+std::vector<std::string> proc_pids(std::string_view listing);
+std::vector<std::string> tagged_pids(std::string_view grep_names);
 
 inline constexpr std::chrono::milliseconds kInsideCommandTimeout{300000};  // each fixed command inside
 inline constexpr std::size_t kUnmergedReportCap = 256u << 10;              // bytes of ls-files --unmerged read

@@ -248,3 +248,21 @@ TEST(CodeOutParseTest, UnmergedEntriesAreParsedStrictly) {
 
 }  // namespace
 }  // namespace controller::code
+
+namespace controller::code {
+namespace {
+
+// The clean-up after a failed fetch reads pids out of what the space answered: digits only,
+// never init, and only whole /proc/<pid>/environ names from grep.
+TEST(CodeOutCleanupTest, PidsComeOnlyFromWellFormedProcNames) {
+  EXPECT_EQ(proc_pids("1\n12\nself\n0\n007\n4294967295\n12345678901\n7;kill\n\nacpi\n99\n"),
+            (std::vector<std::string>{"12", "4294967295", "99"}));
+  EXPECT_EQ(tagged_pids("/proc/12/environ\n/proc/1/environ\n/proc/self/environ\n/proc/12/environ/"
+                        "x\nproc/3/environ\n"
+                        "/proc/4/environ\n/proc//environ\n/proc/5/6/environ\n"),
+            (std::vector<std::string>{"12", "4"}));
+  EXPECT_TRUE(tagged_pids("").empty());
+}
+
+}  // namespace
+}  // namespace controller::code

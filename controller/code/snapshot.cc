@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -31,11 +33,16 @@ class TempDir {
  public:
   TempDir() {
     if (Result<OwnedTempDir> d = OwnedTempDir::make("code-in"); d) dir_.emplace(std::move(*d));
+    else
+      why_ = d.error().message;
   }
   [[nodiscard]] std::string path() const { return dir_ ? dir_->path() : std::string(); }
+  // Why it could not be made (a full disk names the folder and ENOSPC).
+  [[nodiscard]] const std::string& why() const { return why_; }
 
  private:
   std::optional<OwnedTempDir> dir_;
+  std::string why_;
 };
 
 bool has_control(const std::string& s) {
@@ -54,9 +61,14 @@ Result<void> copy_index(const std::string& from, const std::string& to) {
   std::ifstream in(from, std::ios::binary);
   if (!in) return fail(Code::kCodeInFailed, "code in: read index " + from + ": cannot open");
   std::ofstream out(to, std::ios::binary | std::ios::trunc);
+  errno = 0;
   out << in.rdbuf();
   out.close();
-  if (!out) return fail(Code::kCodeInFailed, "code in: copy index " + from + " to " + to + ": write failed");
+  // errno from the failed write or close (ENOSPC on a full disk) says what went wrong.
+  if (!out)
+    return fail(Code::kCodeInFailed,
+                "code in: copy index " + from + " to " + to + ": write failed" +
+                    (errno != 0 ? std::string(": ") + std::strerror(errno) : std::string()));
   const struct timespec times[2] = {st.st_atim, st.st_mtim};
   if (utimensat(AT_FDCWD, to.c_str(), times, 0) != 0)
     return fail(Code::kCodeInFailed, "code in: copy index " + from + ": keep its modification time failed");
@@ -188,7 +200,8 @@ Result<Snapshot> take_snapshot(const std::string& repository, const std::string&
   // A copy of the index, opened on its own and then lent to the repository, so ignore rules and
   // filters apply while the user's index file is only ever read.
   TempDir temp;
-  if (temp.path().empty()) return fail(Code::kCodeInFailed, where + ": cannot make a temporary folder");
+  if (temp.path().empty())
+    return fail(Code::kCodeInFailed, where + ": cannot make a temporary folder: " + temp.why());
   const std::string index_copy = temp.path() + "/index";
   if (auto r = copy_index(project.git_dir + "index", index_copy); !r) return r.error();
   git_index* index_raw = nullptr;

@@ -1,7 +1,8 @@
 // Sweep on real Docker (label docker; skip without an engine, fail under CI=true): spacectl is
-// killed with SIGKILL at each step of `space create` and of its code in, then `spacectl sweep`
-// runs; nothing of the owner may be left (containers, networks, volumes, records, temporary
-// folders, refs in the user's repository), and another owner's objects must all still be there.
+// killed with SIGKILL at each step of `space create`, of its code in and of code out, then
+// `spacectl sweep` runs; nothing of the owner may be left (containers, networks, volumes, records,
+// temporary folders, refs in the user's repository), and another owner's objects must all still be
+// there.
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -12,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <thread>
@@ -19,6 +21,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "controller/code/repo_state.h"
 #include "controller/code/testing/git_fixture.h"
 #include "controller/process.h"
 #include "tests/support/environment.h"
@@ -284,6 +287,69 @@ TEST_F(SweepDockerTest, AKillAtEachStepOfCodeInLeavesNothingAfterSweep) {
   EXPECT_EQ(git(repo, {"for-each-ref", "refs/openchamber/"}), "") << "refs left in the user's repository";
   EXPECT_EQ(labelled(owner_), "");
   EXPECT_EQ(labelled(other_owner_), other_before_);
+}
+
+// spacectl killed with SIGKILL at each step of code out: the user's repository passes the state
+// comparison (at most the objects and result ref of a promote that finished), the record is the
+// old or the new one (never torn, always readable), and the next code out finishes.
+TEST_F(SweepDockerTest, AKillAtEachStepOfCodeOutLeavesTheRepositoryWholeAndTheNextCodeOutFinishes) {
+  GK_REQUIRE(ready(),
+             "needs a Docker engine and the pinned images (cmake --build <dir> --target images)");
+  const std::string repo = scratch_.path() + "/project";
+  std::filesystem::create_directories(repo);
+  git(repo, {"init", "-q", "-b", "main"});
+  write_file(repo + "/README.md", "hello\n");
+  git(repo, {"add", "README.md"});
+  git(repo, {"-c", "user.name=T", "-c", "user.email=t@example.invalid", "commit", "-qm", "one"});
+  const ProcessOutcome created =
+      run({"space", "create", "--name", "out", "--memory", "512m", "--repo", repo});
+  ASSERT_EQ(created.exit_code, 0) << created.out << created.err;
+  const json made = json::parse(created.out);
+  const std::string id = made["id"];
+  const std::string path = made["code"]["space_path"];
+  const ProcessOutcome worked = run(
+      {"space", "exec", id, "--", "sh", "-c",
+       "cd \"$1\" && printf 'agent\\n' > agent.txt && git add agent.txt && git commit -qm agent",
+       "sh", path});
+  ASSERT_EQ(worked.exit_code, 0) << worked.out << worked.err;
+  const std::string record_path = state_.path() + "/spaces/" + id + ".json";
+  Allowed allowed = testing::allowed_for(repo + "/.git", id);
+  allowed.space_refs = {"start", "result"};
+  allowed.new_packs = true;
+  allowed.ref_may_move = true;
+  for (const std::string marker : {"the space's result", "fetched ", "checked ", "promoted to "}) {
+    SCOPED_TRACE(marker);
+    const RepoState before = capture_state({repo});
+    std::ifstream old_in(record_path);
+    const std::string old_record((std::istreambuf_iterator<char>(old_in)),
+                                 std::istreambuf_iterator<char>());
+    std::string seen;
+    ASSERT_TRUE(kill_at({"code", "out", id}, marker, seen)) << seen;
+    for (const std::string& f : forbidden_changes(before, capture_state({repo}), allowed))
+      ADD_FAILURE() << f;
+    // The record: the old bytes or a whole new record, and readable.
+    std::ifstream now_in(record_path);
+    const std::string now_record((std::istreambuf_iterator<char>(now_in)),
+                                 std::istreambuf_iterator<char>());
+    if (now_record != old_record) {
+      EXPECT_TRUE(json::parse(now_record, nullptr, false).is_object()) << now_record;
+    }
+    const ProcessOutcome shown = run({"space", "show", id});
+    EXPECT_EQ(shown.exit_code, 0) << shown.out << shown.err;
+    // The next code out finishes (a dead quarantine is removed on the way).
+    const ProcessOutcome again = run({"code", "out", id});
+    ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+    EXPECT_NE(git(repo, {"cat-file", "-p", "refs/openchamber/spaces/" + id + "/result:agent.txt"})
+                  .find("agent"),
+              std::string::npos);
+  }
+  ASSERT_EQ(run({"sweep", "--grace", "0"}).exit_code, 0);
+  std::size_t temps = 0;
+  for (const auto& e : std::filesystem::directory_iterator(tmp_))
+    temps += e.path().filename().string().rfind("spacectl-", 0) == 0;
+  EXPECT_EQ(temps, 0u) << "temporary folders left after sweep";
+  const ProcessOutcome removed = run({"space", "remove", id});
+  EXPECT_EQ(removed.exit_code, 0) << removed.out << removed.err;
 }
 
 }  // namespace

@@ -250,6 +250,7 @@ std::size_t DispatcherImpl::open_for(const std::string& id) const {
 void DispatcherImpl::take(uv_stream_t* client, std::string space_id, RequestHead head, std::string already_read, Giveback done) {
   const bool socket = is_websocket_request(head);
   if (closing) {
+    if (config.answered) config.answered(refusal_status(Refusal::kSpaceUnreachable));
     write_client(*this, client, refusal_answer(Refusal::kSpaceUnreachable, false),
                  [client, done = std::move(done)](bool) { done(client, {}, false); });
     return;
@@ -257,6 +258,7 @@ void DispatcherImpl::take(uv_stream_t* client, std::string space_id, RequestHead
   std::optional<SpaceTarget> target = parse_space_target(head.target);
   if (!target || target->id != space_id) {
     const bool keep = !socket && head.version == "HTTP/1.1";
+    if (config.answered) config.answered(refusal_status(Refusal::kSpaceNotFound));
     write_client(*this, client, refusal_answer(Refusal::kSpaceNotFound, keep),
                  [client, keep, done = std::move(done), rest = std::move(already_read)](bool ok) mutable {
                    done(client, ok && keep ? std::move(rest) : std::string(), ok && keep);

@@ -23,6 +23,12 @@
 namespace controller::dispatch {
 
 inline constexpr std::uint16_t kDefaultInnerPort = 27600;
+// A forwarded request whose answer head has not arrived this long after the request was sent
+// in full is answered 504 space_answer_timeout, and its stream and the client's connection are
+// closed: an inner server that never answers holds neither a pooled stream nor a client forever.
+// Generous, because some inner routes answer only when their work is done (a chat message
+// waits for the model); SSE answers send their head at once and are not bounded after it.
+inline constexpr std::uint64_t kAnswerHeadDeadlineMs = 15 * 60'000;
 
 struct HeaderField {
   std::string name;   // as received (compared case-insensitively)
@@ -63,9 +69,15 @@ struct DispatcherConfig {
   // first use and again once after the inner server refused a login.
   std::function<Result<std::string>(const std::string& id)> read_token;
   std::uint16_t inner_port = kDefaultInnerPort;
+  // How long a forwarded request waits for the inner answer's head once it was sent in full
+  // (rules.h kAnswerHeadDeadlineMs); tests shorten it.
+  std::uint64_t answer_head_deadline_ms = kAnswerHeadDeadlineMs;
   // Loop thread. Called when a request or socket for the space starts and, while bytes flow,
   // at most once a second per space (serve's idle stop).
   std::function<void(const std::string& id)> activity;
+  // Loop thread. The status of each answer the dispatcher starts (the inner answer's, a
+  // refusal's, 101 for a socket); serve counts them for its metrics. May be empty.
+  std::function<void(int status)> answered;
 };
 
 class DispatcherImpl;

@@ -2,9 +2,11 @@
 // `spacectl serve`, our inner test server runs on this host, and `connect` is our bridge run
 // here (the same program Place::connect runs inside a space). Every test ends by proving the
 // loop closed with no handle left open.
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <fstream>
 #include <future>
 #include <mutex>
@@ -389,6 +391,66 @@ TEST_F(DispatcherLoopTest, AnInsideThatEndsTheSocketSendsCloseCode1012) {
   EXPECT_EQ((static_cast<unsigned char>(f.payload[0]) << 8) | static_cast<unsigned char>(f.payload[1]), 1012);
   EXPECT_EQ(f.payload.substr(2), "space_closed");
   EXPECT_TRUE(c.closed_within(10000));
+}
+
+// The bridge is killed mid-socket (as when the exec dies or the container stops): the stream
+// ends without the bridge's clean exit, so the client learns 1011, not 1012.
+TEST_F(DispatcherLoopTest, AnInsideThatGoesAwayMidSocketSendsCloseCode1011) {
+  const std::string pid_file = dir_ + "/bridge.pid";
+  dispatcher([this, pid_file](DispatcherConfig& c) {
+    c.connect = [this, pid_file](const std::string&,
+                                 std::uint16_t) -> Result<std::vector<std::string>> {
+      ++connects_;
+      return std::vector<std::string>{"/bin/sh", "-c",
+                                      "echo $$ > " + pid_file + " && exec " + kBin +
+                                          "/spacectl-bridge " + std::to_string(inner_port_)};
+    };
+  });
+  Client c(acceptor_->port());
+  ASSERT_TRUE(c.send(dispatch_test::ws_upgrade(path("terminal/ws"))));
+  ASSERT_EQ(c.read_upgrade().status, 101);
+  ASSERT_TRUE(c.send(dispatch_test::ws_frame(1, "before")));
+  const dispatch_test::Frame echo = dispatch_test::read_frame(c);
+  ASSERT_TRUE(echo.ok);
+  EXPECT_EQ(echo.payload, "before");
+  // The socket's stream is the last one spawned (the login's pooled stream came first).
+  std::ifstream in(pid_file);
+  int pid = 0;
+  in >> pid;
+  ASSERT_GT(pid, 1);
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  const dispatch_test::Frame f = dispatch_test::read_frame(c);
+  ASSERT_TRUE(f.ok);
+  EXPECT_EQ(f.opcode, 8);
+  ASSERT_GE(f.payload.size(), 2u);
+  EXPECT_EQ(
+      (static_cast<unsigned char>(f.payload[0]) << 8) | static_cast<unsigned char>(f.payload[1]),
+      1011);
+  EXPECT_EQ(f.payload.substr(2), "space_unreachable");
+  EXPECT_TRUE(c.closed_within(10000));
+}
+
+// An inner server that takes the request and never answers: after the deadline the client gets
+// one JSON answer with a stable code, its connection closes, and the stream is not pooled again.
+TEST_F(DispatcherLoopTest, AnAnswerHeadThatNeverComesIs504AfterTheDeadlineAndBothEndsClose) {
+  dispatcher([](DispatcherConfig& c) { c.answer_head_deadline_ms = 1500; });
+  EXPECT_EQ(ask(dispatch_test::get(path("echo/warm"))).status, 200);  // login and one pooled stream
+  const int streams_before = connects_.load();
+  Client c(acceptor_->port());
+  const auto sent = std::chrono::steady_clock::now();
+  ASSERT_TRUE(c.send(dispatch_test::get(path("hang"))));
+  const Answer a = c.read_answer(false, 60000);
+  const auto waited = std::chrono::steady_clock::now() - sent;
+  ASSERT_TRUE(a.ok);
+  EXPECT_EQ(a.status, 504) << a.body;
+  EXPECT_EQ(code_of(a), "space_answer_timeout") << a.body;
+  EXPECT_EQ(a.header("Content-Type"), "application/json");
+  EXPECT_EQ(a.header("X-Content-Type-Options"), "nosniff");
+  EXPECT_GE(waited, std::chrono::milliseconds(1400));
+  EXPECT_TRUE(c.closed_within(10000)) << "the client's connection stayed open";
+  // The hanging stream was killed, not pooled: the next request needs a stream of its own.
+  EXPECT_EQ(ask(dispatch_test::get(path("echo/after"))).status, 200);
+  EXPECT_EQ(connects_.load(), streams_before + 1);
 }
 
 TEST_F(DispatcherLoopTest, SocketsOpenOnlyOnTheirPathsAndInnerRefusalsPassThrough) {

@@ -73,6 +73,15 @@ std::string forwarded_request_headers(const RequestHead& head, bool keep_length)
   return out;
 }
 
+class Exchange;
+
+// The answer-head deadline's timer, apart from the exchange: its memory is freed in its close
+// callback, which may run after the exchange is gone (owner is cleared first).
+struct HeadTimer {
+  uv_timer_t timer{};
+  Exchange* owner = nullptr;
+};
+
 class Exchange final : public InnerStream::Sink, public appliance::http::BodySink {
  public:
   Exchange(DispatcherImpl& d, uv_stream_t* client, SpaceTarget t, RequestHead head, std::string already, Giveback done)
@@ -150,6 +159,7 @@ class Exchange final : public InnerStream::Sink, public appliance::http::BodySin
   // appliance::http::BodySink (the answer)
   bool on_head() override {
     answer_started_ = true;
+    disarm_head_deadline();
     const int status = response_->status_code();
     if (status == 401) {
       unauthorized_ = true;
@@ -225,6 +235,7 @@ class Exchange final : public InnerStream::Sink, public appliance::http::BodySin
       pending_.clear();
       client_bytes(first.data(), first.size());
     }
+    if (!has_body_) arm_head_deadline();
     read_client();
   }
 
@@ -235,8 +246,47 @@ class Exchange final : public InnerStream::Sink, public appliance::http::BodySin
   void body_complete() {
     request_done_ = true;
     if (chunked_in_ && stream_ != nullptr) stream_->write("0\r\n\r\n");
+    arm_head_deadline();
   }
 
+  // From the moment the request went in full until the answer's head: bounded.
+  void arm_head_deadline() {
+    if (stream_ == nullptr || answer_started_ || ended_) return;
+    if (head_timer_ == nullptr) {
+      head_timer_ = new HeadTimer;
+      uv_timer_init(d_.loop, &head_timer_->timer);
+      head_timer_->timer.data = head_timer_;
+    }
+    head_timer_->owner = this;
+    uv_timer_start(
+        &head_timer_->timer,
+        [](uv_timer_t* t) noexcept {
+          auto* ht = static_cast<HeadTimer*>(t->data);
+          if (ht->owner != nullptr) ht->owner->head_deadline_passed();
+        },
+        d_.config.answer_head_deadline_ms, 0);
+  }
+  void disarm_head_deadline() {
+    if (head_timer_ != nullptr) uv_timer_stop(&head_timer_->timer);
+  }
+  void close_head_timer() {
+    if (head_timer_ == nullptr) return;
+    head_timer_->owner = nullptr;
+    uv_close(reinterpret_cast<uv_handle_t*>(&head_timer_->timer),
+             [](uv_handle_t* h) noexcept { delete static_cast<HeadTimer*>(h->data); });
+    head_timer_ = nullptr;
+  }
+
+ public:
+  // No answer head in time: one JSON answer, then the client's connection and the stream (its
+  // bridge and exec killed) are closed; nothing of this request is tried again.
+  void head_deadline_passed() {
+    if (ended_ || answer_started_) return;
+    client_keep_ = false;
+    inner_failed(Refusal::kSpaceAnswerTimeout);
+  }
+
+ private:
   void client_bytes(const char* data, std::size_t n) {
     if (request_done_) {
       // Pipelined bytes (the next request): kept for serve, bounded.
@@ -317,6 +367,7 @@ class Exchange final : public InnerStream::Sink, public appliance::http::BodySin
     }
     out += std::string("Connection: ") + (client_keep_ && !close_delimited_ ? "keep-alive" : "close") + "\r\n\r\n";
     head_sent_ = true;
+    if (d_.config.answered) d_.config.answered(status);
     to_client(std::move(out));
   }
 
@@ -364,6 +415,7 @@ class Exchange final : public InnerStream::Sink, public appliance::http::BodySin
   void refuse(Refusal r) {
     if (ended_ || head_sent_) return end(false);
     head_sent_ = true;
+    if (d_.config.answered) d_.config.answered(refusal_status(r));
     const bool keep = client_keep_ && request_done_ && r != Refusal::kRequestUnreadable;
     to_client(refusal_answer(r, keep));
     end(keep);
@@ -373,6 +425,7 @@ class Exchange final : public InnerStream::Sink, public appliance::http::BodySin
     if (ended_) return;
     ended_ = true;
     aborted_ = true;
+    close_head_timer();
     keep_ = keep && !client_gone_ && request_done_;
     pause_client();
     if (stream_ != nullptr) {
@@ -419,6 +472,7 @@ class Exchange final : public InnerStream::Sink, public appliance::http::BodySin
   MessageParser request_;
   std::unique_ptr<MessageParser> response_;
   InnerStream* stream_ = nullptr;
+  HeadTimer* head_timer_ = nullptr;
   std::optional<Refusal> refusal_after_;
   bool client_keep_ = false, has_body_ = false, request_done_ = false, chunked_in_ = false, chunked_out_ = false;
   bool close_delimited_ = false, head_sent_ = false, answer_started_ = false, unauthorized_ = false;

@@ -75,7 +75,16 @@ void InnerStream::attach(Sink* sink) {
   }
 }
 
-void InnerStream::detach() { sink_ = nullptr; }
+void InnerStream::detach() {
+  sink_ = nullptr;
+  exited_cb_ = nullptr;
+}
+
+void InnerStream::when_exited(std::function<void(bool ok)> exited) {
+  if (closing_) return;
+  if (exited_) return exited(exited_ok_);
+  exited_cb_ = std::move(exited);
+}
 
 bool InnerStream::write(std::string bytes) {
   if (closing_ || broken_) return false;
@@ -120,6 +129,7 @@ void InnerStream::close() {
   if (closing_) return;
   closing_ = true;
   sink_ = nullptr;
+  exited_cb_ = nullptr;
   broken_ = true;
   // SIGKILL to the group: docker exec and anything it started on this host.
   if (spawned_ && !exited_) uv_kill(-proc_.pid, SIGKILL);
@@ -130,10 +140,19 @@ void InnerStream::close() {
   if (spawned_ && exited_) uv_close(reinterpret_cast<uv_handle_t*>(&proc_), &InnerStream::on_closed);
 }
 
-void InnerStream::on_exit(uv_process_t* p, std::int64_t, int) noexcept {
+void InnerStream::on_exit(uv_process_t* p, std::int64_t status, int signal) noexcept {
   auto* self = static_cast<InnerStream*>(p->data);
   self->exited_ = true;
-  if (self->closing_) uv_close(reinterpret_cast<uv_handle_t*>(&self->proc_), &InnerStream::on_closed);
+  self->exited_ok_ = status == 0 && signal == 0;
+  if (self->closing_) {
+    uv_close(reinterpret_cast<uv_handle_t*>(&self->proc_), &InnerStream::on_closed);
+    return;
+  }
+  if (self->exited_cb_) {
+    std::function<void(bool)> cb = std::move(self->exited_cb_);
+    self->exited_cb_ = nullptr;
+    cb(self->exited_ok_);
+  }
 }
 
 void InnerStream::on_alloc(uv_handle_t* h, std::size_t, uv_buf_t* buf) noexcept {

@@ -55,6 +55,11 @@ class InnerStream {
   void pause();
   void resume();
   void close();             // kill the group, close every handle; `this` goes away later
+  // Calls `exited(ok)` once the child has exited (at once when it already has): ok when it
+  // exited 0, i.e. the bridge saw the inner server close the connection and flushed everything;
+  // a kill, a signal or a non-zero status (docker exec's, when the container stopped) is not ok.
+  // Forgotten on detach and close.
+  void when_exited(std::function<void(bool ok)> exited);
   [[nodiscard]] bool broken() const { return broken_; }
   [[nodiscard]] bool reused() const { return uses_ > 1; }
   [[nodiscard]] const std::string& stderr_tail() const { return err_text_; }
@@ -79,6 +84,8 @@ class InnerStream {
   uv_pipe_t in_{}, out_{}, err_{};
   int open_handles_ = 0;
   bool spawned_ = false, exited_ = false, closing_ = false, broken_ = false, reading_ = false, paused_ = false;
+  bool exited_ok_ = false;
+  std::function<void(bool)> exited_cb_;
   int uses_ = 0;
   std::size_t queued_ = 0;
   Sink* sink_ = nullptr;

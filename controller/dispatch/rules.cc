@@ -111,6 +111,8 @@ std::string_view refusal_word(Refusal r) {
     case Refusal::kSpaceSocketLimit: return "space_socket_limit";
     case Refusal::kSpaceSocketRefused: return "space_socket_refused";
     case Refusal::kSpaceBusy: return "space_busy";
+    case Refusal::kSpaceAnswerTimeout:
+      return "space_answer_timeout";
   }
   return "space_unreachable";
 }
@@ -134,6 +136,8 @@ int refusal_status(Refusal r) {
     case Refusal::kSpaceRedirected:
     case Refusal::kSpaceAnswerUnreadable:
     case Refusal::kSpaceSocketRefused: return 502;
+    case Refusal::kSpaceAnswerTimeout:
+      return 504;
   }
   return 502;
 }
@@ -158,6 +162,8 @@ std::string_view refusal_sentence(Refusal r) {
     case Refusal::kSpaceSocketLimit: return "the space has too many open sockets";
     case Refusal::kSpaceSocketRefused: return "the space refused the socket";
     case Refusal::kSpaceBusy: return "the space is busy";
+    case Refusal::kSpaceAnswerTimeout:
+      return "the space did not answer in time";
   }
   return "the space could not be reached";
 }
@@ -177,6 +183,9 @@ std::string refusal_answer(Refusal r, bool keep_alive) {
     case 403: reason = "Forbidden"; break;
     case 404: reason = "Not Found"; break;
     case 503: reason = "Service Unavailable"; break;
+    case 504:
+      reason = "Gateway Timeout";
+      break;
     default: reason = "Bad Gateway"; break;
   }
   return "HTTP/1.1 " + std::to_string(status) + " " + reason +

@@ -17,23 +17,24 @@ namespace controller::dispatch {
 // The refusals the client may see: one JSON body {"error": {"code": word, "message": sentence}}
 // (serve's error shape, controller/API.md) while nothing was sent. Deny is the zero value: an unset refusal is "space_unreachable", never a pass.
 enum class Refusal : std::uint8_t {
-  kSpaceUnreachable,         // 502: the bridge, the place or the inner server failed
-  kSpaceNotFound,            // 404: not an id of this owner's spaces
-  kSpaceNotRunning,          // 503: the space exists but is stopped
-  kHostOnlyRoute,            // 403: a route family that only the host may answer
-  kRefusedAcrossBoundary,    // 403: a route that would carry a space's work out to the host
-  kDirectoryOutsideSpace,    // 400: a directory not under /spaces/<id>
-  kDirectoryNeedsPrefix,     // 400: an unprefixed request names a space's directory
-  kSpaceTokenUnreadable,     // 502: the token file is missing, malformed or too slow
-  kSpaceLoginFailed,         // 502: the inner server refused the token twice
-  kSpaceSessionExpired,      // 503: the session ended under a request with a body (resend it)
-  kSpaceRedirected,          // 502: the inner server answered 3xx (never followed)
-  kSpaceAnswerUnreadable,    // 502: the inner answer broke HTTP framing or our bounds
-  kRequestUnreadable,        // 400: the client's request body framing is broken
-  kSpaceSocketUnknown,       // 404: an upgrade on a path that is not an allowed socket
-  kSpaceSocketLimit,         // 503: the space already has kMaxSocketsPerSpace sockets
-  kSpaceSocketRefused,       // the inner server refused the handshake (its status is passed on)
-  kSpaceBusy,                // 503: the pool's queue for the space is full
+  kSpaceUnreachable,       // 502: the bridge, the place or the inner server failed
+  kSpaceNotFound,          // 404: not an id of this owner's spaces
+  kSpaceNotRunning,        // 503: the space exists but is stopped
+  kHostOnlyRoute,          // 403: a route family that only the host may answer
+  kRefusedAcrossBoundary,  // 403: a route that would carry a space's work out to the host
+  kDirectoryOutsideSpace,  // 400: a directory not under /spaces/<id>
+  kDirectoryNeedsPrefix,   // 400: an unprefixed request names a space's directory
+  kSpaceTokenUnreadable,   // 502: the token file is missing, malformed or too slow
+  kSpaceLoginFailed,       // 502: the inner server refused the token twice
+  kSpaceSessionExpired,    // 503: the session ended under a request with a body (resend it)
+  kSpaceRedirected,        // 502: the inner server answered 3xx (never followed)
+  kSpaceAnswerUnreadable,  // 502: the inner answer broke HTTP framing or our bounds
+  kRequestUnreadable,      // 400: the client's request body framing is broken
+  kSpaceSocketUnknown,     // 404: an upgrade on a path that is not an allowed socket
+  kSpaceSocketLimit,       // 503: the space already has kMaxSocketsPerSpace sockets
+  kSpaceSocketRefused,     // the inner server refused the handshake (its status is passed on)
+  kSpaceBusy,              // 503: the pool's queue for the space is full
+  kSpaceAnswerTimeout,     // 504: the inner server sent no answer head within the deadline
 };
 
 std::string_view refusal_word(Refusal r);
@@ -100,6 +101,9 @@ ServedType served_content_type(std::string_view inner_path, std::string_view con
 inline constexpr std::size_t kMaxSocketsPerSpace = 72;
 inline constexpr std::size_t kMaxHandshakeAnswerBytes = 16 * 1024;
 inline constexpr std::uint64_t kHandshakeDeadlineMs = 30'000;
+// After a socket's stream ends, how long its bridge's exit status is awaited to tell 1012 (the
+// inner server closed) from 1011 (the way into the space broke); no status by then: 1011.
+inline constexpr std::uint64_t kExitWaitMs = 5'000;
 // Answer headers of a 101 the client gets (everything else of the inner handshake is dropped).
 [[nodiscard]] bool websocket_answer_header_allowed(std::string_view name);
 // A header value with CR or LF (or NUL) is refused before anything is written inside.

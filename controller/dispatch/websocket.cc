@@ -126,6 +126,7 @@ class SocketRelay final : public InnerStream::Sink {
       release_stream();
       // The inside's own refusal keeps its status (a dev tunnel's 403 arrives as 403).
       const int status = a.status >= 200 && a.status <= 599 ? a.status : 502;
+      if (d_.config.answered) d_.config.answered(status);
       const std::string body = refusal_body(Refusal::kSpaceSocketRefused);
       const std::string answer = "HTTP/1.1 " + std::to_string(status) +
                                  " Refused\r\nContent-Type: application/json\r\nX-Content-Type-Options: nosniff\r\n"
@@ -138,6 +139,7 @@ class SocketRelay final : public InnerStream::Sink {
       if (websocket_answer_header_allowed(h.name)) out += h.name + ": " + h.value + "\r\n";
     out += "\r\n";
     upgraded_ = true;
+    if (d_.config.answered) d_.config.answered(101);
     to_client(std::move(out));
     if (!rest.empty()) to_client(std::move(rest));
     if (!pending_.empty()) {
@@ -150,7 +152,18 @@ class SocketRelay final : public InnerStream::Sink {
   void on_inner_end(bool clean) override {
     if (ended_) return;
     if (!upgraded_) return refuse(Refusal::kSpaceUnreachable);
-    inner_gone(clean);
+    if (!clean || stream_ == nullptr || waiting_exit_) return inner_gone(false);
+    // EOF alone does not say who ended it: the bridge exits 0 only after the inner server closed
+    // the connection (1012); a killed exec or a stopped container ends it otherwise (1011).
+    waiting_exit_ = true;
+    uv_timer_start(
+        &timer_,
+        [](uv_timer_t* t) noexcept { static_cast<SocketRelay*>(t->data)->inner_gone(false); },
+        kExitWaitMs, 0);
+    stream_->when_exited([this](bool ok) {
+      uv_timer_stop(&timer_);
+      if (!ended_) inner_gone(ok);
+    });
   }
   void on_inner_drained() override {
     if (client_paused_) read_client();
@@ -235,6 +248,7 @@ class SocketRelay final : public InnerStream::Sink {
   }
 
   void inner_gone(bool clean) {
+    if (ended_) return;
     release_stream();
     to_client(clean ? close_frame(1012, "space_closed") : close_frame(1011, "space_unreachable"));
     end();
@@ -243,6 +257,7 @@ class SocketRelay final : public InnerStream::Sink {
   void refuse(Refusal r) {
     if (ended_) return;
     if (upgraded_) return inner_gone(false);
+    if (d_.config.answered) d_.config.answered(refusal_status(r));
     to_client(refusal_answer(r, false));
     end();
   }
@@ -296,7 +311,8 @@ class SocketRelay final : public InnerStream::Sink {
   Giveback done_;
   InnerStream* stream_ = nullptr;
   uv_timer_t timer_{};
-  bool counted_ = false, upgraded_ = false, retried_ = false, reading_ = false, client_paused_ = false;
+  bool counted_ = false, upgraded_ = false, retried_ = false, reading_ = false,
+       client_paused_ = false, waiting_exit_ = false;
   bool client_gone_ = false, ended_ = false, released_ = false, given_back_ = false;
   int writing_ = 0;
   char buffer_[64 * 1024];

@@ -400,8 +400,12 @@ class Connection {
   }
 
   void answer(const Response& r, bool then_close) {
-    const std::string body = json_text(r.body);
-    write(head_of(r.status, "application/json", body.size(), then_close) + body, then_close);
+    if (server_.config().answered) server_.config().answered(r.status);
+    const bool text = !r.content_type.empty();
+    const std::string body = text ? r.text : json_text(r.body);
+    write(head_of(r.status, text ? r.content_type : "application/json", body.size(), then_close) +
+              body,
+          then_close);
     if (then_close) return;
     next_request();
     process();
@@ -484,9 +488,19 @@ Server::Server(ServerConfig config) : config_(std::move(config)) {}
 Server::~Server() = default;
 
 Result<void> Server::listen() {
-  // The socket: refused when something that is not a stale socket of ours holds the path.
   struct stat st{};
-  if (lstat(config_.socket_path.c_str(), &st) == 0) {
+  if (config_.activated_fd >= 0) {
+    // Socket activation: the manager made and owns the socket file (activation.h checked it).
+    pipe_ = new uv_pipe_t{};
+    uv_pipe_init(config_.loop, pipe_, 0);
+    pipe_->data = this;
+    int rc = uv_pipe_open(pipe_, config_.activated_fd);
+    if (rc == 0) rc = uv_listen(reinterpret_cast<uv_stream_t*>(pipe_), 64, on_unix);
+    if (rc != 0)
+      return fail(Code::kInternal, "serve: listen on the activated socket " + config_.socket_path +
+                                       ": " + uv_strerror(rc));
+  } else if (lstat(config_.socket_path.c_str(), &st) == 0) {
+    // The socket: refused when something that is not a stale socket of ours holds the path.
     if (!S_ISSOCK(st.st_mode) || st.st_uid != geteuid())
       return fail(Code::kUsage, "serve: " + config_.socket_path + " exists and is not a socket of this user");
     // A socket nobody answers on is a dead serve's; one that answers is another serve's.
@@ -500,18 +514,24 @@ Result<void> Server::listen() {
     if (unlink(config_.socket_path.c_str()) != 0)
       return fail(Code::kInternal, "serve: unlink the stale socket " + config_.socket_path + ": " + std::strerror(errno));
   }
-  if (config_.socket_path.size() >= sizeof(sockaddr_un{}.sun_path))
-    return fail(Code::kUsage, "serve: the socket path " + config_.socket_path + " is too long for a unix socket");
-  pipe_ = new uv_pipe_t{};
-  uv_pipe_init(config_.loop, pipe_, 0);
-  pipe_->data = this;
-  // Made 0600 from the start: the umask covers the window between bind and chmod.
-  const mode_t old = umask(0177);
-  int rc = uv_pipe_bind(pipe_, config_.socket_path.c_str());
-  umask(old);
-  if (rc == 0) rc = chmod(config_.socket_path.c_str(), 0600) == 0 ? 0 : -errno;
-  if (rc == 0) rc = uv_listen(reinterpret_cast<uv_stream_t*>(pipe_), 64, on_unix);
-  if (rc != 0) return fail(Code::kInternal, "serve: listen on " + config_.socket_path + ": " + uv_strerror(rc));
+  if (config_.activated_fd < 0) {
+    if (config_.socket_path.size() >= sizeof(sockaddr_un{}.sun_path))
+      return fail(Code::kUsage, "serve: the socket path " + config_.socket_path +
+                                    " is too long for a unix socket");
+    pipe_ = new uv_pipe_t{};
+    uv_pipe_init(config_.loop, pipe_, 0);
+    pipe_->data = this;
+    // Made 0600 from the start: the umask covers the window between bind and chmod.
+    const mode_t old = umask(0177);
+    int rc = uv_pipe_bind(pipe_, config_.socket_path.c_str());
+    umask(old);
+    if (rc == 0) rc = chmod(config_.socket_path.c_str(), 0600) == 0 ? 0 : -errno;
+    if (rc == 0) rc = uv_listen(reinterpret_cast<uv_stream_t*>(pipe_), 64, on_unix);
+    if (rc != 0)
+      return fail(Code::kInternal,
+                  "serve: listen on " + config_.socket_path + ": " + uv_strerror(rc));
+  }
+  int rc = 0;
   if (!config_.tcp_host.empty()) {
     tcp_ = new uv_tcp_t{};
     uv_tcp_init(config_.loop, tcp_);
@@ -596,7 +616,8 @@ void Server::close_all(std::function<void()> closed) {
     ++closing_;
     uv_close(reinterpret_cast<uv_handle_t*>(pipe_), listener_closed);
     pipe_ = nullptr;
-    (void)unlink(config_.socket_path.c_str());
+    // An activated socket's file belongs to the manager, which keeps listening on it.
+    if (config_.activated_fd < 0) (void)unlink(config_.socket_path.c_str());
   }
   if (tcp_ != nullptr) {
     ++closing_;

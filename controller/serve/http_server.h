@@ -35,8 +35,13 @@ struct Request {
 };
 
 struct Response {
+  Response() = default;
+  Response(int s, nlohmann::json b) : status(s), body(std::move(b)) {}
   int status = 200;
   nlohmann::json body;  // written as one JSON document
+  // When set, the answer is `text` with this content type instead (the Prometheus metrics).
+  std::string content_type;
+  std::string text;
 };
 
 // What a route answers: at once, later (blocking work on libuv's thread pool), or a stream of an
@@ -54,6 +59,8 @@ using Route = std::function<Reply(Request& request)>;
 struct ServerConfig {
   uv_loop_t* loop = nullptr;
   std::string socket_path;           // unix socket (made 0600)
+  int activated_fd = -1;  // a listening unix socket from systemd (activation.h): used instead of
+                          // binding socket_path
   std::string tcp_host;              // empty: no TCP listener
   std::uint16_t tcp_port = 0;
   std::string token;                 // required on TCP as "Authorization: Bearer <token>"
@@ -63,6 +70,8 @@ struct ServerConfig {
   // Events of an operation: (id, from seq) → events, finished, next seq; false when unknown.
   std::function<bool(const std::string& id, std::size_t seq, std::vector<nlohmann::json>& out, bool& finished, std::size_t& next)> events;
   std::function<void()> activity_any;  // any request (for logs; may be empty)
+  std::function<void(int status)>
+      answered;  // each JSON/text answer of serve's own routes (metrics; may be empty)
 };
 
 class Connection;

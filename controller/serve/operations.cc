@@ -1,6 +1,7 @@
 #include "controller/serve/operations.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "controller/docker_place.h"  // random_hex
 #include "controller/records.h"       // now_utc_iso
@@ -70,7 +71,11 @@ std::string Operations::start(const std::string& kind, const std::string& space,
     order_.erase(it);
   }
   threads_.emplace_back([this, op, work = std::move(work)] {
+    const auto began = std::chrono::steady_clock::now();
     Result<json> r = work([this, op](const std::string& step) { say(op, step); });
+    if (finished_)
+      finished_(op->kind, r ? "done" : "failed",
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
     std::lock_guard<std::mutex> done(mutex_);
     if (r) {
       op->state = "done";

@@ -57,6 +57,11 @@ class Operations {
   [[nodiscard]] std::size_t running() const;
   // Runs on the loop after any operation changed (events to push to SSE readers).
   void on_change(std::function<void()> callback) { on_change_ = std::move(callback); }
+  // Runs on the operation's thread as it ends: kind, "done" or "failed", seconds it took. Set
+  // before the first start (metrics).
+  void on_finished(std::function<void(const std::string&, const std::string&, double)> callback) {
+    finished_ = std::move(callback);
+  }
   void close();  // closes the async handle (the loop must run once more)
   void join();   // waits for every thread
 
@@ -70,6 +75,7 @@ class Operations {
   std::vector<std::thread> threads_;
   uv_async_t* async_ = nullptr;  // freed in its close callback
   std::function<void()> on_change_;
+  std::function<void(const std::string&, const std::string&, double)> finished_;
 };
 
 }  // namespace controller::serve

@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "controller/code/apply_cli.h"
 #include "controller/code/cli.h"
 #include "controller/docker_place.h"  // random_hex
 #include "controller/escape_runner.h"
@@ -16,6 +17,7 @@ using nlohmann::json;
 const std::vector<RouteRow>& route_table() {
   static const std::vector<RouteRow> rows = {
       {"GET", "/v1/health"},
+      {"GET", "/v1/metrics"},
       {"GET", "/v1/place/check"},
       {"GET", "/v1/spaces"},
       {"POST", "/v1/spaces"},
@@ -34,6 +36,9 @@ const std::vector<RouteRow>& route_table() {
       {"POST", "/v1/spaces/{id}/code/in"},
       {"POST", "/v1/spaces/{id}/code/history"},
       {"POST", "/v1/spaces/{id}/code/forget"},
+      {"POST", "/v1/spaces/{id}/code/out"},
+      {"POST", "/v1/spaces/{id}/apply"},
+      {"GET", "/v1/spaces/{id}/apply-state"},
       {"POST", "/v1/spaces/{id}/escape-test"},
       {"POST", "/v1/code/files"},
       {"GET", "/v1/idle-stop"},
@@ -175,6 +180,14 @@ Route make_router(ServeContext& ctx) {
 
     if (pattern == "/v1/health")
       return now(200, {{"ok", true}, {"operations_running", ctx.operations->running()}, {"idle_stop_test_override", ctx.idle->test_override()}});
+    if (pattern == "/v1/metrics")
+      return with_env(ctx, [&ctx](Env& e) {
+        Result<json> list = e.manager->list();
+        Response out;
+        out.content_type = "text/plain; version=0.0.4; charset=utf-8";
+        out.text = ctx.metrics->render(list ? *list : json(), ctx.operations->running());
+        return out;
+      });
     if (pattern == "/v1/place/check") return with_env(ctx, [](Env& e) { return answer(e.manager->check()); });
     if (pattern == "/v1/spaces" && m == "GET") return with_env(ctx, [](Env& e) { return answer(e.manager->list()); });
     if (pattern == "/v1/spaces" && m == "POST") {
@@ -330,6 +343,61 @@ Route make_router(ServeContext& ctx) {
                       id);
     if (pattern == "/v1/spaces/{id}/code/forget")
       return with_env(ctx, [id](Env& e) { return answer(code::code_forget(*e.manager, id)); });
+    if (pattern == "/v1/spaces/{id}/code/out") {
+      Result<json> b = body_object(req, {"timeout_seconds"});
+      if (!b) return now(400, error_body("invalid_argument", b.error().message));
+      code::CodeOutRequest out;
+      out.id = id;
+      if (b->contains("timeout_seconds")) {
+        if (!(*b)["timeout_seconds"].is_number_integer() || (*b)["timeout_seconds"] < 1 ||
+            (*b)["timeout_seconds"] > 86400)
+          return now_error(400, "invalid_argument", "code out: timeout_seconds is 1 to 86400");
+        out.timeout_seconds = (*b)["timeout_seconds"].get<int>();
+      }
+      return accepted(ctx.operations->start("code-out", id,
+                                            [&ctx, out](const Say& say) mutable -> Result<json> {
+                                              Result<Env> env = ctx.make_env();
+                                              if (!env) return env.error();
+                                              out.progress = say;
+                                              ctx.idle->touch(out.id);
+                                              Result<json> r = code::code_out(*env->manager, out);
+                                              ctx.idle->touch(out.id);
+                                              return r;
+                                            }),
+                      id);
+    }
+    if (pattern == "/v1/spaces/{id}/apply") {
+      Result<json> b = body_object(req, {"as", "branch", "remove_afterwards"});
+      if (!b) return now(400, error_body("invalid_argument", b.error().message));
+      code::ApplyRequest apply;
+      apply.id = id;
+      std::string as;
+      if (!get_string(*b, "as", as) || (as != "branch" && as != "changes") ||
+          !get_string(*b, "branch", apply.branch) ||
+          (b->contains("remove_afterwards") && !(*b)["remove_afterwards"].is_boolean()))
+        return now_error(
+            400, "invalid_argument",
+            "apply: as is branch or changes, branch a string, remove_afterwards true or false");
+      apply.as_branch = as == "branch";
+      apply.as_changes = as == "changes";
+      apply.remove_afterwards = b->value("remove_afterwards", false);
+      if (apply.as_branch && (apply.branch.empty() || apply.remove_afterwards))
+        return now_error(
+            400, "invalid_argument",
+            "apply " + id + ": as branch needs a branch name and takes no remove_afterwards");
+      if (apply.as_changes && b->contains("branch"))
+        return now_error(400, "invalid_argument", "apply " + id + ": as changes takes no branch");
+      return accepted(ctx.operations->start("apply", id,
+                                            [&ctx, apply](const Say& say) mutable -> Result<json> {
+                                              Result<Env> env = ctx.make_env();
+                                              if (!env) return env.error();
+                                              apply.progress = say;
+                                              return code::apply_work(*env->manager, apply);
+                                            }),
+                      id);
+    }
+    if (pattern == "/v1/spaces/{id}/apply-state")
+      return with_env(ctx, [id](Env& e) { return answer(code::apply_state(*e.manager, id)); });
     if (pattern == "/v1/spaces/{id}/escape-test") {
       Result<json> b = body_object(req, {"only", "exhaustion"});
       if (!b) return now(400, error_body("invalid_argument", b.error().message));
@@ -357,7 +425,10 @@ Route make_router(ServeContext& ctx) {
                         if (!lock) return lock.error();
                         ctx.idle->touch(eo.space_id);
                         say("running");
-                        Result<EscapeReport> r = run_escape_test(ctx.place_options, eo);
+                        EscapeOptions run = eo;
+                        run.progress =
+                            say;  // the steps and one event per case as the suite reports it
+                        Result<EscapeReport> r = run_escape_test(ctx.place_options, run);
                         ctx.idle->touch(eo.space_id);
                         if (!r) return r.error();
                         json report = json::parse(r->text, nullptr, false);

@@ -11,6 +11,7 @@
 #include "controller/place.h"
 #include "controller/serve/http_server.h"
 #include "controller/serve/idle.h"
+#include "controller/serve/metrics.h"
 #include "controller/serve/operations.h"
 
 namespace controller::serve {
@@ -30,6 +31,7 @@ struct ServeContext {
   std::string escape_binary, escape_test_image_file;
   Operations* operations = nullptr;
   IdleWatch* idle = nullptr;
+  Metrics* metrics = nullptr;
   Result<Env> make_env() const;
 };
 

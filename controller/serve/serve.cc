@@ -9,8 +9,10 @@
 
 #include "controller/code/cli.h"
 #include "controller/dispatch/dispatcher.h"
+#include "controller/serve/activation.h"
 #include "controller/serve/http_server.h"
 #include "controller/serve/idle.h"
+#include "controller/serve/metrics.h"
 #include "controller/serve/operations.h"
 #include "controller/serve/routes.h"
 #include "controller/signals.h"
@@ -53,6 +55,22 @@ struct Loop {
 int run_serve(const ServeOptions& options) {
   ServerConfig config;
   config.socket_path = options.socket_path.empty() ? options.state + "/serve.sock" : options.socket_path;
+  // Started by a spacectl.socket unit: listen on the socket systemd made (activation.h).
+  std::string activated_path;
+  Result<int> activated = activated_socket(activated_path);
+  if (!activated) {
+    std::cerr << "spacectl: " << code_word(activated.error().code) << ": "
+              << terminal_safe(activated.error().message) << "\n";
+    return 2;
+  }
+  if (*activated >= 0) {
+    if (!options.socket_path.empty()) {
+      std::cerr << "spacectl: usage: serve --socket and socket activation exclude each other\n";
+      return 2;
+    }
+    config.activated_fd = *activated;
+    config.socket_path = activated_path;
+  }
   if (!options.listen.empty()) {
     const std::size_t colon = options.listen.rfind(':');
     const std::string host = colon == std::string::npos ? std::string() : options.listen.substr(0, colon);
@@ -82,7 +100,13 @@ int run_serve(const ServeOptions& options) {
   Loop l;
   uv_loop_init(&l.loop);
   Operations operations(&l.loop);
+  Metrics metrics;
+  operations.on_finished(
+      [&metrics](const std::string& kind, const std::string& result, double seconds) {
+        metrics.operation_finished(kind, result, seconds);
+      });
   ServeContext ctx;
+  ctx.metrics = &metrics;
   ctx.place_name = options.place_name;
   ctx.place_options = options.place_options;
   ctx.state = options.state;
@@ -116,6 +140,7 @@ int run_serve(const ServeOptions& options) {
     return read_space_token(*env->place, id);
   };
   dc.activity = [&idle](const std::string& id) { idle.touch(id); };
+  dc.answered = [&metrics](int status) { metrics.dispatcher_answered(status); };
   dispatch::Dispatcher dispatcher(dc);
   config.hand_off = [&dispatcher](uv_stream_t* client, std::string id, dispatch::RequestHead head, std::string already,
                                   dispatch::Giveback done) {
@@ -124,6 +149,7 @@ int run_serve(const ServeOptions& options) {
 
   config.loop = &l.loop;
   config.route = make_router(ctx);
+  config.answered = [&metrics](int status) { metrics.api_answered(status); };
   config.events = [&operations](const std::string& id, std::size_t seq, std::vector<nlohmann::json>& out, bool& finished,
                                 std::size_t& next) { return operations.events_since(id, seq, out, finished, next); };
   Server server(config);
@@ -136,7 +162,8 @@ int run_serve(const ServeOptions& options) {
     uv_loop_close(&l.loop);
     return exit_status(r.error().code);
   }
-  std::cerr << "spacectl serve: listening on " << config.socket_path;
+  std::cerr << "spacectl serve: listening on " << config.socket_path
+            << (config.activated_fd >= 0 ? " (socket activation)" : "");
   if (!config.tcp_host.empty()) std::cerr << " and " << config.tcp_host << ":" << server.tcp_port();
   std::cerr << "\n";
   idle.start([&dispatcher](const std::string& id) { return dispatcher.open_for(id); });

@@ -10,6 +10,8 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <regex>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -135,6 +137,37 @@ TEST_F(ServeDockerTest, IdleStopStopsASpaceWithNoActivityAndLeavesADisabledOneRu
   EXPECT_EQ(started.status, 200) << started.body;
   EXPECT_EQ(state_of(idle), "running");
   for (const std::string& id : created_) EXPECT_EQ(call("DELETE", "/v1/spaces/" + id).status, 200);
+  created_.clear();
+}
+
+// escape-test through the API: its events carry one line per case as the suite inside reports it
+// (only the cases the host listed, each once), and they agree with the report's own verdicts.
+TEST_F(ServeDockerTest, EscapeTestStreamsOneProgressEventPerCase) {
+  GK_REQUIRE(ready() && exists(kBin + "/escape-suite"), "needs a Docker engine, the pinned images and the escape-suite binary");
+  start_serve(3600);
+  const std::string id = create("escape");
+  Answer a = call("POST", "/v1/spaces/" + id + "/escape-test", R"({"only":["fs.*"],"exhaustion":false})");
+  ASSERT_EQ(a.status, 202) << a.body;
+  const std::string op = a.doc.value("operation", "");
+  // The event stream, read to its end while the run goes on.
+  const Answer events = call("GET", "/v1/operations/" + op + "/events");
+  EXPECT_NE(events.body.find("event: end"), std::string::npos) << events.body;
+  const json d = call("GET", "/v1/operations/" + op).doc;
+  ASSERT_EQ(d.value("state", ""), "done") << d.dump();
+  std::map<std::string, std::string> reported;  // id -> verdict, from the report
+  for (const json& r : d["result"]["report"]["cases"])
+    if (r.value("id", "").rfind("fs.", 0) == 0) reported[r.value("id", "")] = r.value("verdict", "");
+  ASSERT_FALSE(reported.empty()) << d.dump();
+  std::map<std::string, int> seen;
+  const std::regex line(R"re("step":"case (fs\.[a-z0-9._-]+) (PASS|FAIL|INCONCLUSIVE|N/A) \(([0-9]+) of ([0-9]+)\)")re");
+  for (auto it = std::sregex_iterator(events.body.begin(), events.body.end(), line); it != std::sregex_iterator(); ++it) {
+    ++seen[(*it)[1].str()];
+    EXPECT_EQ((*it)[2].str(), reported[(*it)[1].str()]) << (*it)[1].str() << ": the event and the report disagree";
+    EXPECT_EQ(std::stoul((*it)[4].str()), reported.size());
+  }
+  EXPECT_EQ(seen.size(), reported.size()) << events.body;
+  for (const auto& [case_id, n] : seen) EXPECT_EQ(n, 1) << case_id << " reported more than once";
+  EXPECT_EQ(call("DELETE", "/v1/spaces/" + id).status, 200);
   created_.clear();
 }
 

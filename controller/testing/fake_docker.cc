@@ -103,6 +103,11 @@ int main(int argc, char** argv) {
     if (const char* code = std::getenv("FAKE_DOCKER_EXEC_EXIT")) return std::atoi(code);
     return 0;
   }
+  // FAKE_DOCKER_PS=<id>: `ps` lists that container (list then inspects it).
+  if (const char* ps = std::getenv("FAKE_DOCKER_PS"); ps != nullptr && first == "ps") {
+    std::cout << ps << "\n";
+    return 0;
+  }
   if (first == "ps" || (first == "network" && second == "ls") || (first == "volume" && second == "ls")) return 0;
   std::cout << "0123456789abcdef\n";
   return 0;

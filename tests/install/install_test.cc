@@ -63,17 +63,31 @@ std::string InstallTest::prefix_;
 int InstallTest::install_status_ = -1;
 
 TEST_F(InstallTest, EveryFileLandsInTheLayoutSpacectlReads) {
-  for (const char* path : {"bin/spacectl", "bin/gatekeeper", "libexec/gatekeeper-spaces/escape-suite",
+  for (const char* path : {"bin/spacectl",
+                           "bin/gatekeeper",
+                           "libexec/gatekeeper-spaces/escape-suite",
                            "libexec/gatekeeper-spaces/spacectl-bridge",
-                           "share/gatekeeper-spaces/gatekeeper-image.id", "share/gatekeeper-spaces/gatekeeper-image.tar",
-                           "share/gatekeeper-spaces/space-image.id", "share/gatekeeper-spaces/space-image.tar",
-                           "share/gatekeeper-spaces/seccomp/space.json", "share/gatekeeper-spaces/seccomp/gatekeeper.json",
-                           "share/doc/gatekeeper-spaces/README.md", "share/doc/gatekeeper-spaces/SECURITY.md",
-                           "share/doc/gatekeeper-spaces/COPYRIGHT.md", "share/doc/gatekeeper-spaces/docs/architecture.md",
+                           "share/gatekeeper-spaces/gatekeeper-image.id",
+                           "share/gatekeeper-spaces/gatekeeper-image.tar",
+                           "share/gatekeeper-spaces/space-image.id",
+                           "share/gatekeeper-spaces/space-image.tar",
+                           "share/gatekeeper-spaces/seccomp/space.json",
+                           "share/gatekeeper-spaces/seccomp/gatekeeper.json",
+                           "share/doc/gatekeeper-spaces/README.md",
+                           "share/doc/gatekeeper-spaces/SECURITY.md",
+                           "share/doc/gatekeeper-spaces/COPYRIGHT.md",
+                           "share/doc/gatekeeper-spaces/docs/architecture.md",
                            "share/doc/gatekeeper-spaces/licenses/busybox-static.copyright",
                            "share/doc/gatekeeper-spaces/licenses/boringssl.LICENSE",
-                           "share/man/man1/spacectl.1", "share/man/man1/gatekeeper.1", "share/man/man1/escape-suite.1",
-                           "share/bash-completion/completions/spacectl", "share/zsh/vendor-completions/_spacectl"})
+                           "share/man/man1/spacectl.1",
+                           "share/man/man1/gatekeeper.1",
+                           "share/man/man1/escape-suite.1",
+                           "share/bash-completion/completions/spacectl",
+                           "share/zsh/vendor-completions/_spacectl",
+                           "lib/systemd/system/spacectl.service",
+                           "lib/systemd/system/spacectl.socket",
+                           "lib/systemd/user/spacectl.service",
+                           "lib/systemd/user/spacectl.socket"})
     EXPECT_TRUE(fs::exists(prefix_ + "/" + path)) << path;
   EXPECT_EQ(::access((prefix_ + "/bin/spacectl").c_str(), X_OK), 0);
   EXPECT_EQ(::access((prefix_ + "/libexec/gatekeeper-spaces/escape-suite").c_str(), X_OK), 0);

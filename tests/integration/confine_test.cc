@@ -96,9 +96,10 @@ TEST(ConfineTest, NoCoreFilesNoNewProcessesAndNotDumpable) {
   const std::string limits = read_file(proc + "/limits");
   EXPECT_NE(limits.find("Max core file size        0                    0 "), std::string::npos) << limits;
   EXPECT_NE(limits.find("Max processes             0                    0 "), std::string::npos) << limits;
-  // Default caps: 128 + 64 + 8 accepted + 3 over-cap + 64 tunnels + 64 window upstreams + 16 DNS
-  // + 64 fixed + 3 listener reserves (the EMFILE refusal).
-  EXPECT_NE(limits.find("Max open files            414                  414 "), std::string::npos) << limits;
+  // Default caps: 128 + 64 + 8 accepted + 3 over-cap + 64 tunnels + 4 × 64 relay pipe ends + 64
+  // window upstreams + 16 DNS + 64 fixed + 3 listener reserves (the EMFILE refusal).
+  EXPECT_NE(limits.find("Max open files            670                  670 "), std::string::npos)
+      << limits;
   // proc(5): the files of a non-dumpable process belong to root, whatever its uid.
   struct stat st {};
   ASSERT_EQ(stat((proc + "/status").c_str(), &st), 0);

@@ -594,6 +594,19 @@ void TestNet::session(int fd) {
       sha.update(buf.data(), static_cast<std::size_t>(n));
     }
     send_all(fd, sha.hex() + "\n");
+  } else if (line.rfind("RESET ", 0) == 0) {
+    // n pattern bytes, then an RST instead of a FIN (SO_LINGER 0).
+    const std::uint64_t total = std::strtoull(line.c_str() + 6, nullptr, 10);
+    std::uint64_t sent = 0;
+    while (sent < total) {
+      const std::size_t n =
+          static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), total - sent));
+      fill_pattern(1, sent, buf.data(), n);
+      if (!send_all(fd, std::string_view(buf.data(), n))) break;
+      sent += n;
+    }
+    const linger hard{1, 0};
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &hard, sizeof hard);
   } else if (line == "HOLD") {
     read_until_close(fd, 120000);
   }

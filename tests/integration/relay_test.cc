@@ -1,9 +1,12 @@
 // The relay: byte-exact in each direction and full duplex, half-close passed through both ways,
-// 32 parallel tunnels, the tunnel cap, slots freed at once, the idle limit.
+// a slow reader, an upstream that resets mid-stream, 32 parallel tunnels, the tunnel cap, slots
+// freed at once, the idle limit.
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <thread>
 
@@ -106,7 +109,8 @@ TEST_F(RelayTest, UpstreamHalfClosePassesThroughAndClientCanStillSend) {
 TEST_F(RelayTest, Downloads64MiBByteExact) {
   start();
   if (HasFatalFailure() || IsSkipped()) return;
-  auto t = gk_it::open_tunnel(gk->corridor, "public.test:443", "SEND " + std::to_string(k64MiB) + "\n");
+  auto t =
+      gk_it::open_tunnel(gk->corridor, "public.test:443", "SEND " + std::to_string(k64MiB) + "\n");
   ASSERT_EQ(t.head, gk_it::k200);
   auto [sha, count] = hash_until_close(t.fd);
   close(t.fd);
@@ -143,6 +147,62 @@ TEST_F(RelayTest, FullDuplex64MiBEchoByteExact) {
   EXPECT_EQ(sha, pattern_sha(5, k64MiB));
 }
 
+TEST_F(RelayTest, SlowReaderGetsEveryByteOfADownload) {
+  start();
+  if (HasFatalFailure() || IsSkipped()) return;
+  constexpr std::uint64_t kTotal = 32ull << 20;
+  auto t =
+      gk_it::open_tunnel(gk->corridor, "public.test:443", "SEND " + std::to_string(kTotal) + "\n");
+  ASSERT_EQ(t.head, gk_it::k200);
+  // The client reads nothing for a while (every buffer on the way fills and the relay stops
+  // reading the upstream), then reads in small pieces.
+  usleep(500 * 1000);
+  gk_it::Sha256 sha;
+  std::uint64_t count = 0;
+  std::vector<char> buf(4096);
+  gk_it::set_timeout(t.fd, 60000);
+  while (true) {
+    const ssize_t n = recv(t.fd, buf.data(), buf.size(), 0);
+    if (n <= 0) break;
+    sha.update(buf.data(), static_cast<std::size_t>(n));
+    count += static_cast<std::uint64_t>(n);
+    if (count < (1u << 20)) usleep(100);
+  }
+  close(t.fd);
+  EXPECT_EQ(count, kTotal);
+  EXPECT_EQ(sha.hex(), pattern_sha(1, kTotal));
+}
+
+TEST_F(RelayTest, UpstreamResetMidStreamEndsTheTunnelAndIsJournalled) {
+  start();
+  if (HasFatalFailure() || IsSkipped()) return;
+  auto t = gk_it::open_tunnel(gk->corridor, "public.test:443", "RESET 4194304\n");
+  ASSERT_EQ(t.head, gk_it::k200);
+  gk_it::set_timeout(t.fd, 10000);
+  std::vector<char> buf(1 << 16);
+  std::vector<char> want(buf.size());
+  std::uint64_t count = 0;
+  bool intact = true;
+  ssize_t n = 0;
+  while ((n = recv(t.fd, buf.data(), buf.size(), 0)) > 0) {
+    gk_it::fill_pattern(1, count, want.data(), static_cast<std::size_t>(n));
+    intact = intact && std::equal(buf.begin(), buf.begin() + n, want.begin());
+    count += static_cast<std::uint64_t>(n);
+  }
+  const int err = n < 0 ? errno : 0;
+  close(t.fd);
+  EXPECT_NE(err, EAGAIN) << "the tunnel was not closed";
+  EXPECT_TRUE(intact) << "what arrived before the reset is a prefix of what was sent";
+  EXPECT_LE(count, 4u << 20);
+  bool journalled = false;
+  for (int i = 0; i < 100 && !journalled; ++i) {
+    journalled = gk->journal().back().decision == "failed:ECONNRESET";
+    if (!journalled) usleep(20000);
+  }
+  EXPECT_TRUE(journalled) << gk->journal().back().decision;
+  EXPECT_EQ(metric("gatekeeper_open_tunnels"), "0");
+}
+
 TEST_F(RelayTest, ThirtyTwoParallelTunnelsAreEachByteExact) {
   start();
   if (HasFatalFailure() || IsSkipped()) return;
@@ -152,7 +212,8 @@ TEST_F(RelayTest, ThirtyTwoParallelTunnelsAreEachByteExact) {
   std::atomic<int> good{0};
   for (int i = 0; i < 32; ++i) {
     threads.emplace_back([&] {
-      auto t = gk_it::open_tunnel(gk->corridor, "public.test:443", "SEND " + std::to_string(kEach) + "\n");
+      auto t = gk_it::open_tunnel(gk->corridor, "public.test:443",
+                                  "SEND " + std::to_string(kEach) + "\n");
       if (t.head == gk_it::k200) {
         auto [sha, count] = hash_until_close(t.fd);
         if (sha == expected && count == kEach) ++good;
@@ -185,7 +246,11 @@ TEST_F(RelayTest, SixtyFifthTunnelGets503AndASlotFreesAtOnce) {
   for (int i = 0; i < 50 && !reopened; ++i) {
     auto again = gk_it::open_tunnel(gk->corridor, "public.test:443", "HOLD\n");
     reopened = again.head == gk_it::k200;
-    if (reopened) held.push_back(again.fd); else close(again.fd);
+    if (reopened) {
+      held.push_back(again.fd);
+    } else {
+      close(again.fd);
+    }
     if (!reopened) usleep(20000);
   }
   EXPECT_TRUE(reopened);

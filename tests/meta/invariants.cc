@@ -176,10 +176,12 @@ Violations shell_calls(const fs::path& root) {
   static const std::regex shell(R"re("(/usr)?(/local)?(/s?bin/)?(ba|da|z|k|c|tc|fi|a)?sh")re");
   // git's own `-c name=value` (a configuration value, not a command string) is not a shell's flag.
   static const std::regex command_flag(R"re("-[a-z]*c"(?!\s*,\s*"[A-Za-z0-9_.-]+=)|"--command")re");
-  // The one shell we run: code out's fixed clean-up script, run INSIDE the space (never on the
-  // host) after a failed fetch, with our token as its only argument ($1); nothing the space wrote
-  // is interpolated (controller/code/out.cc, kCleanupScript). Any other file naming a shell fails.
-  static const std::set<std::string> kInsideSpaceScripts = {"controller/code/out.cc"};
+  // The one shell we run, a constant script whose arguments are positional ($1…), quoted, never
+  // interpolated into its text: the docker-ssh place's disk scripts, run on the engine's host by a
+  // one-shot helper container (chroot into the host's root), with spacectl's own paths and numbers
+  // as arguments and nothing a space wrote (controller/remote_disk.cc; the host has no spacectl to
+  // run). Any other file naming a shell or passing a command flag fails.
+  static const std::set<std::string> kInsideSpaceScripts = {"controller/remote_disk.cc"};
   Violations out;
   for (const char* folder : kProductFolders) {
     for (const auto& path : sources_under(root, folder)) {

@@ -13,6 +13,7 @@
 //   /api/headers            an answer full of headers the client must never see
 //   /api/expire-sessions    forgets every session (the next request meets 401)
 //   /api/die                closes the connection without an answer
+//   /api/hang               never answers; holds the connection until the peer closes it
 //   /api/stats              "logins <n>\n" (how many logins it served)
 //   /api/terminal/ws        WebSocket echo (Origin and Host must be http://127.0.0.1:<port>)
 //   /api/event/ws           WebSocket that ends right after the handshake
@@ -288,6 +289,12 @@ class Conn : public appliance::http::BodySink {
       return send_all(fd_, answer(200, "text/plain", "expired\n"));
     }
     if (path == "/api/die") return false;
+    if (path == "/api/hang") {
+      char sink[4096];
+      while (::read(fd_, sink, sizeof sink) > 0) {
+      }
+      return false;
+    }
     if (path == "/api/stats") return send_all(fd_, answer(200, "text/plain", "logins " + std::to_string(g_logins.load()) + "\n"));
     if (path == "/api/dev-tunnel") return send_all(fd_, answer(403, "application/json", "{\"error\":\"no dev server\"}"));
     if (path == "/api/terminal/ws" || path == "/api/event/ws") {

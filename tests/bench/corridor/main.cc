@@ -136,10 +136,11 @@ void measure_interleaved(std::vector<Path*>& live, const Route& direct, const Op
   info->direct_rtt = combine(rtt_rounds);
   for (int run = 0; run < o.runs; ++run) {
     progress("throughput round " + std::to_string(run + 1) + " of " + std::to_string(o.runs) +
-             ": one tunnel down/up, " + std::to_string(o.tunnels) + " tunnels down, every path");
+             ": one tunnel down/up, " + std::to_string(o.tunnels) + " tunnels down/up, every path");
     transfer_round(live, &PathResult::down1, 1, o.mib_one << 20, Flow::kDownload);
     transfer_round(live, &PathResult::up1, 1, o.mib_one << 20, Flow::kUpload);
     transfer_round(live, &PathResult::down_many, o.tunnels, o.mib_each << 20, Flow::kDownload);
+    transfer_round(live, &PathResult::up_many, o.tunnels, o.mib_each << 20, Flow::kUpload);
   }
 }
 
@@ -158,8 +159,9 @@ void measure_spun(const Path& gatekeeper, const Options& o, RunInfo* info) {
     progress("CONNECT→200 while " + spun.description);
     usleep(500000);  // the spinners reach their quota before the first sample
     std::vector<Latency> rounds;
-    for (int done = 0; done < o.connections; done += kLatencyRound)
+    for (int done = 0; done < o.connections; done += kLatencyRound) {
       rounds.push_back(connect_latency(gatekeeper.route, std::min(kLatencyRound, o.connections - done), false));
+    }
     load.stop();
     spun.latency = combine(rounds);
     info->spun.push_back(spun);
@@ -225,8 +227,9 @@ int run_benchmark(const Options& o) {
     if (p.result.error.empty()) live.push_back(&p);
   }
   measure_interleaved(live, paths.front().route, o, &info);
-  for (Path* p : live)
+  for (Path* p : live) {
     if (p->proxy.pid > 0 && p->proxy.name == "gatekeeper") measure_spun(*p, o, &info);
+  }
   std::vector<PathResult> results;
   for (Path& p : paths) {
     if (p.proxy.pid > 0) {

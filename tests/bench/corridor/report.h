@@ -13,7 +13,9 @@
 namespace bench {
 
 // The corridor's targets.
-inline constexpr double kTargetThroughputRatio = 0.75;  // one tunnel ≥ 0.75 × direct
+inline constexpr double kTargetThroughputRatio = 0.85;      // one tunnel ≥ 0.85 × direct
+inline constexpr double kTargetManyThroughputRatio = 0.75;  // many tunnels ≥ 0.75 × direct
+inline constexpr long kTargetHeldRssKib = 6 * 1024;         // ≤ 6 MiB with the tunnels held
 inline constexpr double kTargetExtraP50Ms = 0.1;        // CONNECT→200 p50 ≤ direct connect + 0.1 ms
 inline constexpr long kTargetIdleRssKib = 2048;         // idle RSS ≤ 2 MiB
 inline constexpr long kTargetPerTunnelKib = 64;         // ≤ 64 KiB per open tunnel
@@ -30,7 +32,7 @@ struct Series {  // one throughput measure over several runs
 struct PathResult {
   std::string name;
   std::string error;  // set when the path could not be measured at all
-  Series down1, up1, down_many;
+  Series down1, up1, down_many, up_many;
   Latency latency;
   long rss_start = -1, rss_warm = -1, rss_held = -1, rss_end = -1;  // KiB; -1: not measured
   [[nodiscard]] double per_tunnel_kib() const;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -91,8 +92,9 @@ int main(int argc, char** argv) {
   // Through the dispatcher.
   std::vector<long long> us;
   long long total = 0;
+  std::atomic<int> streams{0};  // bridge streams the dispatcher opened (each one docker exec); counted on the pool
   {
-    dispatch_test::Acceptor acceptor([&place](controller::dispatch::DispatcherConfig& c) {
+    dispatch_test::Acceptor acceptor([&place, &streams](controller::dispatch::DispatcherConfig& c) {
       c.list_spaces = [&place]() -> controller::Result<std::vector<std::string>> {
         auto all = place.list();
         if (!all) return all.error();
@@ -100,7 +102,10 @@ int main(int argc, char** argv) {
         for (const auto& s : *all) ids.push_back(s.id);
         return ids;
       };
-      c.connect = [&place](const std::string& i, std::uint16_t port) { return place.connect(i, port); };
+      c.connect = [&place, &streams](const std::string& i, std::uint16_t port) {
+        ++streams;
+        return place.connect(i, port);
+      };
       c.read_token = [&place](const std::string& i) { return controller::read_space_token(place, i); };
     });
     {
@@ -136,5 +141,12 @@ int main(int argc, char** argv) {
               static_cast<double>(direct_p50) / 1000.0);
   std::printf("| through the dispatcher (pooled docker exec + spacectl-bridge) | %.0f | %.3f |\n", per_s(total),
               static_cast<double>(p50) / 1000.0);
+  // Login and the requests share the pool: 1 or 2 here means every request reused a stream.
+  std::printf("\nbridge streams opened (docker exec): %d; load average at the end: ", streams.load());
+  if (FILE* f = std::fopen("/proc/loadavg", "r")) {
+    char line[128] = {};
+    if (std::fgets(line, sizeof line, f) != nullptr) std::printf("%s", line);
+    std::fclose(f);
+  }
   return 0;
 }

@@ -18,6 +18,7 @@
 #include "tests/bench/common/process.h"
 #include "tests/bench/common/run.h"
 #include "tests/bench/window/client.h"
+#include "tests/bench/window/nginx.h"
 #include "tests/bench/window/report.h"
 #include "tests/bench/window/tls.h"
 #include "tests/bench/window/upstream.h"
@@ -84,6 +85,8 @@ std::string direct_request(const std::string& secret) {
 
 struct Paths {
   Target direct_plain, direct_tls, window_plain, window_tls;
+  bool nginx = false;  // nginx started: its rows are measured
+  Target nginx_plain, nginx_tls;
 };
 
 int warmup_for(int clients, int requests) { return std::min(requests, std::max(100, 4 * clients)); }
@@ -100,7 +103,7 @@ struct Bench {
 
 // One row of the table: a path at a number of clients.
 struct RowSpec {
-  bool via_window;
+  Via via;
   std::string scheme;
   Target target;
   int clients;
@@ -113,7 +116,7 @@ LoadResult measure_round(const Bench& b, const RowSpec& spec, int requests) {
   load.requests = requests;
   load.warmup = warmup_for(spec.clients, requests);
   load.max_seconds = b.o.seconds / kRounds;
-  load.rss_pid = spec.via_window ? b.gatekeeper : -1;
+  load.rss_pid = spec.via == Via::kWindow ? b.gatekeeper : -1;
   load.upstream_accepts = spec.scheme == "TLS" ? &b.counters->tls : &b.counters->plain;
   LoadResult result = run_load(spec.target, load);
   if (!result.error.empty()) progress("  " + result.error);
@@ -130,17 +133,21 @@ std::vector<Row> measure_rows(const Bench& b, const Paths& p) {
   if (b.o.wants("plain")) {
     Target fresh = p.window_plain;
     fresh.close_each = true;  // the reference's "new TCP each" measure
-    specs.push_back({false, "plain", p.direct_plain, 1});
-    specs.push_back({true, "plain", p.window_plain, 1});
-    specs.push_back({true, "plain", fresh, 1});
-    specs.push_back({false, "plain", p.direct_plain, many});
-    specs.push_back({true, "plain", p.window_plain, many});
+    specs.push_back({Via::kDirect, "plain", p.direct_plain, 1});
+    specs.push_back({Via::kWindow, "plain", p.window_plain, 1});
+    if (p.nginx) specs.push_back({Via::kNginx, "plain", p.nginx_plain, 1});
+    specs.push_back({Via::kWindow, "plain", fresh, 1});
+    specs.push_back({Via::kDirect, "plain", p.direct_plain, many});
+    specs.push_back({Via::kWindow, "plain", p.window_plain, many});
+    if (p.nginx) specs.push_back({Via::kNginx, "plain", p.nginx_plain, many});
   }
   if (b.o.wants("tls")) {
-    specs.push_back({false, "TLS", p.direct_tls, 1});
-    specs.push_back({true, "TLS", p.window_tls, 1});
-    specs.push_back({false, "TLS", p.direct_tls, many});
-    specs.push_back({true, "TLS", p.window_tls, many});
+    specs.push_back({Via::kDirect, "TLS", p.direct_tls, 1});
+    specs.push_back({Via::kWindow, "TLS", p.window_tls, 1});
+    if (p.nginx) specs.push_back({Via::kNginx, "TLS", p.nginx_tls, 1});
+    specs.push_back({Via::kDirect, "TLS", p.direct_tls, many});
+    specs.push_back({Via::kWindow, "TLS", p.window_tls, many});
+    if (p.nginx) specs.push_back({Via::kNginx, "TLS", p.nginx_tls, many});
   }
   std::vector<std::vector<LoadResult>> rounds(specs.size());
   for (int round = 0; round < kRounds; ++round) {
@@ -154,7 +161,7 @@ std::vector<Row> measure_rows(const Bench& b, const Paths& p) {
   for (std::size_t i = 0; i < specs.size(); ++i) {
     Row row;
     row.scheme = specs[i].scheme;
-    row.via_window = specs[i].via_window;
+    row.via = specs[i].via;
     row.new_tcp_each = specs[i].target.close_each;
     row.clients = specs[i].clients;
     row.load = combine_loads(rounds[i]);
@@ -165,8 +172,9 @@ std::vector<Row> measure_rows(const Bench& b, const Paths& p) {
 
 // Every child the run started, stopped in reverse order.
 struct Started {
-  pid_t dnsmasq = -1, upstream = -1, gatekeeper = -1;
+  pid_t dnsmasq = -1, upstream = -1, gatekeeper = -1, nginx = -1;
   ~Started() {
+    stop(nginx, 5000);
     stop(gatekeeper, 5000);
     stop(upstream, 2000);
     stop(dnsmasq, 2000);
@@ -239,6 +247,22 @@ int run_benchmark(const Options& o) {
   paths.direct_tls = Target{ip, kTlsPort, client_tls.get(), kUpstreamName, direct_request(secret), false};
   paths.window_plain = Target{"127.0.0.1", g.window, nullptr, "", window_request(key, "plain"), false};
   paths.window_tls = Target{"127.0.0.1", g.window, nullptr, "", window_request(key, "tls"), false};
+
+  const NginxChild nginx =
+      start_nginx(NginxSetup{workdir.path(), ip, kUpstreamName, pki.ca_file, key, secret});
+  started.nginx = nginx.pid;
+  if (nginx.error.empty()) {
+    paths.nginx = true;
+    paths.nginx_plain =
+        Target{"127.0.0.1", nginx.port, nullptr, "", nginx_request(key, "plain"), false};
+    paths.nginx_tls =
+        Target{"127.0.0.1", nginx.port, nullptr, "", nginx_request(key, "tls"), false};
+    info.nginx_version = nginx.version;
+    progress("nginx: on 127.0.0.1:" + std::to_string(nginx.port) + " (" + nginx.version + ")");
+  } else {
+    info.nginx_error = nginx.error;
+    progress("nginx: " + nginx.error + "; its rows are left out");
+  }
 
   WindowRss rss;
   usleep(200000);

@@ -7,16 +7,26 @@ namespace {
 
 const Row* direct_for(const std::vector<Row>& rows, const Row& row) {
   for (const Row& r : rows) {
-    if (!r.via_window && r.scheme == row.scheme && r.clients == row.clients) return &r;
+    if (r.via == Via::kDirect && r.scheme == row.scheme && r.clients == row.clients) return &r;
   }
   return nullptr;
 }
 
-// The ratio of a window row to its direct row; nullopt-like -1 when either was not measured.
+const Row* nginx_for(const std::vector<Row>& rows, const Row& row) {
+  for (const Row& r : rows) {
+    if (r.via == Via::kNginx && r.scheme == row.scheme && r.clients == row.clients) return &r;
+  }
+  return nullptr;
+}
+
+// The ratio of a row's req/s to another's; -1 when either was not measured.
+double ratio_to(const Row* base, const Row& row) {
+  if (base == nullptr || !base->load.ok() || !row.load.ok()) return -1;
+  return row.load.per_second / base->load.per_second;
+}
+
 double ratio(const std::vector<Row>& rows, const Row& row) {
-  const Row* direct = direct_for(rows, row);
-  if (direct == nullptr || !direct->load.ok() || !row.load.ok()) return -1;
-  return row.load.per_second / direct->load.per_second;
+  return ratio_to(direct_for(rows, row), row);
 }
 
 void print_row(const std::vector<Row>& rows, const Row& r) {
@@ -26,19 +36,30 @@ void print_row(const std::vector<Row>& rows, const Row& r) {
                 r.load.error.empty() ? r.load.first_failure.c_str() : r.load.error.c_str());
     return;
   }
-  const double x = r.via_window ? ratio(rows, r) : 1.0;
+  const double x = r.via != Via::kDirect ? ratio(rows, r) : 1.0;
   const std::string done = std::to_string(r.load.completed) + (r.load.capped ? " (capped)" : "");
-  std::printf("| %s | %d | %s | %s | %s | %s | %s | %d | %s | %d | %s |\n", name.c_str(), r.clients, done.c_str(),
-              fixed(r.load.per_second, 0).c_str(), fixed(r.load.p50_ms, 3).c_str(), fixed(r.load.p99_ms, 3).c_str(),
-              x < 0 ? "—" : (fixed(x, 2) + "×").c_str(), r.load.opened, kib(r.load.upstream_opened).c_str(),
-              r.load.failures, r.via_window ? kib(r.load.rss_peak_kib).c_str() : "");
+  std::printf("| %s | %d | %s | %s | %s | %s | %s | %d | %s | %d | %s |\n", name.c_str(), r.clients,
+              done.c_str(), fixed(r.load.per_second, 0).c_str(), fixed(r.load.p50_ms, 3).c_str(),
+              fixed(r.load.p99_ms, 3).c_str(), x < 0 ? "—" : (fixed(x, 2) + "×").c_str(),
+              r.load.opened, kib(r.load.upstream_opened).c_str(), r.load.failures,
+              r.via == Via::kWindow ? kib(r.load.rss_peak_kib).c_str() : "");
 }
 
 }  // namespace
 
 std::string row_name(const Row& row) {
-  return std::string(row.via_window ? "window, " : "direct, ") + row.scheme +
-         (row.new_tcp_each ? ", new TCP per request" : "");
+  const char* via = "direct, ";
+  switch (row.via) {
+    case Via::kDirect:
+      break;
+    case Via::kWindow:
+      via = "window, ";
+      break;
+    case Via::kNginx:
+      via = "nginx, ";
+      break;
+  }
+  return std::string(via) + row.scheme + (row.new_tcp_each ? ", new TCP per request" : "");
 }
 
 void print_window_report(const WindowRunInfo& info, const std::vector<Row>& rows, const WindowRss& rss) {
@@ -46,18 +67,24 @@ void print_window_report(const WindowRunInfo& info, const std::vector<Row>& rows
   print_machine(info.machine,
                 "Client, gatekeeper and upstream are separate processes sharing these CPUs; the upstream is "
                 "across a veth in a network namespace.");
-  std::printf("Requests answered 200 with a 2-byte body; each client connection does its requests back to "
-              "back. The rows are interleaved: each row's requests are split into %d rounds, and each round "
-              "measures every row once (req/s over all rounds, percentiles by nearest rank over all "
-              "samples). Each round of a row starts with a warm-up, not timed: %d requests with 1 client, "
-              "%d with %d. Every row stops after its requests or %s s. p50/p99 in ms, from the start of a request (its connect, when it needed "
-              "one) to the last byte of the answer. Reconnects: client connections opened during the timed "
-              "requests; upstream conns: connections the upstream accepted meanwhile (for TLS, full "
-              "handshakes). Window rows: the client speaks plain HTTP to the window, the window speaks the "
-              "scheme to the upstream; RSS peak: the gatekeeper's VmRSS, sampled every %d ms during the "
-              "row.\n\n",
-              info.rounds, info.warmup_one, info.warmup_many, info.many_clients, fixed(info.max_seconds, 0).c_str(),
-              kRssSampleMs);
+  std::printf(
+      "Requests answered 200 with a 2-byte body; each client connection does its requests back to "
+      "back. The rows are interleaved: each row's requests are split into %d rounds, and each "
+      "round "
+      "measures every row once (req/s over all rounds, percentiles by nearest rank over all "
+      "samples). Each round of a row starts with a warm-up, not timed: %d requests with 1 client, "
+      "%d with %d. Every row stops after its requests or %s s. p50/p99 in ms, from the start of a "
+      "request (its connect, when it needed "
+      "one) to the last byte of the answer. Reconnects: client connections opened during the timed "
+      "requests; upstream conns: connections the upstream accepted meanwhile (for TLS, full "
+      "handshakes). Window rows: the client speaks plain HTTP to the window, the window speaks the "
+      "scheme to the upstream; nginx rows: the same requests through nginx configured to do the "
+      "window's job (the key in the path, the client's Authorization replaced by the grant's, "
+      "HTTP/1.1 keep-alive pools of 64 to the upstream, TLS verified with SNI; one worker "
+      "process, access log off); RSS peak: the gatekeeper's VmRSS, sampled every %d ms during "
+      "the row.\n\n",
+      info.rounds, info.warmup_one, info.warmup_many, info.many_clients,
+      fixed(info.max_seconds, 0).c_str(), kRssSampleMs);
   std::printf("| path | clients | requests | req/s | p50 | p99 | × direct | reconnects | upstream conns | failures "
               "| RSS peak, KiB |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
@@ -77,6 +104,11 @@ void print_window_report(const WindowRunInfo& info, const std::vector<Row>& rows
       std::printf("\n%s, %d clients: %d requests retried on a new connection (a kept one was closed "
                   "without Connection: close)\n", row_name(r).c_str(), r.clients, r.load.retried);
     }
+  }
+  if (!info.nginx_version.empty()) {
+    std::printf("\nnginx: %s (Debian), reverse proxy on 127.0.0.1.\n", info.nginx_version.c_str());
+  } else if (!info.nginx_error.empty()) {
+    std::printf("\nnginx rows not measured: %s.\n", info.nginx_error.c_str());
   }
   if (info.dns_p50_ms > 0) {
     std::printf("\nOne DNS A query to the namespace's dnsmasq: p50 %s ms (the window asks DNS only when it "
@@ -106,10 +138,13 @@ void print_window_report(const WindowRunInfo& info, const std::vector<Row>& rows
   std::printf("\nTargets (report only; PASS/MISS with the measured value).\n\n"
               "| target | result |\n|---|---|\n");
   for (const Row& r : rows) {
-    if (!r.via_window || r.clients != info.many_clients || r.new_tcp_each) continue;
+    if (r.via != Via::kWindow || r.clients != info.many_clients || r.new_tcp_each) continue;
     const double x = ratio(rows, r);
     std::printf("| %d-client throughput ≥ %.1f × direct, %s | %s |\n", r.clients, kTargetThroughputRatio,
                 r.scheme.c_str(), verdict(x >= 0, x >= kTargetThroughputRatio, fixed(x, 2) + "×").c_str());
+    const double n = ratio_to(nginx_for(rows, r), r);
+    std::printf("| %d-client throughput ≥ nginx's, %s | %s |\n", r.clients, r.scheme.c_str(),
+                verdict(n >= 0, n >= 1.0, fixed(n, 2) + "× nginx").c_str());
   }
   std::printf("| ≤ 8 MiB RSS at %d connections | %s |\n", kHeldConnections,
               verdict(rss.held > 0, rss.held <= kTargetHeldRssKib, kib(rss.held) + " KiB").c_str());

@@ -4,6 +4,7 @@
 // never an assertion: the exit status does not depend on it.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,9 +18,12 @@ inline constexpr double kTargetThroughputRatio = 0.8;  // 32-client req/s ≥ 0.
 inline constexpr long kTargetHeldRssKib = 8 * 1024;    // ≤ 8 MiB RSS at 64 connections
 inline constexpr int kHeldConnections = 64;
 
+// Who the client talks to: the upstream itself, the window, or nginx doing the window's job.
+enum class Via : std::uint8_t { kDirect, kWindow, kNginx };
+
 struct Row {
   std::string scheme;  // "plain" or "TLS": what reaches the upstream
-  bool via_window = false;
+  Via via = Via::kDirect;
   bool new_tcp_each = false;  // the client closed after every answer
   int clients = 0;
   LoadResult load;
@@ -41,6 +45,8 @@ struct WindowRunInfo {
   int rounds = 0;
   double max_seconds = 0;
   double dns_p50_ms = -1;
+  std::string nginx_version;  // "nginx/1.22.1"; empty when nginx did not run
+  std::string nginx_error;    // why the nginx rows are missing
 };
 
 void print_window_report(const WindowRunInfo& info, const std::vector<Row>& rows, const WindowRss& rss);

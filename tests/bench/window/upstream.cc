@@ -161,10 +161,10 @@ UpstreamCounters* shared_upstream_counters() {
   return new (memory) UpstreamCounters;
 }
 
-int run_http_upstream(const std::string& ip, SSL_CTX* tls, const std::string& secret, UpstreamCounters* counters,
-                      int ready_fd) {
+int run_http_upstream(const std::string& ip, SSL_CTX* tls, const std::string& secret,
+                      UpstreamCounters* counters, int ready_fd, std::uint16_t tls_port) {
   const int plain_fd = listen_ipv4(ip, kPlainPort);
-  const int tls_fd = listen_ipv4(ip, kTlsPort);
+  const int tls_fd = listen_ipv4(ip, tls_port);
   if (plain_fd < 0 || tls_fd < 0) return 1;
   const int epfd = epoll_create1(EPOLL_CLOEXEC);
   Server server(epfd, tls, secret, counters);

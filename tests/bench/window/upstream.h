@@ -30,7 +30,8 @@ UpstreamCounters* shared_upstream_counters();
 
 // Serves until killed. Writes "ready\n" to ready_fd once both ports listen; returns non-zero on a
 // set-up error (after printing it to stderr). `tls` serves port 443 (owned by the caller).
-int run_http_upstream(const std::string& ip, SSL_CTX* tls, const std::string& secret, UpstreamCounters* counters,
-                      int ready_fd);
+// tls_port: where TLS listens (the soak keeps 443 for its corridor echo upstream).
+int run_http_upstream(const std::string& ip, SSL_CTX* tls, const std::string& secret,
+                      UpstreamCounters* counters, int ready_fd, std::uint16_t tls_port = kTlsPort);
 
 }  // namespace bench
