@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <ctime>
 #include <fstream>
+#include <future>
 #include <map>
 #include <sstream>
 
@@ -92,7 +93,9 @@ std::string window_url_of(const json& container) {
   return {};
 }
 
-std::vector<std::string> lines(const std::string& text) {
+}  // namespace
+
+std::vector<std::string> output_lines(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);
   for (std::string l; std::getline(in, l);) {
@@ -101,12 +104,10 @@ std::vector<std::string> lines(const std::string& text) {
   return out;
 }
 
-bool no_such_object(const std::string& err) {
+bool docker_no_such_object(const std::string& err) {
   return err.find("No such") != std::string::npos || err.find("not found") != std::string::npos ||
          err.find("removal of container") != std::string::npos;
 }
-
-}  // namespace
 
 DockerPlace::DockerPlace(PlaceOptions options)
     : options_(std::move(options)),
@@ -271,7 +272,7 @@ Result<json> DockerPlace::inspect_network(const std::string& name) {
   Result<std::string> ids = cli_.run(
       {"ps", "--all", "--no-trunc", "--filter", "network=" + name, "--format", "{{.ID}}"}, name);
   if (!ids) return ids.error();
-  for (const std::string& cid : lines(*ids))
+  for (const std::string& cid : output_lines(*ids))
     out[0]["Containers"][cid] = json{{"Name", cid.substr(0, 12)}};
   return out;
 }
@@ -304,7 +305,7 @@ Result<json> DockerPlace::inspect(const std::vector<std::string>& args, const st
   if (!o) return o.error();
   json doc = json::parse(o->out, nullptr, false);
   if (doc.is_discarded() || !doc.is_array()) {
-    if (o->exited && o->exit_code != 0 && no_such_object(o->err)) return json::array();
+    if (o->exited && o->exit_code != 0 && docker_no_such_object(o->err)) return json::array();
     return fail(Code::kCommandFailed, "docker " + args[0] + " " + what + ": " + o->describe());
   }
   return doc;
@@ -388,7 +389,18 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   if (!request.space_image.empty() && !is_image_reference(request.space_image))
     return fail(Code::kInvalidArgument, "space create: --image " + terminal_safe(request.space_image) +
                                             " is not an image reference (name[:tag][@digest] or sha256:<64 hex>)");
-  Result<int> major = engine_major();
+  // Independent engine queries at once: the engine's version, its cores, both pinned images.
+  auto major_query = std::async(std::launch::async, [this] { return engine_major(); });
+  // A remote engine's first answer sets the round trip that scales every later deadline
+  // (engine_major): the other queries wait for it there.
+  if (!engine_is_local(options_.engine)) major_query.wait();
+  auto cpus_query = std::async(std::launch::async, [this] { return host_cpus(); });
+  auto gk_query = std::async(std::launch::async,
+                             [this] { return pinned_image(options_.gatekeeper_image_file); });
+  auto space_query = std::async(std::launch::async, [this, wanted = request.space_image.empty()] {
+    return wanted ? pinned_image(options_.space_image_file) : Result<std::string>(std::string());
+  });
+  Result<int> major = major_query.get();
   if (!major) return major.error();
   spec.engine_major = *major;
   spec.engine = options_.engine.kind;
@@ -399,17 +411,17 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
     if (rootless->rfind("false", 0) != 0)
       return fail(Code::kPlaceUnusable, "space create: " + rootless_podman_refusal());
   }
-  Result<std::int64_t> cpus = host_cpus();
+  Result<std::int64_t> cpus = cpus_query.get();
   if (!cpus) return cpus.error();
   spec.nano_cpus = request.nano_cpus > 0 ? request.nano_cpus : default_space_nano_cpus(*cpus);
   if (spec.nano_cpus < kMinSpaceNanoCpus || spec.nano_cpus > *cpus * kNanoCpusPerCpu)
     return fail(Code::kInvalidArgument, "space create: --cpus " + cpus_text(spec.nano_cpus) + " is outside 0.1 to the place's " +
                                             std::to_string(*cpus) + " CPUs");
-  Result<std::string> gk_image = pinned_image(options_.gatekeeper_image_file);
+  Result<std::string> gk_image = gk_query.get();
   if (!gk_image) return gk_image.error();
   spec.gatekeeper_image = *gk_image;
   if (request.space_image.empty()) {
-    Result<std::string> pin = pinned_image(options_.space_image_file);
+    Result<std::string> pin = space_query.get();
     if (!pin) return pin.error();
     spec.space_image = *pin;
   } else {
@@ -424,6 +436,8 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   // Each image is resolved to its ID before anything is created, and the ID is what is used: a
   // tag moved meanwhile cannot change what the space runs.
   for (std::string* image : {&spec.gatekeeper_image, &spec.space_image}) {
+    // A pin came back from ensure_pinned_image as the ID the engine holds: nothing to resolve.
+    if (image == &spec.gatekeeper_image || request.space_image.empty()) continue;
     Result<std::string> r = image_id(*image);
     if (!r) return fail(r.error().code == Code::kCommandFailed ? Code::kImageMissing : r.error().code, r.error().message);
     *image = *r;
@@ -438,46 +452,80 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
     return cli_.run(args, what, kChangeTimeout);
   };
   progress("creating_networks");
-  if (Result<std::string> r = step(inner_network_argv(spec), n.inner); !r) return rollback(r.error());
-  if (Result<std::string> r = step(outer_network_argv(spec), n.outer); !r) return rollback(r.error());
-  Result<json> inner = inspect_network(n.inner);
-  if (!inner) return rollback(inner.error());
-  std::string subnet, gateway;
-  const json& ipam =
-      inner->empty() ? json() : inspect::member(inspect::member((*inner)[0], "IPAM"), "Config");
-  if (ipam.is_array() && !ipam.empty()) {
-    subnet = inspect::str(inspect::member(ipam[0], "Subnet"));
-    gateway = inspect::str(inspect::member(ipam[0], "Gateway"));
+  spec.inner_subnet = request.inner_subnet;
+  spec.outer_subnet = request.outer_subnet;
+  // The two networks and the volumes depend on nothing of each other: made at once. Every call
+  // has ended before a rollback starts (the futures are waited for first).
+  const SpaceSpec network_spec = spec;  // the volume half writes the loop numbers into spec
+  auto inner_made = std::async(std::launch::async,
+                               [&] { return step(inner_network_argv(network_spec), n.inner); });
+  auto outer_made = std::async(std::launch::async,
+                               [&] { return step(outer_network_argv(network_spec), n.outer); });
+  progress("creating_volumes");
+  const Result<void> volumes = [&]() -> Result<void> {
+    if (Result<void> r = make_disks(spec); !r) return r;
+    auto home_made = std::async(std::launch::async,
+                                [&] { return step(volume_argv(spec, Role::kHomeVolume), n.home); });
+    Result<std::string> work = step(volume_argv(spec, Role::kWorkVolume), n.work);
+    Result<std::string> home = home_made.get();
+    if (!home) return home.error();
+    if (!work) return work.error();
+    // The work volume takes the owner of the image's /spaces (spec.h work_volume_owner_argv).
+    if (Result<std::string> r = step(work_volume_owner_argv(spec), n.space + "-volume-owner"); !r)
+      return r.error();
+    // Podman copies the image's directory onto an empty volume when it mounts it (init), not at
+    // create.
+    if (podman()) {
+      if (Result<std::string> r =
+              step({"init", "--", n.space + "-volume-owner"}, n.space + "-volume-owner");
+          !r) {
+        return r.error();
+      }
+    }
+    if (Result<std::string> r =
+            step({"rm", "--", n.space + "-volume-owner"}, n.space + "-volume-owner");
+        !r)
+      return r.error();
+    return {};
+  }();
+  const Result<std::string> inner_network = inner_made.get();
+  const Result<std::string> outer_network = outer_made.get();
+  if (!inner_network) return rollback(inner_network.error());
+  if (!outer_network) return rollback(outer_network.error());
+  if (!volumes) return rollback(volumes.error());
+  // An allocated subnet is known; only one the engine picked is read back (verify compares the
+  // gatekeeper's command with the network as inspected either way). Podman's network is read
+  // regardless: its gateway and its bridge's name (the host guard) come from there.
+  std::string subnet = spec.inner_subnet, gateway;
+  json inner_doc = json::array();
+  if (subnet.empty() || podman()) {
+    Result<json> inner = inspect_network(n.inner);
+    if (!inner) return rollback(inner.error());
+    inner_doc = std::move(*inner);
+    const json& ipam = inner_doc.empty()
+                           ? json()
+                           : inspect::member(inspect::member(inner_doc[0], "IPAM"), "Config");
+    if (ipam.is_array() && !ipam.empty()) {
+      if (subnet.empty()) subnet = inspect::str(inspect::member(ipam[0], "Subnet"));
+      gateway = inspect::str(inspect::member(ipam[0], "Gateway"));
+    }
   }
   if (subnet.empty() || subnet.find(':') != std::string::npos)
     return rollback(fail(Code::kCommandFailed,
                          cli_.program() + " network inspect " + n.inner + ": no IPv4 subnet"));
   if (podman()) {
-    // The gatekeeper's fixed address, and the host guard on the bridge before anything runs there.
+    // The gatekeeper's fixed address, and the host guard on the bridge before anything runs there
+    // (the volume owner above ran without a network).
     spec.gatekeeper_inner_ip = podman_gatekeeper_ip(subnet);
     if (spec.gatekeeper_inner_ip.empty() || spec.gatekeeper_inner_ip == gateway)
       return rollback(fail(Code::kCommandFailed, "podman network inspect " + n.inner + ": subnet " +
                                                      subnet +
                                                      " has no address for the gatekeeper"));
-    const std::string bridge =
-        inspect::str(inspect::member(inspect::member((*inner)[0], "Options"), "com.docker.network.bridge.name"));
+    const json network = inner_doc.empty() ? json() : inner_doc[0];
+    const std::string bridge = inspect::str(
+        inspect::member(inspect::member(network, "Options"), "com.docker.network.bridge.name"));
     if (Result<void> g = guard_add(bridge, spec.id); !g) return rollback(g.error());
   }
-  progress("creating_volumes");
-  if (Result<void> r = make_disks(spec); !r) return rollback(r.error());
-  if (Result<std::string> r = step(volume_argv(spec, Role::kHomeVolume), n.home); !r) return rollback(r.error());
-  if (Result<std::string> r = step(volume_argv(spec, Role::kWorkVolume), n.work); !r) return rollback(r.error());
-  // The work volume takes the owner of the image's /spaces (spec.h work_volume_owner_argv).
-  if (Result<std::string> r = step(work_volume_owner_argv(spec), n.space + "-volume-owner"); !r) return rollback(r.error());
-  // Podman copies the image's directory onto an empty volume when it mounts it (init), not at
-  // create.
-  if (podman())
-    if (Result<std::string> r =
-            step({"init", "--", n.space + "-volume-owner"}, n.space + "-volume-owner");
-        !r)
-      return rollback(r.error());
-  if (Result<std::string> r = step({"rm", "--", n.space + "-volume-owner"}, n.space + "-volume-owner"); !r)
-    return rollback(r.error());
   // The gatekeeper first, so it holds the first address on the inner subnet
   // (docs/reference-behaviour.md#networks).
   progress("creating_gatekeeper");
@@ -534,13 +582,43 @@ Result<std::vector<SpaceSummary>> DockerPlace::list() {
   if (!networks) return networks.error();
 
   json containers = json::array();
-  std::vector<std::string> container_ids = lines(*ids);
-  if (!container_ids.empty()) {
+  std::vector<std::string> container_ids = output_lines(*ids);
+  if (!container_ids.empty() && podman()) {
+    // Podman's answer is reshaped into Docker's (podman_inspect.h): the whole inspect is read.
     Result<json> doc = inspect_containers(container_ids, "(labelled containers)");
     if (!doc) return doc.error();
     containers = std::move(*doc);
+  } else if (!container_ids.empty()) {
+    // One call for every container, and only the members summarise_spaces reads: the whole
+    // inspect of 400 containers is about 4 MiB, past the output cap, and slow to print and parse.
+    std::vector<std::string> args = {
+        "container", "inspect", "--format",
+        "{\"Config\":{\"Labels\":{{json .Config.Labels}},\"Env\":{{json .Config.Env}}},"
+        "\"State\":{{json .State}},\"Image\":{{json .Image}}}",
+        "--"};
+    args.insert(args.end(), container_ids.begin(), container_ids.end());
+    Result<ProcessOutcome> o = cli_.run_raw(args, "(labelled containers)", kQueryTimeout);
+    if (!o) return o.error();
+    // A container removed between ps and inspect makes docker exit 1 while printing the others.
+    if (!o->succeeded() && !docker_no_such_object(o->err))
+      return fail(Code::kCommandFailed,
+                  cli_.program() + " container inspect (labelled containers): " + o->describe());
+    for (const std::string& line : output_lines(o->out)) {
+      json c = json::parse(line, nullptr, false);
+      if (c.is_discarded())
+        return fail(Code::kCommandFailed, cli_.program() +
+                                              " container inspect (labelled containers): a line "
+                                              "is not JSON");
+      // An engine that ignored --format answers one array: its members are the containers.
+      // summarise_spaces skips what it cannot read.
+      if (c.is_array()) {
+        for (json& e : c) containers.push_back(std::move(e));
+      } else {
+        containers.push_back(std::move(c));
+      }
+    }
   }
-  return summarise_spaces(containers, lines(*networks), options_.owner);
+  return summarise_spaces(containers, output_lines(*networks), options_.owner);
 }
 
 Result<ExecOutput> DockerPlace::exec(const std::string& id, ExecTarget target, const std::vector<std::string>& argv,
@@ -638,7 +716,7 @@ std::string DockerPlace::end_exec_inside(const std::string& container, const std
   if (!top) return "; what it started inside may still run (" + top.error().message + ")";
   const std::string needle = std::string(kExecTagEnv) + "=" + tag;
   int killed = 0, visible = 0;
-  for (const std::string& line : lines(*top)) {
+  for (const std::string& line : output_lines(*top)) {
     const std::size_t b = line.find_first_not_of(' ');
     if (b == std::string::npos || line.find_first_not_of("0123456789 ") != std::string::npos) continue;  // the header
     const std::string pid = line.substr(b, line.find(' ', b) - b);
@@ -716,62 +794,6 @@ Result<void> DockerPlace::start(const std::string& id) {
   const std::string name = names_for(id).space;
   if (Result<std::string> r = cli_.run({"start", "--", verified->space_id}, name, kChangeTimeout); !r) return r.error();
   return {};
-}
-
-Result<void> DockerPlace::remove_everything(const std::string& id, bool also_by_name) {
-  const Names n = names_for(id);
-  const std::string by_id = "label=" + std::string(kLabelId) + "=" + id;
-  const std::string by_owner = "label=" + std::string(kLabelOwner) + "=" + options_.owner;
-  // By name only in a rollback: that call just saw the names free, and an interrupted `docker
-  // create` can leave an unlabelled object behind (docs/reference-behaviour.md#docker-place).
-  // Elsewhere labels decide.
-  std::set<std::string> containers, volumes, networks;
-  if (also_by_name) {
-    containers = {n.space, n.gatekeeper};
-    volumes = {n.home, n.work};
-    networks = {n.inner, n.outer};
-  }
-  std::string failures;
-  // A list that fails is reported: what it would have named may still exist.
-  std::size_t labelled = 0;
-  if (Result<std::string> r = cli_.run({"ps", "--all", "--filter", by_id, "--filter", by_owner, "--format", "{{.Names}}"}, id); r)
-    for (const std::string& l : lines(*r)) containers.insert(l), ++labelled;
-  else
-    return r.error();
-  if (Result<std::string> r = cli_.run({"volume", "ls", "--filter", by_id, "--filter", by_owner, "--format", "{{.Name}}"}, id); r)
-    for (const std::string& l : lines(*r)) volumes.insert(l), ++labelled;
-  else
-    failures += " " + r.error().message + ";";
-  if (Result<std::string> r = cli_.run({"network", "ls", "--filter", by_id, "--filter", by_owner, "--format", "{{.Name}}"}, id); r)
-    for (const std::string& l : lines(*r)) networks.insert(l), ++labelled;
-  else
-    failures += " " + r.error().message + ";";
-  if (!also_by_name && labelled == 0 && failures.empty())
-    return fail(Code::kSpaceNotFound, "space remove " + id + ": nothing of this owner carries that id");
-  auto remove = [&](const std::vector<std::string>& args, const std::string& what) {
-    Result<ProcessOutcome> o = cli_.run_raw(args, what, kChangeTimeout);
-    if (!o) {
-      failures += " " + o.error().message + ";";
-    } else if (!o->succeeded() && !no_such_object(o->err)) {
-      failures += " docker " + args[0] + " " + what + ": " + o->describe() + ";";
-    }
-  };
-  // Containers, then volumes, then networks: each holds the next
-  // (docs/reference-behaviour.md#docker-place).
-  for (const std::string& c : containers) remove({"rm", "--force", "--volumes", "--", c}, c);
-  for (const std::string& v : volumes) remove({"volume", "rm", "--force", "--", v}, v);
-  for (const std::string& w : networks) remove({"network", "rm", "--", w}, w);
-  if (podman())
-    if (Result<void> g = guard_remove(id); !g) failures += " " + g.error().message + ";";
-  // The disk images go last: a volume still mounted holds its loop device.
-  failures += release_disks(id);
-  if (!failures.empty()) return fail(Code::kCommandFailed, "space remove " + id + ":" + failures);
-  return {};
-}
-
-Result<void> DockerPlace::remove(const std::string& id) {
-  if (!is_space_id(id)) return fail(Code::kInvalidArgument, "space " + id + ": an id is 12 lowercase hex digits");
-  return remove_everything(id, false);
 }
 
 }  // namespace controller

@@ -39,6 +39,8 @@ class DockerPlace final : public Place {
   Result<void> remove(const std::string& id) override;
   Result<std::vector<Difference>> verify(const std::string& id) override;
   Result<std::vector<LabelledId>> labelled_ids() override;
+  [[nodiscard]] std::string subnet_pool() const override { return options_.subnet_pool; }
+  Result<std::vector<std::string>> used_subnets() override;
 
   // verify, plus the IDs of the two containers it inspected (start starts exactly these).
   struct Verified {
@@ -156,5 +158,9 @@ class EnvFile {
   std::optional<OwnedTempDir> dir_;  // removed with the file in it
 };
 std::string random_hex(std::size_t bytes);
+// The non-empty lines of a docker CLI's output.
+std::vector<std::string> output_lines(const std::string& text);
+// Whether docker's stderr says the object (container, volume, network) does not exist.
+bool docker_no_such_object(const std::string& err);
 
 }  // namespace controller

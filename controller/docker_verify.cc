@@ -7,6 +7,8 @@
 #include "controller/host_guard.h"
 #include "controller/inspect_json.h"
 
+#include <future>
+
 namespace controller {
 
 using nlohmann::json;
@@ -28,7 +30,27 @@ std::optional<bool> DockerPlace::host_isolation_by_probe() {
 }
 
 Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id) {
-  Result<json> space = owned_container(id, Role::kSpace);
+  // The six inspects are independent engine calls: made at once (each its own CLI process), they
+  // cost one round instead of six. A future's destructor waits, so no early return leaves one
+  // running.
+  const Names n = names_for(id);
+  auto query = [this](std::vector<std::string> args, std::string what) {
+    return std::async(std::launch::async, [this, args = std::move(args), what = std::move(what)] {
+      return inspect(args, what);
+    });
+  };
+  auto space_inspect =
+      std::async(std::launch::async, [this, &id] { return owned_container(id, Role::kSpace); });
+  auto gatekeeper_inspect = std::async(
+      std::launch::async, [this, &id] { return owned_container(id, Role::kGatekeeper); });
+  auto network_query = [this](const std::string& name) {
+    return std::async(std::launch::async, [this, name] { return inspect_network(name); });
+  };
+  std::future<Result<json>> inner_inspect = network_query(n.inner);
+  std::future<Result<json>> outer_inspect = network_query(n.outer);
+  std::future<Result<json>> home_inspect = query({"volume", "inspect", "--", n.home}, n.home);
+  std::future<Result<json>> work_inspect = query({"volume", "inspect", "--", n.work}, n.work);
+  Result<json> space = space_inspect.get();
   if (!space) return space.error();
   Verified verified;
   std::vector<Difference>& out = verified.differences;
@@ -43,11 +65,18 @@ Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id) {
     std::string window;
     const json& env = inspect::member(inspect::member(*space, "Config"), "Env");
     const std::string prefix = std::string(kWindowEnv) + "=" + std::string(kWindowBase);
-    if (env.is_array())
-      for (const json& e : env)
-        if (e.is_string() && e.get<std::string>().rfind(prefix, 0) == 0) window = e.get<std::string>().substr(prefix.size());
+    if (env.is_array()) {
+      for (const json& e : env) {
+        if (e.is_string() && e.get<std::string>().rfind(prefix, 0) == 0) {
+          window = e.get<std::string>().substr(prefix.size());
+        }
+      }
+    }
     spec.window_key = window;
-    if (window.size() != 64) out.push_back({"window_key", "Space: " + std::string(kWindowEnv) + " carries no 64-hex window key"});
+    if (window.size() != 64) {
+      out.push_back(
+          {"window_key", "Space: " + std::string(kWindowEnv) + " carries no 64-hex window key"});
+    }
   }
   Result<std::string> gk_pin = read_pin(options_.gatekeeper_image_file);
   if (!gk_pin) return gk_pin.error();
@@ -61,7 +90,7 @@ Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id) {
   Result<std::set<std::string>> image_env = image_env_names(space_image);
   if (!image_env) return image_env.error();
 
-  Result<json> gatekeeper = owned_container(id, Role::kGatekeeper);
+  Result<json> gatekeeper = gatekeeper_inspect.get();
   if (!gatekeeper) {
     if (gatekeeper.error().code != Code::kSpaceNotFound) return gatekeeper.error();
     out.push_back({"gatekeeper_missing", "Gatekeeper: " + gatekeeper.error().message});
@@ -69,15 +98,16 @@ Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id) {
     verified.gatekeeper_id = inspect::str(inspect::member(*gatekeeper, "Id"));
   }
 
-  const Names n = names_for(id);
   std::map<std::string, std::string> network_ids;
   std::string inner_subnet;
-  for (const auto& [name, role] : {std::pair{n.inner, Role::kInnerNetwork}, std::pair{n.outer, Role::kOuterNetwork}}) {
-    Result<json> net = inspect_network(name);
+  for (const auto& [name, role] :
+       {std::pair{n.inner, Role::kInnerNetwork}, std::pair{n.outer, Role::kOuterNetwork}}) {
+    Result<json> net = (role == Role::kInnerNetwork ? inner_inspect : outer_inspect).get();
     if (!net) return net.error();
     const bool inner = role == Role::kInnerNetwork;
     if (net->empty()) {
-      out.push_back({inner ? "network_missing" : "outer_network_missing", "network " + name + " does not exist"});
+      out.push_back({inner ? "network_missing" : "outer_network_missing",
+                     "network " + name + " does not exist"});
       continue;
     }
     const json& doc = (*net)[0];
@@ -111,11 +141,13 @@ Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id) {
       out.push_back(std::move(d));
     std::set<std::string> members = {verified.gatekeeper_id};
     if (inner) members.insert(verified.space_id);
-    for (Difference& d : verify_network_members(doc, name, inner, members)) out.push_back(std::move(d));
+    for (Difference& d : verify_network_members(doc, name, inner, members)) {
+      out.push_back(std::move(d));
+    }
   }
   std::vector<std::pair<std::string, json>> volumes;
   for (const std::string& volume : {n.home, n.work}) {
-    Result<json> doc = inspect({"volume", "inspect", "--", volume}, volume);
+    Result<json> doc = (volume == n.home ? home_inspect : work_inspect).get();
     if (!doc) return doc.error();
     volumes.emplace_back(volume, doc->empty() ? json() : (*doc)[0]);
   }

@@ -204,6 +204,9 @@ int run(int argc, char** argv) {
   bool show_version = false;
   app.add_flag("--version", show_version, "print the version, git revision and pinned image IDs, then exit");
   app.add_flag("--json", as_json, "print one JSON document");
+  bool timings = false;
+  app.add_flag("--timings", timings,
+               "print how long each engine call (each process spacectl starts) took, on stderr");
   std::string place_host;
   app.add_option(
       "--place", place_name,
@@ -217,6 +220,9 @@ int run(int argc, char** argv) {
   app.add_option("--space-image-file", options.space_image_file, "file holding the default space image ID");
   app.add_option("--seccomp-space", options.seccomp_space, "seccomp profile of the space");
   app.add_option("--seccomp-gatekeeper", options.seccomp_gatekeeper, "seccomp profile of the gatekeeper");
+  app.add_option("--subnet-pool", options.subnet_pool,
+                 "IPv4 range the spaces' networks take their /29s from (default " +
+                     std::string(controller::kDefaultSubnetPool) + "; docs/subnets.md)");
   app.add_option("--disk-dir", options.disk_dir, "where a local place keeps the volumes' disk images (default /var/lib/spacectl/disks)");
   app.add_option(
       "--context", options.kube_context,
@@ -371,6 +377,7 @@ int run(int argc, char** argv) {
                   as_json);
   }
 
+  controller::set_process_timings(timings);
   Result<std::string> state_or = controller::state_dir(state_override);
   if (!state_or) return report(state_or.error(), as_json);
   const std::string state = *state_or;

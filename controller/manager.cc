@@ -122,6 +122,20 @@ Result<SpaceLock> Manager::begin_create(CreateRequest& request, const std::strin
   record.creation.started = now_utc_iso();
   record.code.repository = repository;
   if (Result<void> w = write_record(state, request.id, record); !w) return w.error();
+  // The networks' subnets, from the place's pool, recorded before anything exists at the place
+  // (controller/subnets.h). The engine's networks are read outside the pool lock: what another
+  // spacectl allocates meanwhile is in its record, which is read under it.
+  if (const std::string pool = place.subnet_pool(); !pool.empty()) {
+    Result<std::vector<std::string>> used = place.used_subnets();
+    Result<SpaceSubnets> subnets = used ? allocate_space_subnets(state, request.id, pool, *used)
+                                        : Result<SpaceSubnets>(used.error());
+    if (!subnets) {
+      (void)remove_record(state, request.id);
+      return subnets.error();
+    }
+    request.inner_subnet = subnets->inner;
+    request.outer_subnet = subnets->outer;
+  }
   return std::move(*lock);
 }
 
@@ -163,6 +177,8 @@ void Manager::finish_create(const std::string& id, const Failure* failure, const
     return;
   }
   record->creation.state = "failed";
+  record->subnets =
+      SubnetRecord{};  // the rollback removed the networks: their subnets are free again
   record->creation.step = step.empty() ? record->creation.step : step;
   record->creation.failure_code = std::string(code_word(failure->code));
   record->creation.failure_message = failure->message;

@@ -12,6 +12,7 @@
 
 #include "controller/engine.h"
 #include "controller/errors.h"
+#include "controller/subnets.h"
 #include "controller/verify.h"
 
 namespace controller {
@@ -34,6 +35,8 @@ struct PlaceOptions {
   // test bridge, which the test image's table calls public). Neither lets a space reach more.
   std::string unsafe_test_dns_server;
   std::vector<std::string> unsafe_test_blocked_ranges;
+  // Where the spaces' networks take their subnets (controller/subnets.h; --subnet-pool).
+  std::string subnet_pool = std::string(kDefaultSubnetPool);
   // The Kubernetes place: the kubeconfig context and the namespace base, both always explicit
   // (never the kubeconfig's current ones); each space gets the namespace <base>-<id>.
   std::string kube_context, kube_namespace;
@@ -70,6 +73,8 @@ struct CreateRequest {
   std::int64_t nano_cpus = 0;         // 0: default_space_nano_cpus(the place's cores)
   std::int64_t disk_bytes = 0;        // each volume's size; 0: kDefaultDiskBytes
   std::vector<std::string> command;   // empty: a long sleep for the default image, else the image's own
+  // The networks' subnets the manager allocated (controller/subnets.h); empty: the place's choice.
+  std::string inner_subnet, outer_subnet;
   Progress progress;                  // may be empty
 };
 
@@ -124,6 +129,11 @@ class Place {
   // Every id any object of this owner carries (spaces, their volumes and networks, probes), for
   // sweep. The default answers list()'s ids with their created time (controller/sweep.cc).
   virtual Result<std::vector<LabelledId>> labelled_ids();
+  // The pool the manager allocates this place's space networks from (controller/subnets.h);
+  // empty: the place has no networks to allocate.
+  [[nodiscard]] virtual std::string subnet_pool() const { return {}; }
+  // Every subnet the place's networks use now, anyone's (an allocation skips them).
+  virtual Result<std::vector<std::string>> used_subnets() { return std::vector<std::string>{}; }
 };
 
 }  // namespace controller

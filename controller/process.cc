@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 namespace controller {
@@ -50,7 +52,7 @@ std::string ProcessOutcome::describe() const {
   return s;
 }
 
-ProcessOutcome run_process(const ProcessRequest& request) {
+static ProcessOutcome run_process_untimed(const ProcessRequest& request) {
   ProcessOutcome outcome;
   if (request.argv.empty()) {
     outcome.spawn_failed = true;
@@ -256,6 +258,40 @@ ProcessOutcome run_process(const ProcessRequest& request) {
     outcome.signal = WTERMSIG(status);
   }
   return outcome;
+}
+
+namespace {
+
+std::atomic<bool> timings_on{false};
+
+// "docker network create … gk-…-network": the program, its operation and the object (argv never
+// holds a secret, so the words are safe to print).
+std::string call_summary(const std::vector<std::string>& argv) {
+  std::string out = argv[0].substr(argv[0].rfind('/') + 1);
+  std::size_t words = 0;
+  for (std::size_t i = 1; i < argv.size() && words < 2; ++i) {
+    if (argv[i].empty() || argv[i][0] == '-') break;
+    out += " " + argv[i];
+    ++words;
+    if (argv[i] != "network" && argv[i] != "volume" && argv[i] != "image" && argv[i] != "container")
+      break;
+  }
+  if (argv.size() > words + 1) out += " … " + argv.back().substr(0, 60);
+  return out;
+}
+
+}  // namespace
+
+void set_process_timings(bool on) { timings_on.store(on); }
+
+ProcessOutcome run_process(const ProcessRequest& request) {
+  if (!timings_on.load() || request.argv.empty()) return run_process_untimed(request);
+  const auto start = std::chrono::steady_clock::now();
+  ProcessOutcome o = run_process_untimed(request);
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  std::fprintf(stderr, "timing: %7.1f ms  %s\n", ms, call_summary(request.argv).c_str());
+  return o;
 }
 
 }  // namespace controller

@@ -54,5 +54,8 @@ struct ProcessOutcome {
 // gets SIGKILL, so a grandchild (docker's plugins, an exec'd shell) cannot outlive the deadline.
 // The child starts with default signal dispositions and an empty mask whatever spacectl inherited.
 ProcessOutcome run_process(const ProcessRequest& request);
+// --timings: each run_process prints one line on stderr ("timing:   41.2 ms  docker network create
+// … gk-…-network") after its child ends.
+void set_process_timings(bool on);
 
 }  // namespace controller

@@ -20,6 +20,7 @@
 #include "controller/docker_place.h"
 #include "controller/record_fields.h"
 #include "controller/spec.h"
+#include "controller/subnets.h"
 
 namespace controller {
 
@@ -318,8 +319,9 @@ Result<SpaceRecord> parse_record(const std::string& text, const std::string& wha
   if (duplicate) return bad("a member is named twice");
   if (doc.is_discarded() || !doc.is_object()) return bad("not a JSON object");
   for (auto it = doc.begin(); it != doc.end(); ++it)
-    if (it.key() != "version" && it.key() != "mode" && it.key() != "domains" && it.key() != "grants" && it.key() != "code" &&
-        it.key() != "out" && it.key() != "creation" && it.key() != "idle_stop" && it.key() != "stopped_idle")
+    if (it.key() != "version" && it.key() != "mode" && it.key() != "domains" &&
+        it.key() != "grants" && it.key() != "code" && it.key() != "out" && it.key() != "creation" &&
+        it.key() != "idle_stop" && it.key() != "stopped_idle" && it.key() != "subnets")
       return bad("unknown member " + it.key());
   if (!doc.contains("version") || !doc["version"].is_number_integer() || doc["version"].get<std::int64_t>() != 1) return bad("version is not 1");
   if (!doc.contains("mode") || !doc["mode"].is_string()) return bad("no mode");
@@ -372,6 +374,15 @@ Result<SpaceRecord> parse_record(const std::string& text, const std::string& wha
     const std::int64_t hours = i["hours"].get<std::int64_t>();
     if (hours < kMinIdleStopHours || hours > kMaxIdleStopHours) return bad("idle_stop.hours is outside 1 to 168");
     record.idle_stop = {true, i["enabled"].get<bool>(), static_cast<int>(hours)};
+  }
+  if (doc.contains("subnets")) {
+    const json& n = doc["subnets"];
+    if (!n.is_object() || n.size() != 2 || !n.contains("inner") || !n.contains("outer") ||
+        !n["inner"].is_string() || !n["outer"].is_string() ||
+        !parse_ipv4_net(n["inner"].get<std::string>()) ||
+        !parse_ipv4_net(n["outer"].get<std::string>()))
+      return bad("subnets is not {inner, outer} of two IPv4 networks");
+    record.subnets = {n["inner"].get<std::string>(), n["outer"].get<std::string>()};
   }
   if (doc.contains("stopped_idle")) {
     if (!doc["stopped_idle"].is_boolean()) return bad("stopped_idle is not a boolean");
@@ -443,6 +454,8 @@ std::string record_text(const SpaceRecord& record) {
                        {"failure_message", message}};
   }
   if (record.stopped_idle) doc["stopped_idle"] = true;
+  if (!record.subnets.inner.empty())
+    doc["subnets"] = {{"inner", record.subnets.inner}, {"outer", record.subnets.outer}};
   if (record.idle_stop.set) doc["idle_stop"] = {{"enabled", record.idle_stop.enabled}, {"hours", record.idle_stop.hours}};
   return doc.dump(2, ' ', true, json::error_handler_t::replace) + "\n";
 }

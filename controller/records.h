@@ -65,6 +65,12 @@ struct IdleStopRecord {
   int hours = 4;
 };
 
+// The subnets spacectl allocated to the space's networks (controller/subnets.h); empty: none
+// (the engine chose them, as before the pool existed).
+struct SubnetRecord {
+  std::string inner, outer;
+};
+
 struct SpaceRecord {
   std::string mode = "allowlist";
   std::vector<std::string> domains;
@@ -73,6 +79,7 @@ struct SpaceRecord {
   OutRecord out;
   CreationRecord creation;
   IdleStopRecord idle_stop;
+  SubnetRecord subnets;
   bool stopped_idle = false;  // idle stop stopped it (listed as stopped-idle until the next start or stop)
 };
 

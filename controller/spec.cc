@@ -192,6 +192,7 @@ std::vector<std::string> inner_network_argv(const SpaceSpec& spec) {
         "--disable-dns");  // no DNS server on the bridge: the host guard drops everything there
   else
     a.insert(a.end(), {"--opt", std::string(spec.engine_major >= 28 ? kOptIsolated : kOptInhibit)});
+  if (!spec.inner_subnet.empty()) a.insert(a.end(), {"--subnet", spec.inner_subnet});
   add_labels(a, spec, Role::kInnerNetwork);
   a.insert(a.end(), {"--", names_for(spec.id).inner});
   return a;
@@ -201,6 +202,7 @@ std::vector<std::string> outer_network_argv(const SpaceSpec& spec) {
   // Never --internal: it is the corridor's way out. One per space, so no gatekeeper sees another
   // space's traffic (docs/reference-behaviour.md#networks).
   std::vector<std::string> a = {"network", "create", "--driver", "bridge", "--ipv6=false"};
+  if (!spec.outer_subnet.empty()) a.insert(a.end(), {"--subnet", spec.outer_subnet});
   add_labels(a, spec, Role::kOuterNetwork);
   a.insert(a.end(), {"--", names_for(spec.id).outer});
   return a;

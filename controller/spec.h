@@ -129,6 +129,8 @@ struct SpaceSpec {
   std::string unsafe_test_dns_server;
   // A `docker --env-file` holding GATEKEEPER_WINDOW; when set, the key is not in the argv.
   std::string env_file;
+  // The networks' subnets (controller/subnets.h); empty: the engine picks from its own pools.
+  std::string inner_subnet, outer_subnet;
   EngineKind engine = EngineKind::kDocker;
   // Podman: the gatekeeper's fixed address on the inner network (the space's /etc/hosts entry).
   std::string gatekeeper_inner_ip;

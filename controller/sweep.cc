@@ -23,13 +23,16 @@ std::int64_t parse_utc_time(std::string_view text) {
     return true;
   };
   int y = 0, mo = 0, d = 0, h = 0, mi = 0, se = 0;
-  if (!num(0, 4, y) || text[4] != '-' || !num(5, 2, mo) || text[7] != '-' || !num(8, 2, d) || (text[10] != 'T' && text[10] != ' ') ||
-      !num(11, 2, h) || text[13] != ':' || !num(14, 2, mi) || text[16] != ':' || !num(17, 2, se))
+  if (!num(0, 4, y) || text[4] != '-' || !num(5, 2, mo) || text[7] != '-' || !num(8, 2, d) ||
+      (text[10] != 'T' && text[10] != ' ') || !num(11, 2, h) || text[13] != ':' ||
+      !num(14, 2, mi) || text[16] != ':' || !num(17, 2, se)) {
     return 0;
+  }
   // Only UTC: the label's "Z" or Docker's "+0000".
   const std::string_view rest = text.substr(19);
   const bool utc = rest == "Z" || rest.find("+0000") != std::string_view::npos ||
-                   (rest.size() > 1 && rest[0] == '.' && (rest.back() == 'Z' || rest.find("+0000") != std::string_view::npos));
+                   (rest.size() > 1 && rest[0] == '.' &&
+                    (rest.back() == 'Z' || rest.find("+0000") != std::string_view::npos));
   if (!utc) return 0;
   tm.tm_year = y - 1900;
   tm.tm_mon = mo - 1;
@@ -49,12 +52,15 @@ Result<std::vector<LabelledId>> Place::labelled_ids() {
 }
 
 Result<json> sweep(Manager& manager, const SweepOptions& options) {
-  json removed = json::array(), left = json::array(), records_removed = json::array(), failures = json::array();
+  json removed = json::array(), left = json::array(), records_removed = json::array(),
+       failures = json::array();
   const std::int64_t now = static_cast<std::int64_t>(std::time(nullptr));
   const std::int64_t grace = options.grace.count();
   auto old_enough = [&](std::int64_t created) { return created > 0 && created + grace <= now; };
   auto forget_refs = [&](const SpaceRecord& record, const std::string& id) {
-    if (options.remove_refs && !record.code.repository.empty()) options.remove_refs(record.code.repository, id);
+    if (options.remove_refs && !record.code.repository.empty()) {
+      options.remove_refs(record.code.repository, id);
+    }
   };
 
   Result<std::vector<LabelledId>> labelled = manager.place.labelled_ids();
@@ -90,9 +96,13 @@ Result<json> sweep(Manager& manager, const SweepOptions& options) {
     Result<bool> still = record_exists(manager.state, l.id);
     Result<SpaceRecord> again = read_record(manager.state, l.id);
     if (!still || !again || (*still && again->creation.state.empty())) continue;
-    const std::string reason = !*still ? "no_record" : again->creation.state == "preparing" ? "creation_interrupted" : "creation_failed";
+    const std::string reason = !*still                                ? "no_record"
+                               : again->creation.state == "preparing" ? "creation_interrupted"
+                                                                      : "creation_failed";
     if (Result<void> r = manager.place.remove(l.id); !r && r.error().code != Code::kSpaceNotFound) {
-      failures.push_back({{"id", l.id}, {"code", std::string(code_word(r.error().code))}, {"message", r.error().message}});
+      failures.push_back({{"id", l.id},
+                          {"code", std::string(code_word(r.error().code))},
+                          {"message", r.error().message}});
       continue;
     }
     removed.push_back({{"id", l.id}, {"reason", reason}});
@@ -107,7 +117,10 @@ Result<json> sweep(Manager& manager, const SweepOptions& options) {
     for (const std::string& id : *ids) {
       if (at_place.count(id) != 0 || SpaceLock::is_held(manager.state, id)) continue;
       Result<SpaceRecord> record = read_record(manager.state, id);
-      if (!record || record->creation.state != "preparing" || !old_enough(parse_utc_time(record->creation.started))) continue;
+      if (!record || record->creation.state != "preparing" ||
+          !old_enough(parse_utc_time(record->creation.started))) {
+        continue;
+      }
       Result<SpaceLock> lock = SpaceLock::acquire(manager.state, id, "sweep");
       if (!lock) continue;
       Result<SpaceRecord> again = read_record(manager.state, id);
@@ -117,9 +130,56 @@ Result<json> sweep(Manager& manager, const SweepOptions& options) {
     }
   }
 
+  // Subnets held by records that nothing at the place carries any more (a space removed behind
+  // spacectl's back, a failed creation whose record outlived its networks): freed, the record
+  // kept. Judged again after taking each lock, against a fresh list: a creation that finished
+  // meanwhile is at the place by then.
+  json subnets_freed = json::array();
+  if (Result<std::vector<std::string>> ids = record_ids(manager.state); ids) {
+    std::vector<std::pair<std::string, SpaceLock>> held;
+    for (const std::string& id : *ids) {
+      if (at_place.count(id) != 0 || SpaceLock::is_held(manager.state, id)) continue;
+      Result<SpaceRecord> record = read_record(manager.state, id);
+      if (!record || record->subnets.inner.empty() || record->creation.state == "preparing") {
+        continue;
+      }
+      Result<SpaceLock> lock = SpaceLock::acquire(manager.state, id, "sweep");
+      if (lock) held.emplace_back(id, std::move(*lock));
+    }
+    std::set<std::string> carried;
+    if (!held.empty()) {
+      Result<std::vector<LabelledId>> again = manager.place.labelled_ids();
+      if (!again) return again.error();
+      for (const LabelledId& l : *again) carried.insert(l.id);
+    }
+    for (const auto& [id, lock] : held) {
+      if (carried.count(id) != 0) continue;
+      Result<SpaceRecord> record = read_record(manager.state, id);
+      if (!record || record->subnets.inner.empty() || record->creation.state == "preparing") {
+        continue;
+      }
+      const std::string freed = record->subnets.inner + " " + record->subnets.outer;
+      record->subnets = SubnetRecord{};
+      if (Result<void> w = write_record(manager.state, id, *record); w) {
+        subnets_freed.push_back({{"id", id}, {"subnets", freed}});
+      } else {
+        failures.push_back({{"id", id},
+                            {"code", std::string(code_word(w.error().code))},
+                            {"message", w.error().message}});
+      }
+    }
+  }
+
   json temp = json::array();
-  for (const std::string& path : sweep_temp_dirs(options.temp_base.empty() ? temp_base() : options.temp_base)) temp.push_back(path);
-  return json{{"removed", removed}, {"left", left}, {"records_removed", records_removed}, {"temp_dirs_removed", temp},
+  for (const std::string& path :
+       sweep_temp_dirs(options.temp_base.empty() ? temp_base() : options.temp_base)) {
+    temp.push_back(path);
+  }
+  return json{{"removed", removed},
+              {"left", left},
+              {"records_removed", records_removed},
+              {"temp_dirs_removed", temp},
+              {"subnets_freed", subnets_freed},
               {"failures", failures}};
 }
 

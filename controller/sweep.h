@@ -8,6 +8,8 @@
 //   dismissed); leftovers of it go.
 // - A `preparing` record with nothing at the place and a free lock goes, with the refs code in may
 //   have put into the user's repository.
+// - Subnets (controller/subnets.h) held by a record whose id nothing at the place carries: freed
+//   (the record stays; a `preparing` one is left to the rules above).
 // - Temporary folders of spacectl whose owner lock nobody holds (controller/temp_dir.h).
 // Each removal holds the space's lock (a new action meanwhile gets space_busy, never a half-swept
 // space); a space whose lock is held is left alone. Another owner's objects are never listed, so
@@ -33,8 +35,9 @@ struct SweepOptions {
   std::function<void(const std::string& repository, const std::string& id)> remove_refs;
 };
 
-// {"removed":[{id, reason}], "left":[{id, reason}], "records_removed":[id], "temp_dirs_removed":[path],
-//  "failures":[{id, code, message}]}
+// {"removed":[{id, reason}], "left":[{id, reason}], "records_removed":[id],
+// "temp_dirs_removed":[path],
+//  "subnets_freed":[{id, subnets}], "failures":[{id, code, message}]}
 Result<nlohmann::json> sweep(Manager& manager, const SweepOptions& options);
 
 // "2026-12-01T17:32:39Z" or Docker's "2026-12-01 17:32:39 +0000 UTC": seconds since the epoch; 0

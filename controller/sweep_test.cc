@@ -263,6 +263,37 @@ TEST_F(SweepTest, TemporaryFoldersGoOnlyWhenTheirOwnerIsDead) {
   EXPECT_TRUE(std::filesystem::exists(foreign));
 }
 
+TEST_F(SweepTest, FreesTheSubnetsOfARecordNothingAtThePlaceCarries) {
+  manager_.state = state_;
+  const std::string kept = make_space("kept");
+  SpaceRecord live;
+  live.subnets = {"10.213.0.0/29", "10.213.0.8/29"};
+  ASSERT_TRUE(write_record(state_, kept, live));
+  SpaceRecord gone;
+  gone.subnets = {"10.213.0.16/29", "10.213.0.24/29"};
+  ASSERT_TRUE(write_record(state_, "00000000dead", gone));
+  // A creation under way (its lock held) keeps its subnets whatever the place shows.
+  SpaceRecord creating;
+  creating.creation = {"preparing", "creating_networks", now_utc_iso(), "", ""};
+  creating.subnets = {"10.213.0.32/29", "10.213.0.40/29"};
+  ASSERT_TRUE(write_record(state_, "00000000beef", creating));
+  Result<SpaceLock> held = SpaceLock::acquire(state_, "00000000beef", "space create");
+  ASSERT_TRUE(held);
+
+  SweepOptions o;
+  o.grace = std::chrono::seconds(0);
+  o.temp_base = dir_;
+  Result<json> swept = sweep(manager_, o);
+  ASSERT_TRUE(swept) << swept.error().message;
+  ASSERT_EQ((*swept)["subnets_freed"].size(), 1u) << swept->dump();
+  EXPECT_EQ((*swept)["subnets_freed"][0]["id"], "00000000dead");
+  EXPECT_EQ((*swept)["subnets_freed"][0]["subnets"], "10.213.0.16/29 10.213.0.24/29");
+  EXPECT_TRUE(read_record(state_, "00000000dead")->subnets.inner.empty());
+  EXPECT_TRUE(*record_exists(state_, "00000000dead"));  // the record itself stays
+  EXPECT_EQ(read_record(state_, kept)->subnets.inner, "10.213.0.0/29");
+  EXPECT_EQ(read_record(state_, "00000000beef")->subnets.inner, "10.213.0.32/29");
+}
+
 TEST(SweepTime, ReadsTheLabelsAndDockersTimesAndNothingElse) {
   EXPECT_EQ(parse_utc_time("2001-01-01T00:00:00Z"), 978307200);
   EXPECT_EQ(parse_utc_time("2001-01-01 00:00:00 +0000 UTC"), 978307200);
