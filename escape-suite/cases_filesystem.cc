@@ -226,30 +226,42 @@ void add_filesystem_cases(std::vector<Case>& out) {
              return seen > 0 ? pass(std::to_string(seen) + " cgroup mounts, all ro")
                              : fail("no cgroup mount found in /proc/self/mountinfo");
            });
-  add_case(out, "fs.mountpoints-allowlisted", "reach a host directory mounted into the space",
-           "compare every mount point with the expected set",
-           "only /, /proc*, /dev*, /sys*, /tmp, $HOME, /spaces/<id>, /etc/{hosts,hostname,resolv.conf} and "
-           "/sbin/docker-init when mounted ro (the runtime's init, bind-mounted by --init, which the space "
-           "needs to reap zombies; read-only it cannot be replaced to run as pid 1 again)",
-           [](Context& ctx) {
-             std::string bad;
-             const std::string h = home();
-             for (const Mount& m : mounts()) {
-               const std::string& p = m.point;
-               const bool ok = p == "/" || p == "/tmp" || (!h.empty() && p == h) ||
-                               (p == "/sbin/docker-init" && has_option(m.options, "ro")) ||
-                               (!ctx.opts.space_id.empty() && p == "/spaces/" + ctx.opts.space_id) ||
-                               p == "/etc/hosts" || p == "/etc/hostname" || p == "/etc/resolv.conf" ||
-                               p.rfind("/proc", 0) == 0 || p.rfind("/dev", 0) == 0 ||
-                               p.rfind("/sys", 0) == 0;
-               if (!ok) bad += p + "(" + m.fstype + ") ";
-             }
-             bool init_ro = false;
-             for (const Mount& m : mounts()) init_ro = init_ro || (m.point == "/sbin/docker-init" && has_option(m.options, "ro"));
-             return bad.empty() ? pass(std::string("every mount point is expected") +
-                                       (init_ro ? " (/sbin/docker-init is the runtime's init, mounted ro)" : ""))
-                                : fail("unexpected mounts: " + bad);
-           });
+  add_case(
+      out, "fs.mountpoints-allowlisted", "reach a host directory mounted into the space",
+      "compare every mount point with the expected set",
+      "only /, /proc*, /dev*, /sys*, /tmp, $HOME, /spaces/<id>, /etc/{hosts,hostname,resolv.conf} "
+      "and "
+      "the runtime's init when mounted ro (bind-mounted by --init, which the space needs to reap "
+      "zombies; read-only it cannot be replaced to run as pid 1 again): /sbin/docker-init on "
+      "Docker, "
+      "/run/podman-init on Podman (--engine podman), which also mounts /run/.containerenv ro (the "
+      "file that tells a program it runs in a container, empty for a rootful unprivileged one)",
+      [](Context& ctx) {
+        std::string bad;
+        const std::string h = home();
+        const bool podman = ctx.opts.engine == Engine::kPodman;
+        const char* init = podman ? "/run/podman-init" : "/sbin/docker-init";
+        for (const Mount& m : mounts()) {
+          const std::string& p = m.point;
+          const bool ok = p == "/" || p == "/tmp" || (!h.empty() && p == h) ||
+                          (p == init && has_option(m.options, "ro")) ||
+                          (podman && p == "/run/.containerenv" && has_option(m.options, "ro")) ||
+                          (!ctx.opts.space_id.empty() && p == "/spaces/" + ctx.opts.space_id) ||
+                          p == "/etc/hosts" || p == "/etc/hostname" || p == "/etc/resolv.conf" ||
+                          p.rfind("/proc", 0) == 0 || p.rfind("/dev", 0) == 0 ||
+                          p.rfind("/sys", 0) == 0;
+          if (!ok) bad += p + "(" + m.fstype + ") ";
+        }
+        bool init_ro = false;
+        for (const Mount& m : mounts())
+          init_ro = init_ro || (m.point == init && has_option(m.options, "ro"));
+        return bad.empty()
+                   ? pass(std::string("every mount point is expected") +
+                          (init_ro
+                               ? " (" + std::string(init) + " is the runtime's init, mounted ro)"
+                               : ""))
+                   : fail("unexpected mounts: " + bad);
+      });
   add_case(out, "fs.no-host-paths-in-mounts", "read the user's files through a bind mount",
            "inspect root and source of every mountinfo entry",
            "no /Users, /home/<user>, /host, /mnt, /root or runtime socket behind any mount",

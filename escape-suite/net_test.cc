@@ -3,12 +3,37 @@
 
 #include <gtest/gtest.h>
 
+#include "escape-suite/probe.h"
 #include "escape-suite/sha256.h"
 #include "escape-suite/upstream_answer.h"
 #include "escape-suite/window_probe.h"
 
 namespace escape {
 namespace {
+
+// A place without DNS (Podman) names the gatekeeper in /etc/hosts, beside the host's own entries
+// that Podman copies in; the suite reads the space's file like its libc would.
+TEST(NetTest, ReadsNamesFromAHostsFile) {
+  const std::string hosts =
+      "10.89.0.2\tgatekeeper\n127.0.0.1\tlocalhost # gatekeeper\n# 10.0.0.9 gatekeeper\n"
+      "192.0.2.2 host.containers.internal\n10.89.0.3  0123456789ab   Space-Name\r\n"
+      "10.89.0.4 gatekeeperx\n";
+  EXPECT_EQ(hosts_file_addresses(hosts, "gatekeeper"), std::vector<std::string>{"10.89.0.2"});
+  EXPECT_EQ(hosts_file_addresses(hosts, "GATEKEEPER"), std::vector<std::string>{"10.89.0.2"});
+  EXPECT_EQ(hosts_file_addresses(hosts, "space-name"), std::vector<std::string>{"10.89.0.3"});
+  EXPECT_TRUE(hosts_file_addresses(hosts, "example.com").empty());
+  EXPECT_TRUE(hosts_file_addresses("", "gatekeeper").empty());
+  EXPECT_EQ(hosts_file_addresses("10.1.1.1 a\n10.1.1.2 b a\n", "a"),
+            (std::vector<std::string>{"10.1.1.1", "10.1.1.2"}));
+}
+
+TEST(NetTest, ReadsNameserversFromResolvConf) {
+  EXPECT_EQ(resolv_conf_nameservers("search x\nnameserver 10.255.255.53\n#nameserver 1.1.1.1\n"
+                                    "nameserver\t127.0.0.11\noptions ndots:0\n"),
+            (std::vector<std::string>{"10.255.255.53", "127.0.0.11"}));
+  EXPECT_TRUE(resolv_conf_nameservers("").empty());
+  EXPECT_TRUE(resolv_conf_nameservers("nameserver\n").empty());
+}
 
 TEST(NetTest, BuildsAStandardQuery) {
   EXPECT_EQ(dns_build_query(0x1234, "gatekeeper", kDnsTypeA),

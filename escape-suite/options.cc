@@ -31,7 +31,8 @@ std::string_view usage() {
          "         [--corridor-port 3128] [--window-port 8080] [--control-port 9099]\n"
          "         [--window-base URL] [--window-grant ID] [--allowed-target HOST:443]\n"
          "         [--probe-address ADDR[:PORT]]... [--other-space ADDR[:PORT]]...\n"
-         "         [--secret-sha256 HEX] [--control-sha256 HEX] [--resolver 127.0.0.11]\n"
+         "         [--secret-sha256 HEX] [--control-sha256 HEX] [--resolver 127.0.0.11|none]\n"
+         "         [--engine docker|podman]\n"
          "         [--pids-limit N] [--memory-limit BYTES] [--cpu-limit NANOCPUS] [--home-quota "
          "BYTES]\n"
          "         [--log-flood-mib 50] [--allow-exhaustion] [--seccomp-errno 95]\n"
@@ -132,6 +133,13 @@ policy::Result<Options> parse_options(const std::vector<std::string_view>& args)
       (name == "--secret-sha256" ? o.secret_sha256 : o.control_sha256) = std::string(value);
     } else if (name == "--resolver") {
       o.resolver = std::string(value);
+    } else if (name == "--engine") {
+      if (value == "docker")
+        o.engine = Engine::kDocker;
+      else if (value == "podman")
+        o.engine = Engine::kPodman;
+      else
+        return Error{bad + " (docker or podman)"};
     } else if (name == "--cpu-limit") {
       if (!parse_u64(value, n) || n < 10000000 || n > 1024000000000ull) return Error{bad + " (nano CPUs)"};
       o.cpu_limit = n;

@@ -24,6 +24,19 @@ TEST(OptionsTest, ParsesRunnerFlags) {
   EXPECT_TRUE(parse_options({"--progress"}).value().progress);
 }
 
+TEST(OptionsTest, TakesAPlaceWithoutDnsAndPodmansMounts) {
+  const auto d = parse_options({});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d.value().engine, Engine::kDocker);
+  EXPECT_FALSE(hosts_file_names(d.value()));
+  const auto o = parse_options({"--engine", "podman", "--resolver", "none"});
+  ASSERT_TRUE(o.ok()) << o.error().message;
+  EXPECT_EQ(o.value().engine, Engine::kPodman);
+  EXPECT_TRUE(hosts_file_names(o.value()));
+  EXPECT_FALSE(parse_options({"--engine", "Podman"}).ok());
+  EXPECT_FALSE(parse_options({"--engine", ""}).ok());
+}
+
 TEST(OptionsTest, TakesSarifAndHtmlFormats) {
   EXPECT_EQ(parse_options({"--format", "sarif"}).value().format, Format::kSarif);
   EXPECT_EQ(parse_options({"--format", "html"}).value().format, Format::kHtml);

@@ -237,6 +237,49 @@ std::vector<std::string> split_lines(std::string_view text, std::size_t max_line
   return lines;
 }
 
+namespace {
+
+// Whitespace-separated fields of one line, up to a `#` comment.
+std::vector<std::string> fields(std::string_view line) {
+  const std::size_t hash = line.find('#');
+  if (hash != std::string_view::npos) line = line.substr(0, hash);
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while (pos < line.size()) {
+    while (pos < line.size() && (line[pos] == ' ' || line[pos] == '\t' || line[pos] == '\r')) ++pos;
+    std::size_t end = pos;
+    while (end < line.size() && line[end] != ' ' && line[end] != '\t' && line[end] != '\r') ++end;
+    if (end > pos) out.emplace_back(line.substr(pos, end - pos));
+    pos = end;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> hosts_file_addresses(std::string_view hosts_text, std::string_view name) {
+  std::vector<std::string> out;
+  const std::string wanted = to_lower(name);
+  for (const std::string& line : split_lines(hosts_text)) {
+    const std::vector<std::string> f = fields(line);
+    for (std::size_t i = 1; i < f.size(); ++i) {
+      if (to_lower(f[i]) != wanted) continue;
+      out.push_back(f[0]);
+      break;
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> resolv_conf_nameservers(std::string_view text) {
+  std::vector<std::string> out;
+  for (const std::string& line : split_lines(text)) {
+    const std::vector<std::string> f = fields(line);
+    if (f.size() >= 2 && f[0] == "nameserver") out.push_back(f[1]);
+  }
+  return out;
+}
+
 std::vector<std::string> list_dir(const std::string& path, std::size_t max_entries) {
   std::vector<std::string> names;
   DIR* d = ::opendir(path.c_str());

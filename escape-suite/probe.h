@@ -77,6 +77,12 @@ Outcome syscall_in_child_expect(const Options& opts, std::string_view what, cons
 std::string status_field(std::string_view status_text, std::string_view field);
 
 std::vector<std::string> split_lines(std::string_view text, std::size_t max_lines = 100000);
+
+// The addresses a hosts(5) file gives `name` (names compare case-insensitively; `#` starts a
+// comment), in file order. The text is the space's own /etc/hosts: bounded by the caller's read.
+std::vector<std::string> hosts_file_addresses(std::string_view hosts_text, std::string_view name);
+// The `nameserver` entries of a resolv.conf(5) text, in order.
+std::vector<std::string> resolv_conf_nameservers(std::string_view text);
 std::vector<std::string> list_dir(const std::string& path, std::size_t max_entries = 4096);
 std::vector<int> numeric_pids(std::size_t max = kMaxScannedPids);
 std::string read_link(const std::string& path);  // "" on error
