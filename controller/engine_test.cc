@@ -99,6 +99,25 @@ TEST(EngineTest, DeadlinesGrowWithTheMeasuredRoundTrip) {
   EXPECT_EQ(scaled_timeout(milliseconds(10000), milliseconds(2000)), milliseconds(19000));
 }
 
+// An engine behind SSH that cannot be reached is told by the ssh client's own words (docker -H
+// ssh:// passes them through); a probe refused inside a space prints a bare "Connection refused",
+// which must stay an answer from a reachable engine, not an unreachable place.
+TEST(EngineTest, SshClientFailuresReadAsAnUnreachableEngine) {
+  for (const char* text :
+       {"error during connect: Get \"http://docker.example.com/v1.41/containers/json\": command "
+        "[ssh -o ConnectTimeout=30 -T -l root -p 1 -- 127.0.0.1 docker system dial-stdio] has "
+        "exited with exit status 255, make sure the URL is valid, and Docker 18.09 or later is "
+        "installed on the remote host: stderr=ssh: connect to host 127.0.0.1 port 1: Connection "
+        "refused\n",
+        "ssh: connect to host 127.0.0.1 port 1: Connection refused",
+        "Host key verification failed.", "root@127.0.0.1: Permission denied (publickey).",
+        "kex_exchange_identification: read: Connection reset by peer"})
+    EXPECT_TRUE(daemon_unreachable_text(text)) << text;
+  for (const char* text : {"wget: can't connect to remote host (10.89.0.1): Connection refused",
+                           "connect 127.0.0.1:9099: Connection refused", "exit status 1"})
+    EXPECT_FALSE(daemon_unreachable_text(text)) << text;
+}
+
 TEST(PodmanSpecTest, GatekeeperTakesTheSubnetsSecondAddress) {
   EXPECT_EQ(podman_gatekeeper_ip("10.89.0.0/24"), "10.89.0.2");
   EXPECT_EQ(podman_gatekeeper_ip("10.89.3.128/25"), "10.89.3.130");
@@ -140,6 +159,26 @@ TEST(PodmanSpecTest, ContainersCarryPodmansLimitsAndTheGatekeepersAddress) {
   const std::vector<std::string> gk = gatekeeper_create_argv(spec, "10.89.0.0/24");
   EXPECT_TRUE(contains(gk, "gk-0123456789ab-network:ip=10.89.0.2"));
   EXPECT_FALSE(contains(gk, "--network-alias"));
+}
+
+// The escape run on Podman found the host's resolver in the space's resolv.conf and an IPv6
+// link-local address on its eth0; Docker's space gets neither flag (its engine does both itself).
+TEST(PodmanSpecTest, SpaceHasNoResolvConfAndNoIpv6) {
+  SpaceSpec spec;
+  spec.id = "0123456789ab";
+  spec.engine = EngineKind::kPodman;
+  spec.space_image = "sha256:" + std::string(64, 'a');
+  spec.gatekeeper_inner_ip = "10.89.0.2";
+  const std::vector<std::string> space = space_create_argv(spec);
+  const auto dns = std::find(space.begin(), space.end(), "--dns");
+  ASSERT_NE(dns, space.end());
+  EXPECT_EQ(*(dns + 1), "none");
+  EXPECT_TRUE(contains(space, "net.ipv6.conf.all.disable_ipv6=1"));
+  EXPECT_TRUE(contains(space, "net.ipv6.conf.default.disable_ipv6=1"));
+  spec.engine = EngineKind::kDocker;
+  const std::vector<std::string> docker = space_create_argv(spec);
+  EXPECT_FALSE(contains(docker, "--dns"));
+  EXPECT_FALSE(contains(docker, "--sysctl"));
 }
 
 TEST(PodmanInspectTest, AHardenedPodmanContainerReadsAsDockerWouldShowIt) {

@@ -71,6 +71,18 @@ std::vector<escape::Fact> collect_host_facts(const DockerCli& cli, const std::st
     facts.push_back({"rootless",
                      "no: rootful Podman; the host guard drops what arrives on the inner bridge "
                      "(host_guard.h)"});
+  if (podman) {
+    // What Podman adds to a space that Docker does not, and why the suite accepts it (it is told
+    // --engine podman --resolver none; spec.h).
+    facts.push_back(
+        {"podman.names",
+         "no DNS server for the space (inner network --disable-dns, no resolv.conf): /etc/hosts "
+         "names the gatekeeper; Podman also writes the host's own /etc/hosts lines and "
+         "host.containers.internal (the host's address, which the host guard drops) into it"});
+    facts.push_back({"podman.mounts",
+                     "/run/podman-init (catatonit, the --init process, read-only) and "
+                     "/run/.containerenv (read-only, empty for a rootful unprivileged container)"});
+  }
   if (engine_is_local(cli.engine())) {
     // The host's own view: the engine's host is this machine.
     facts.push_back(

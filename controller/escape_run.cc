@@ -504,6 +504,7 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
   controls.exhaustion = eo.exhaustion;
   controls.unsafe_privileged = eo.unsafe_privileged;
   controls.gateway_unowned = gateway_unowned;
+  controls.podman = po.engine.kind == EngineKind::kPodman;
   controls.progress = static_cast<bool>(eo.progress);
   const auto step = [&eo](const std::string& line) {
     if (eo.progress) eo.progress(line);

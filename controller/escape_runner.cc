@@ -342,6 +342,7 @@ std::vector<std::string> suite_argv(const SuiteControls& c) {
   if (c.unsafe_privileged) a.emplace_back("--unsafe-privileged");
   if (c.gateway_unowned) a.emplace_back("--gateway-unowned");
   if (c.progress) a.emplace_back("--progress");
+  if (c.podman) a.insert(a.end(), {"--engine", "podman", "--resolver", "none"});
   return a;
 }
 

@@ -161,6 +161,9 @@ struct SuiteControls {
   // default route via the IPAM gateway (Engine 20.10 on --internal) leads to no one.
   bool gateway_unowned = false;
   bool progress = false;  // --progress: a line per case on stderr (ProgressLines)
+  // The place is Podman: `--engine podman` (its init and .containerenv mounts) and `--resolver
+  // none` (no DNS server on the inner network; the gatekeeper is named in /etc/hosts, spec.h).
+  bool podman = false;
 };
 std::vector<std::string> suite_argv(const SuiteControls& controls);
 

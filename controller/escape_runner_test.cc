@@ -212,6 +212,16 @@ TEST(EscapeArgvTest, CarriesDigestsAndControlsButNeverTheKey) {
   c.gateway_unowned = true;
   const std::vector<std::string> b = suite_argv(c);
   EXPECT_NE(std::find(b.begin(), b.end(), "--gateway-unowned"), b.end());
+  EXPECT_EQ(std::find(b.begin(), b.end(), "--engine"), b.end());  // Docker: the suite's defaults
+  EXPECT_EQ(std::find(b.begin(), b.end(), "--resolver"), b.end());
+  c.podman = true;
+  const std::vector<std::string> p = suite_argv(c);
+  const auto engine = std::find(p.begin(), p.end(), "--engine");
+  ASSERT_NE(engine, p.end());
+  EXPECT_EQ(*(engine + 1), "podman");
+  const auto resolver = std::find(p.begin(), p.end(), "--resolver");
+  ASSERT_NE(resolver, p.end());
+  EXPECT_EQ(*(resolver + 1), "none");
 }
 
 // The suite's progress lines come from the space: only listed ids, once each, with a verdict

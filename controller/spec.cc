@@ -291,14 +291,21 @@ std::vector<std::string> space_create_argv(const SpaceSpec& spec) {
   const Names n = names_for(spec.id);
   std::vector<std::string> a = {"create", "--name", n.space, "--init"};
   add_common_hardening(a, kSpaceUser, spec.seccomp_space, spec.memory_bytes, spec.engine);
-  if (spec.engine == EngineKind::kPodman)
-    a.insert(a.end(),
-             {"--add-host", std::string(kGatekeeperAlias) + ":" + spec.gatekeeper_inner_ip});
-  a.insert(a.end(), {"--cpus", cpus_text(spec.nano_cpus), "--cpu-shares", std::to_string(kSpaceCpuShares),
-                     "--blkio-weight", std::to_string(kSpaceBlkioWeight)});
-  a.insert(a.end(), {"--tmpfs", "/tmp:" + std::string(kSpaceTmpfs), "--network", n.inner,
-                     "--mount", "type=volume,src=" + n.home + ",dst=" + std::string(kHomePath),
-                     "--mount", "type=volume,src=" + n.work + ",dst=" + work_path(spec.id)});
+  if (spec.engine == EngineKind::kPodman) {
+    // spec.h (Podman): the gatekeeper by /etc/hosts, no resolv.conf (no DNS server exists for
+    // the space, so none is named; the host's own resolvers are not written in), IPv6 off on
+    // every interface of the space (Docker turns it off itself on an IPv4-only network).
+    a.insert(a.end(), {"--add-host", std::string(kGatekeeperAlias) + ":" + spec.gatekeeper_inner_ip,
+                       "--dns", "none"});
+    for (const std::string_view sysctl : kPodmanSpaceSysctls)
+      a.insert(a.end(), {"--sysctl", std::string(sysctl)});
+  }
+  a.insert(a.end(),
+           {"--cpus", cpus_text(spec.nano_cpus), "--cpu-shares", std::to_string(kSpaceCpuShares),
+            "--blkio-weight", std::to_string(kSpaceBlkioWeight)});
+  a.insert(a.end(), {"--tmpfs", "/tmp:" + std::string(kSpaceTmpfs), "--network", n.inner, "--mount",
+                     "type=volume,src=" + n.home + ",dst=" + std::string(kHomePath), "--mount",
+                     "type=volume,src=" + n.work + ",dst=" + work_path(spec.id)});
   const std::string window_var = std::string(kWindowEnv) + "=";
   for (const std::string& e : space_environment(spec)) {
     if (!spec.env_file.empty() && e.rfind(window_var, 0) == 0) continue;  // in the env file

@@ -90,7 +90,14 @@ inline constexpr std::string_view kOptInhibit = "com.docker.network.bridge.inhib
 // - an internal network keeps the gateway address on the bridge for its DNS server (aardvark-dns),
 //   so the inner network has DNS disabled, the gatekeeper a fixed address, the space an /etc/hosts
 //   entry for it, and the host a DROP guard on the bridge (host_guard.h) in place of Docker's
-//   isolated gateway mode.
+//   isolated gateway mode;
+// - the space gets no resolv.conf (`--dns none`): Podman would copy the host's resolvers into it,
+//   which the space cannot reach and should not learn;
+// - netavark leaves IPv6 on (a link-local address on eth0) where Docker turns it off for a network
+//   created with --ipv6=false, so the space's sysctls turn it off (all: every interface, lo's ::1
+//   too; default: any interface added later).
+inline constexpr std::string_view kPodmanSpaceSysctls[] = {"net.ipv6.conf.all.disable_ipv6=1",
+                                                           "net.ipv6.conf.default.disable_ipv6=1"};
 inline constexpr std::string_view kPodmanLogDriver = "k8s-file";
 inline constexpr std::string_view kPodmanLogSize =
     "10MB";  // what podman inspect reports for max-size=10m
