@@ -46,6 +46,12 @@ Result<void> TestResolver::start(const std::string& ipv4) {
   fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd_ < 0)
     return fail(Code::kInternal, "test resolver: socket: " + std::string(std::strerror(errno)));
+  // Podman (netavark) makes a network's bridge, and with it the host's address there, only when
+  // the first container joins: the address may not exist yet when the twin must be told the port.
+  // IP_FREEBIND binds it anyway; datagrams arrive once the bridge holds it.
+  const int one = 1;
+  if (::setsockopt(fd_, IPPROTO_IP, IP_FREEBIND, &one, sizeof one) != 0)
+    return fail(Code::kInternal, "test resolver: IP_FREEBIND: " + std::string(std::strerror(errno)));
   socklen_t length = sizeof sin;
   if (::bind(fd_, reinterpret_cast<sockaddr*>(&sin), sizeof sin) != 0 ||
       ::getsockname(fd_, reinterpret_cast<sockaddr*>(&sin), &length) != 0)

@@ -424,6 +424,10 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     u.insert(u.end(), labels.begin(), labels.end());
     const std::vector<std::string> limits = engine_run_flags(po.engine.kind);
     u.insert(u.end(), limits.begin(), limits.end());
+    // Ports 443 and 80 as the space user: Docker lets every container's users bind low ports
+    // (ip_unprivileged_port_start=0 since Engine 20.10); Podman leaves the kernel's 1024.
+    if (po.engine.kind == EngineKind::kPodman)
+      u.insert(u.end(), {"--sysctl", "net.ipv4.ip_unprivileged_port_start=0"});
     // /tmp (exec) holds the suite binary for the window's upstream on 80, started below.
     u.insert(u.end(), {"--tmpfs", "/tmp:rw,exec,nosuid,nodev,size=16m"});
     // -ll: keep listening; each connection echoes (a CONNECT only needs the dial to succeed).
