@@ -51,7 +51,8 @@ Result<void> TestResolver::start(const std::string& ipv4) {
   // IP_FREEBIND binds it anyway; datagrams arrive once the bridge holds it.
   const int one = 1;
   if (::setsockopt(fd_, IPPROTO_IP, IP_FREEBIND, &one, sizeof one) != 0)
-    return fail(Code::kInternal, "test resolver: IP_FREEBIND: " + std::string(std::strerror(errno)));
+    return fail(Code::kInternal,
+                "test resolver: IP_FREEBIND: " + std::string(std::strerror(errno)));
   socklen_t length = sizeof sin;
   if (::bind(fd_, reinterpret_cast<sockaddr*>(&sin), sizeof sin) != 0 ||
       ::getsockname(fd_, reinterpret_cast<sockaddr*>(&sin), &length) != 0)
