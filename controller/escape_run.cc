@@ -18,6 +18,7 @@
 #include "controller/escape_resolve.h"
 #include "controller/escape_runner.h"
 #include "controller/gatekeeper_channel.h"
+#include "controller/host_guard.h"
 #include "controller/records.h"
 #include "controller/signals.h"
 #include "controller/spec.h"
@@ -435,6 +436,19 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     if (Result<std::string> r2 = cli.run(u, upstream_net, kChangeTimeout); !r2)
       upstream_note = r2.error().message;
     else upstream_note = start_window_upstream(cli, "gk-escape-" + run + "-upstream", *binary, key_sha);
+    // Podman: the gatekeepers reach the upstream across the test bridge only with the FORWARD
+    // rule its inner networks also get (host_guard.h: Docker's FORWARD policy is DROP, and
+    // netavark adds nothing for an internal network). The bridge exists once the upstream runs.
+    if (upstream_note.empty() && po.engine.kind == EngineKind::kPodman) {
+      Result<std::string> iface =
+          cli.run({"network", "inspect", "--format", "{{.NetworkInterface}}", "--", upstream_net},
+                  upstream_net);
+      std::string name = iface ? *iface : std::string();
+      while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
+      teardown.add([run] { (void)guard_remove("escape-" + run); });
+      if (Result<void> r = bridge_members_accept(name, "escape-" + run); !r)
+        upstream_note = r.error().message;
+    }
     for (const std::string* gk : {&main_names.gatekeeper, &twin_names.gatekeeper}) {
       if (!upstream_note.empty() || gk->empty()) continue;
       if (Result<std::string> r = cli.run({"network", "connect", "--", upstream_net, *gk}, *gk, kChangeTimeout); !r) {

@@ -75,6 +75,17 @@ Result<void> guard_add(const std::string& iface, const std::string& tag) {
   return {};
 }
 
+Result<void> bridge_members_accept(const std::string& iface, const std::string& tag) {
+  if (!valid(iface, tag))
+    return fail(Code::kInvalidArgument, "bridge rule " + iface + ": not an interface name and tag");
+  if (run(same_bridge("-C", iface, tag)).succeeded()) return {};
+  const ProcessOutcome o = run(same_bridge("-I", iface, tag));
+  if (!o.succeeded())
+    return fail(Code::kPlaceUnusable,
+                "iptables -I FORWARD -i " + iface + " -o " + iface + ": " + o.describe());
+  return {};
+}
+
 Result<bool> guard_present(const std::string& iface, const std::string& tag) {
   if (!valid(iface, tag))
     return fail(Code::kInvalidArgument, "host guard " + iface + ": not an interface name and tag");

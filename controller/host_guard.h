@@ -21,6 +21,10 @@ bool is_interface_name(std::string_view name);
 // iptables `-I FORWARD -i IFACE -o IFACE … -j ACCEPT` so the bridge's own members reach each other
 // where br_netfilter sends bridged frames through a FORWARD chain whose policy is DROP (Docker's).
 Result<void> guard_add(const std::string& iface, const std::string& tag);
+// Only the FORWARD same-bridge ACCEPT of guard_add, for a network whose members must reach each
+// other but whose host address must stay reachable (the escape run's test upstream network on
+// Podman, where its test resolver listens). guard_remove(tag) takes it away.
+Result<void> bridge_members_accept(const std::string& iface, const std::string& tag);
 // Both DROP rules are there (the FORWARD rule only lets the space reach its gatekeeper).
 Result<bool> guard_present(const std::string& iface, const std::string& tag);
 // Every rule tagged `tag`, on any interface, is gone (none is not an error): a network already
