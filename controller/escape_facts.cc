@@ -29,6 +29,18 @@ std::string host_file(const char* path, const char* absent) {
   return v;
 }
 
+// Podman names rlimits as the kernel does ("RLIMIT_CORE"); the facts use Docker's names ("core")
+// so a report reads the same on every place.
+std::string docker_ulimit_names(std::string text) {
+  for (std::size_t at = text.find("\"RLIMIT_"); at != std::string::npos;
+       at = text.find("\"RLIMIT_", at + 1)) {
+    text.erase(at + 1, 7);
+    for (std::size_t i = at + 1; i < text.size() && text[i] != '"'; ++i)
+      if (text[i] >= 'A' && text[i] <= 'Z') text[i] = static_cast<char>(text[i] - 'A' + 'a');
+  }
+  return text;
+}
+
 }  // namespace
 
 std::vector<escape::Fact> collect_host_facts(const DockerCli& cli, const std::string& space,
@@ -51,7 +63,9 @@ std::vector<escape::Fact> collect_host_facts(const DockerCli& cli, const std::st
   facts.push_back({"engine", or_unknown(i[0])});
   facts.push_back({"runc", or_unknown(i[1])});
   facts.push_back({"kernel", or_unknown(i[2])});
-  facts.push_back({"cgroup", i[3].empty() ? unknown : "v" + i[3] + " (" + i[4] + " driver)"});
+  // Docker says "1", Podman "v1".
+  const std::string cgroup_version = i[3].rfind('v', 0) == 0 ? i[3] : "v" + i[3];
+  facts.push_back({"cgroup", i[3].empty() ? unknown : cgroup_version + " (" + i[4] + " driver)"});
   facts.push_back({"engine_security_options", or_unknown(i[5])});
   facts.push_back({"cpus", or_unknown(i[6])});
   facts.push_back({"os", or_unknown(i[7])});
@@ -107,7 +121,7 @@ std::vector<escape::Fact> collect_host_facts(const DockerCli& cli, const std::st
     facts.push_back({"space.cpus", l[1] + " nano CPUs, weight " + l[2]});
     facts.push_back({"space.memory", l[3] + " bytes, memory+swap " + l[4]});
     facts.push_back({"space.pids", l[5]});
-    facts.push_back({"space.ulimits", l[6]});
+    facts.push_back({"space.ulimits", podman ? docker_ulimit_names(l[6]) : l[6]});
     // The profile JSON itself is long; whether it is ours is host.verify's job.
     // A remote engine's host: verify read it there; this machine's controller says nothing of it.
     const std::optional<bool> weighted =

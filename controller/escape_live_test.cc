@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -171,6 +172,8 @@ void EscapeLiveTest::every_case_passes(const std::string& place) {
        testing::not_applicable_problems(allowed, place, "space-default", reported)) {
     bad += problem + "\n";
   }
+  // The figures in the log of every run (CI keeps it), failed or not.
+  std::printf("escape run on %s: %s\n", place.c_str(), doc["summary"].dump().c_str());
   EXPECT_EQ(bad, "") << doc["summary"].dump();
   EXPECT_GE(doc["summary"].value("total", 0), 316);
   EXPECT_EQ(code, bad.empty() ? 0 : 1);
