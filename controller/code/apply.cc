@@ -77,7 +77,9 @@ std::string listed(const std::vector<std::string>& items) {
   return s;
 }
 
-// Records a finished apply: applied, applied-from, applied-head move together and the intent goes.
+// Records a finished apply: applied, applied-from, applied-head, then the intent goes (`applying`
+// first). Until `applying` is gone a later call reads the apply back as finished and records it
+// again, so a kill between two of these refs leaves nothing it cannot redo.
 Result<void> record_applied(git_repository* repo, const std::string& id, const git_oid& result, const git_oid& from,
                             const std::optional<git_oid>& head) {
   std::vector<RefUpdate> updates = {{"applied", result}, {"applied-from", from}, {"applied-head", head}};
@@ -87,7 +89,11 @@ Result<void> record_applied(git_repository* repo, const std::string& id, const g
 
 }  // namespace
 
-Result<BranchApplied> apply_as_branch(const std::string& repository, const std::string& space_id, const std::string& name) {
+Result<BranchApplied> apply_as_branch(const std::string& repository, const std::string& space_id,
+                                      const std::string& name, const ApplyProgress& progress) {
+  const auto say = [&progress](const std::string& line) {
+    if (progress) progress(line);
+  };
   Result<Project> project = open_for_apply(repository, space_id, "apply as branch");
   if (!project) return project.error();
   git_repository* repo = project->repo.get();
@@ -101,22 +107,38 @@ Result<BranchApplied> apply_as_branch(const std::string& repository, const std::
   if (ref_exists(repo, ref)) return fail(Code::kBranchExists, "apply as branch: " + ref + " already exists; it is never moved");
   if (const std::string n = folder_neighbour(repo, name); !n.empty())
     return fail(Code::kBranchExists, "apply as branch: " + ref + " cannot be made beside " + n);
+  say("creating " + ref + " at " + oid_hex(*refs.result));
   git_reference* created = nullptr;
   const std::string message = "openchamber: work of space " + space_id;
   // force = 0: create-only; a branch that appeared meanwhile is never moved.
   const int rc = git_reference_create(&created, repo, ref.c_str(), &*refs.result, 0, message.c_str());
   git_reference_free(created);
+  const git_error* last = git_error_last();  // before ref_exists sets its own
+  const std::string why =
+      rc < 0 && last != nullptr && last->message != nullptr ? last->message : "locked";
   if (rc == GIT_EEXISTS || (rc < 0 && ref_exists(repo, ref))) return fail(Code::kBranchExists, "apply as branch: " + ref + " already exists");
+  // refs/heads/ is the user's: a lock file there may be a running git's, so it is named, never
+  // removed.
+  if (rc == GIT_ELOCKED)
+    return fail(Code::kApplyFailed,
+                "apply as branch: create " + ref + ": " + why +
+                    "; if no git command is running in this repository, a killed one left that "
+                    "lock file: remove it and run apply again");
   if (auto r = git2_check(rc, "apply as branch: create " + ref, Code::kApplyFailed); !r) return r.error();
   return BranchApplied{ref, oid_hex(*refs.result)};
 }
 
-Result<ChangesApplied> apply_as_changes(const std::string& repository, const std::string& space_id, const ApplyLimits& limits) {
+Result<ChangesApplied> apply_as_changes(const std::string& repository, const std::string& space_id,
+                                        const ApplyLimits& limits, const ApplyProgress& progress) {
+  const auto say = [&progress](const std::string& line) {
+    if (progress) progress(line);
+  };
   if (limits.max_changed_bytes == 0 || limits.max_changed_entries == 0 || limits.read_back_ms == 0)
     return fail(Code::kInvalidArgument, "apply as changes: every limit must be at least 1");
   Result<Project> project = open_for_apply(repository, space_id, "apply as changes");
   if (!project) return project.error();
   git_repository* repo = project->repo.get();
+  clear_stale_ref_locks(repo, space_id);
   SpaceRefs refs = read_space_refs(repo, space_id);
   if (auto r = require_refs(refs, space_id, project->top); !r) return r.error();
   if (refs.closed)
@@ -131,21 +153,32 @@ Result<ChangesApplied> apply_as_changes(const std::string& repository, const std
 
   // An apply that was interrupted: finish or drop it, or close the route when it cannot be told.
   if (refs.applying) {
+    say("reading back an interrupted apply of " + oid_hex(*refs.applying));
     Result<Interrupted> intent = read_intent(repo, tree, refs, limits, budget);
     if (!intent) return close_route(repo, space_id, *refs.applying, intent.error(), true);
     out.recovered = intent->state;
+    // A write killed between its temporary name and the rename left that name beside its path.
+    std::size_t leftovers = 0;
+    for (const ManifestEntry& m : intent->entries)
+      leftovers += tree.remove_leftover_temporaries(m.path);
+    say("the interrupted apply: " + intent->state +
+        (leftovers == 0 ? ""
+                        : "; removed " + std::to_string(leftovers) + " temporary file(s) it left"));
     if (intent->state == "edited_since")
       return close_route(repo, space_id, *refs.applying,
                          fail(Code::kChangesPartlyApplied, "apply as changes: an earlier apply of " + oid_hex(*refs.applying) +
                                                                " was interrupted and its paths changed since; part of it may be in your project already: look"),
                          true);
     if (intent->state == "cut_short") {
+      say("writing the " + std::to_string(intent->remaining.size()) + " paths it left");
       if (Result<void> done = finish_writes(repo, tree, intent->remaining); !done) {
         Failure why = done.error();
         why.code = why.code == Code::kChangesBlockedByLink ? why.code : Code::kChangesPartlyApplied;
         return close_route(repo, space_id, *refs.applying, why, true);
       }
     }
+    say(intent->state == "not_started" ? "dropping the interrupted apply"
+                                       : "recording the interrupted apply");
     const Result<void> r = intent->state == "not_started"
                                ? update_refs(repo, space_id, intent_removal(), "openchamber: dropped an apply that never started")
                                : record_applied(repo, space_id, *refs.applying, *refs.applying_from, refs.applying_head);
@@ -167,6 +200,8 @@ Result<ChangesApplied> apply_as_changes(const std::string& repository, const std
     out.nothing_to_apply = true;
     return out;
   }
+  say("checking " + std::to_string(changes->size()) + " paths new since " + base->reason + " " +
+      out.from);
   if (auto r = measure(repo, *changes, limits); !r) return r.error();
   if (auto r = check_names(repo, project->top, name_rules_of(repo), base->from, result, *changes); !r) return r.error();
   Result<Plan> plan = make_plan(repo, tree, *changes, limits);
@@ -188,6 +223,7 @@ Result<ChangesApplied> apply_as_changes(const std::string& repository, const std
 
   // The content each write will leave, kept as blobs so an interrupted apply can be finished
   // (most are the result's own blobs already: only converted or merged content is new).
+  say("keeping the new content");
   git_odb* odb_raw = nullptr;
   if (auto r = git2_check(git_repository_odb(&odb_raw, repo), "apply: open the object store", Code::kApplyFailed); !r) return r.error();
   const Odb odb(odb_raw);
@@ -207,8 +243,13 @@ Result<ChangesApplied> apply_as_changes(const std::string& repository, const std
       !r)
     return r.error();
   const std::optional<git_oid> head = head_commit(repo);
+  say("recording the intent");
+  // `applying` last: without it the other three are leftovers nobody reads.
   if (auto r = update_refs(repo, space_id,
-                           {{"applying", result}, {"applying-from", base->from}, {"applying-head", head}, {"applying-manifest", manifest_id}},
+                           {{"applying-from", base->from},
+                            {"applying-head", head},
+                            {"applying-manifest", manifest_id},
+                            {"applying", result}},
                            "openchamber: applying the work of space " + space_id);
       !r)
     return r.error();
@@ -216,12 +257,24 @@ Result<ChangesApplied> apply_as_changes(const std::string& repository, const std
     (void)run_plan(tree, plan->actions, limits.testing_stop_after_writes);
     return fail(Code::kInternal, "apply as changes: stopped for a test after " + std::to_string(limits.testing_stop_after_writes) + " writes");
   }
-  if (Result<void> written = run_plan(tree, plan->actions); !written) {
+  const std::size_t writes = static_cast<std::size_t>(
+      std::count_if(plan->actions.begin(), plan->actions.end(),
+                    [](const Action& a) { return a.kind != Action::Kind::kLeave; }));
+  say("writing " + std::to_string(writes) + " paths");
+  // About ten lines however many paths: the first write, every tenth part, the last.
+  const std::size_t every = std::max<std::size_t>(1, writes / 10);
+  const auto wrote = [&](std::size_t k) {
+    if (k == 1 || k % every == 0 || k == writes)
+      say("wrote " + std::to_string(k) + " of " + std::to_string(writes) + " paths");
+  };
+  if (Result<void> written = run_plan(tree, plan->actions, static_cast<std::size_t>(-1), wrote);
+      !written) {
     Failure why = written.error();
     why.code = Code::kChangesPartlyApplied;
     why.message += "; part of it may be in your project already: look";
     return close_route(repo, space_id, result, why, true);
   }
+  say("recording the apply");
   out.remembered = static_cast<bool>(record_applied(repo, space_id, result, base->from, head));
   for (const Action& a : plan->actions) {
     if (a.kind == Action::Kind::kLeave) continue;

@@ -277,7 +277,9 @@ Result<Plan> make_plan(git_repository* repo, const WorkTree& tree, const std::ve
   return plan;
 }
 
-Result<void> run_plan(const WorkTree& tree, const std::vector<Action>& actions, std::size_t at_most) {
+Result<void> run_plan(const WorkTree& tree, const std::vector<Action>& actions, std::size_t at_most,
+                      const std::function<void(std::size_t)>& after_write) {
+  std::size_t written = 0;
   for (const Action& a : actions) {
     if (at_most-- == 0) break;
     Result<void> r;
@@ -289,6 +291,7 @@ Result<void> run_plan(const WorkTree& tree, const std::vector<Action>& actions, 
       case Action::Kind::kLeave: break;
     }
     if (!r) return r.error();
+    if (a.kind != Action::Kind::kLeave && after_write) after_write(++written);
   }
   return {};
 }

@@ -3,7 +3,11 @@
 // is new since the last apply, or from further back when the user threw applied work away.
 #include "controller/code/apply_rounds.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <memory>
 
 namespace controller::code::apply_detail {
 namespace {
@@ -119,26 +123,57 @@ SpaceRefs read_space_refs(git_repository* repo, const std::string& id) {
   return r;
 }
 
-Result<void> update_refs(git_repository* repo, const std::string& id, const std::vector<RefUpdate>& updates, const std::string& message) {
-  git_transaction* raw = nullptr;
+Result<void> update_refs(git_repository* repo, const std::string& id,
+                         const std::vector<RefUpdate>& updates, const std::string& message) {
   const std::string what = "apply: record in refs/openchamber/spaces/" + id + "/";
-  if (auto r = git2_check(git_transaction_new(&raw, repo), what, Code::kApplyFailed); !r) return r.error();
-  std::unique_ptr<git_transaction, decltype(&git_transaction_free)> tx(raw, git_transaction_free);
   git_signature* sig_raw = nullptr;
-  if (auto r = git2_check(git_signature_now(&sig_raw, kIdentityName, kIdentityEmail), what, Code::kApplyFailed); !r) return r.error();
+  if (auto r = git2_check(git_signature_now(&sig_raw, kIdentityName, kIdentityEmail), what,
+                          Code::kApplyFailed);
+      !r)
+    return r.error();
   Signature sig(sig_raw);
-  bool any = false;
+  // One ref at a time, in the caller's order: a transaction of several refs is not one step on
+  // disk (libgit2 renames each lock file in turn, in no set order), so a kill could leave any mix.
+  // One ref alone is one rename.
   for (const RefUpdate& u : updates) {
     const std::string name = space_ref(id, u.leaf);
     if (!u.target && !lookup(repo, name)) continue;  // deleting what is not there
-    if (auto r = git2_check(git_transaction_lock_ref(tx.get(), name.c_str()), what + u.leaf, Code::kApplyFailed); !r) return r.error();
-    const int rc = u.target ? git_transaction_set_target(tx.get(), name.c_str(), &*u.target, sig.get(), message.c_str())
-                            : git_transaction_remove(tx.get(), name.c_str());
+    git_transaction* raw = nullptr;
+    if (auto r = git2_check(git_transaction_new(&raw, repo), what + u.leaf, Code::kApplyFailed); !r)
+      return r.error();
+    std::unique_ptr<git_transaction, decltype(&git_transaction_free)> tx(raw, git_transaction_free);
+    int rc = git_transaction_lock_ref(tx.get(), name.c_str());
+    if (rc == 0)
+      rc = u.target ? git_transaction_set_target(tx.get(), name.c_str(), &*u.target, sig.get(),
+                                                 message.c_str())
+                    : git_transaction_remove(tx.get(), name.c_str());
+    if (rc == 0) rc = git_transaction_commit(tx.get());
+    if (rc == GIT_ELOCKED) {
+      const git_error* e = git_error_last();
+      return fail(Code::kApplyFailed,
+                  what + u.leaf + ": " +
+                      (e != nullptr && e->message != nullptr ? e->message : "locked") +
+                      "; if no git command is running in this repository, a killed one left that "
+                      "lock file: "
+                      "remove it and run the command again");
+    }
     if (auto r = git2_check(rc, what + u.leaf, Code::kApplyFailed); !r) return r.error();
-    any = true;
   }
-  if (!any) return {};
-  return git2_check(git_transaction_commit(tx.get()), what, Code::kApplyFailed);
+  return {};
+}
+
+void clear_stale_ref_locks(git_repository* repo, const std::string& id) {
+  const char* common = git_repository_commondir(repo);
+  if (common == nullptr) return;
+  const std::string folder = std::string(common) + (std::string(common).ends_with("/") ? "" : "/") +
+                             "refs/openchamber/spaces/" + id + "/";
+  for (const char* leaf :
+       {"start", "result", "applied", "applied-from", "applied-head", "applying", "applying-from",
+        "applying-head", "applying-manifest", "changes-closed"}) {
+    const std::string lock = folder + leaf + ".lock";
+    struct stat st {};
+    if (lstat(lock.c_str(), &st) == 0 && S_ISREG(st.st_mode)) ::unlink(lock.c_str());
+  }
 }
 
 std::vector<RefUpdate> intent_removal() {

@@ -222,5 +222,62 @@ TEST_F(ApplyInterruptedTest, CutShortThenEditedIsPartlyAppliedAndClosesTheRoute)
   expect_refused(apply(), Code::kChangesRouteClosed);
 }
 
+// A kill between a ref's lock file and its rename leaves the lock: every later write of that
+// ref would be refused. Only spacectl writes the space's own refs (under the space's lock), so
+// the next apply clears such locks and goes on.
+TEST_F(ApplyInterruptedTest, LockFilesAKilledApplyLeftOnTheSpacesRefsAreCleared) {
+  interrupted_after(1);
+  const std::string folder = repo_ + "/.git/refs/openchamber/spaces/" + kSpace + "/";
+  write_file(folder + "applying.lock", "");
+  write_file(folder + "applied.lock", "");
+  Result<ChangesApplied> r = apply();
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->recovered, "cut_short");
+  EXPECT_EQ(work_tree_tree(), tree_of(result_));
+  EXPECT_FALSE(has_ref("applying"));
+  EXPECT_EQ(access((folder + "applying.lock").c_str(), F_OK), -1);
+  EXPECT_EQ(access((folder + "applied.lock").c_str(), F_OK), -1);
+}
+
+// A write killed between its temporary file and the rename leaves the temporary beside its path;
+// the next apply removes exactly those names (a user's file of a similar name stays).
+TEST_F(ApplyInterruptedTest, TemporaryFilesAKilledWriteLeftAreRemoved) {
+  interrupted_after(1);
+  write_file(repo_ + "/src/.c.txt.openchamber-0123456789abcdef", "half a file");
+  write_file(repo_ + "/src/.b.txt.openchamber-fedcba9876543210", "half another");
+  write_file(repo_ + "/src/.c.txt.openchamber-mine", "the user's");
+  write_file(repo_ + "/src/.c.txt.openchamber-0123456789abcdeF", "the user's too");
+  Result<ChangesApplied> r = apply();
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->recovered, "cut_short");
+  EXPECT_EQ(access((repo_ + "/src/.c.txt.openchamber-0123456789abcdef").c_str(), F_OK), -1);
+  EXPECT_EQ(access((repo_ + "/src/.b.txt.openchamber-fedcba9876543210").c_str(), F_OK), -1);
+  EXPECT_EQ(read_file(repo_ + "/src/.c.txt.openchamber-mine"), "the user's");
+  EXPECT_EQ(read_file(repo_ + "/src/.c.txt.openchamber-0123456789abcdeF"), "the user's too");
+  EXPECT_EQ(read_file(repo_ + "/src/c.txt"), "sea (agent)\n");
+}
+
+// Each step of an apply is named, in order, to the progress callback (spacectl prints them and
+// its kill-at-each-step test stops at each).
+TEST_F(ApplyInterruptedTest, EveryStepIsNamedInOrder) {
+  code_in();
+  result_ = make_result([](const std::string& s) {
+    write_file(s + "/a.txt", "one (agent)\ntwo\nthree\nfour\nfive\nsix\nseven\n");
+    write_file(s + "/src/b.txt", "bee (agent)\n");
+  });
+  std::vector<std::string> lines;
+  Result<ChangesApplied> r =
+      apply_as_changes(repo_, kSpace, {}, [&lines](const std::string& l) { lines.push_back(l); });
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(lines.size(), 7u);
+  EXPECT_EQ(lines[0].rfind("checking 2 paths new since start ", 0), 0u) << lines[0];
+  EXPECT_EQ(lines[1], "keeping the new content");
+  EXPECT_EQ(lines[2], "recording the intent");
+  EXPECT_EQ(lines[3], "writing 2 paths");
+  EXPECT_EQ(lines[4], "wrote 1 of 2 paths");
+  EXPECT_EQ(lines[5], "wrote 2 of 2 paths");
+  EXPECT_EQ(lines[6], "recording the apply");
+}
+
 }  // namespace
 }  // namespace controller::code

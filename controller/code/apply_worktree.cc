@@ -1,5 +1,6 @@
 // The work tree seen by apply: every folder opened with O_NOFOLLOW from the top down, every leaf
 // looked at with AT_SYMLINK_NOFOLLOW, every write a temporary name renamed over the path.
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -38,11 +39,26 @@ struct Fd {
   Fd& operator=(const Fd&) = delete;
 };
 
+constexpr std::size_t kTempLeafChars = 64, kTempSuffixChars = 16;
+
+std::string temp_prefix(const std::string& leaf) {
+  return "." + leaf.substr(0, kTempLeafChars) + ".openchamber-";
+}
+
 std::string temp_name(const std::string& leaf) {
   static std::mt19937_64 random{std::random_device{}()};
-  char suffix[17];
+  char suffix[kTempSuffixChars + 1];
   std::snprintf(suffix, sizeof suffix, "%016llx", static_cast<unsigned long long>(random()));
-  return "." + leaf.substr(0, 64) + ".openchamber-" + suffix;
+  return temp_prefix(leaf) + suffix;
+}
+
+// A temporary name of `leaf` exactly: the prefix, then 16 lowercase hex digits.
+bool is_temp_of(const std::string& name, const std::string& leaf) {
+  const std::string prefix = temp_prefix(leaf);
+  if (name.size() != prefix.size() + kTempSuffixChars ||
+      name.compare(0, prefix.size(), prefix) != 0)
+    return false;
+  return name.find_first_not_of("0123456789abcdef", prefix.size()) == std::string::npos;
 }
 
 Failure write_error(const std::string& what, const std::string& path) {
@@ -317,6 +333,34 @@ bool holds(git_repository* repo, const std::string& path, const WtEntry& e, cons
       return git_odb_hash(&oid, cleaned->data(), cleaned->size(), GIT_OBJECT_BLOB) == 0 && git_oid_equal(&oid, &side.oid) != 0;
     }
   }
+}
+
+std::size_t WorkTree::remove_leftover_temporaries(const std::string& path) const {
+  for (const std::string& part : split(path))
+    if (part.empty() || part == "." || part == "..")
+      return 0;  // a path of the manifest never holds these
+  std::string leaf;
+  Fd dir(open_parent(path, false, leaf));
+  if (dir.fd < 0) return 0;
+  const int listing_fd = ::dup(dir.fd);
+  if (listing_fd < 0) return 0;
+  DIR* listing = fdopendir(listing_fd);
+  if (listing == nullptr) {
+    ::close(listing_fd);
+    return 0;
+  }
+  std::vector<std::string> found;
+  while (const dirent* d = readdir(listing))
+    if (is_temp_of(d->d_name, leaf)) found.emplace_back(d->d_name);
+  closedir(listing);
+  std::size_t removed = 0;
+  for (const std::string& name : found) {
+    struct stat st {};
+    if (fstatat(dir.fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) continue;
+    removed += unlinkat(dir.fd, name.c_str(), 0) == 0;
+  }
+  return removed;
 }
 
 }  // namespace controller::code::apply_detail
