@@ -151,6 +151,16 @@ Result<ChangesApplied> apply_as_changes(const std::string& repository, const std
   const Budget budget{std::chrono::steady_clock::now() + std::chrono::milliseconds(limits.read_back_ms)};
   ChangesApplied out;
 
+  // Intent refs without `applying`: a kill while the intent was being written or removed left
+  // them (`applying` is set last and removed first); nobody reads them, so they go.
+  if (!refs.applying && (refs.applying_from || refs.applying_head || refs.applying_manifest)) {
+    if (auto r = update_refs(repo, space_id, intent_removal(),
+                             "openchamber: dropped what a killed apply left");
+        !r)
+      return r.error();
+    refs = read_space_refs(repo, space_id);
+  }
+
   // An apply that was interrupted: finish or drop it, or close the route when it cannot be told.
   if (refs.applying) {
     say("reading back an interrupted apply of " + oid_hex(*refs.applying));
