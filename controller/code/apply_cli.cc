@@ -18,8 +18,9 @@ Result<std::string> repository_of(Manager& manager, const std::string& id, const
   if (!is_space_id(id)) return fail(Code::kInvalidArgument, std::string(what) + " " + id + ": not 12 lowercase hex");
   Result<SpaceRecord> record = read_record(manager.state, id);
   if (!record) return record.error();
-  if (record->code.repository.empty())
+  if (record->code.repository.empty()) {
     return fail(Code::kInvalidArgument, std::string(what) + " " + id + ": no code in is recorded for this space");
+  }
   return record->code.repository;
 }
 

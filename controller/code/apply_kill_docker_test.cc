@@ -102,8 +102,9 @@ class ApplyKillDockerTest : public ::testing::Test {
     std::vector<std::string> env_text = {"HOME=" + home_.path(),
                                          "PATH=" + std::string(std::getenv("PATH")),
                                          "SPACECTL_TEST_STOP_AT_STEP=" + step};
-    if (const char* host = std::getenv("DOCKER_HOST"))
+    if (const char* host = std::getenv("DOCKER_HOST")) {
       env_text.push_back(std::string("DOCKER_HOST=") + host);
+    }
     std::vector<char*> env;
     for (std::string& e : env_text) env.push_back(e.data());
     env.push_back(nullptr);
@@ -136,9 +137,10 @@ class ApplyKillDockerTest : public ::testing::Test {
   // the agent's paths back to the commit, the user's untracked notes kept.
   void reset() {
     for (const char* leaf : {"applied", "applied-from", "applied-head", "applying", "applying-from",
-                             "applying-head", "applying-manifest", "changes-closed"})
+                             "applying-head", "applying-manifest", "changes-closed"}) {
       (void)testing::git_status(
           repo_, {"update-ref", "-d", "refs/openchamber/spaces/" + id_ + "/" + leaf});
+    }
     git(repo_, {"checkout", "-q", "HEAD", "--", "README.md", "old.txt"});
     std::filesystem::remove_all(repo_ + "/src");
   }
@@ -148,10 +150,11 @@ class ApplyKillDockerTest : public ::testing::Test {
     tree.clear();
     dot_git.clear();
     for (const auto& [path, st] : all) {
-      if (path == repo_ + "/.git" || path.rfind(repo_ + "/.git/", 0) == 0)
+      if (path == repo_ + "/.git" || path.rfind(repo_ + "/.git/", 0) == 0) {
         dot_git[path] = st;
-      else
+      } else {
         tree[path] = st;
+      }
     }
   }
 
@@ -237,8 +240,9 @@ TEST_F(ApplyKillDockerTest, AKillAtEachStepOfApplyLeavesTheRepositoryWholeAndThe
     std::string seen;
     ASSERT_TRUE(kill_at({"apply", id_, "--as-changes"}, step.line, seen)) << seen;
     split(capture_state({repo_}), after_tree, after_git);
-    for (const std::string& f : forbidden_changes(before_git, after_git, allowed))
+    for (const std::string& f : forbidden_changes(before_git, after_git, allowed)) {
       ADD_FAILURE() << f;
+    }
     // Every work-tree path is old or new, never anything else (no temporary left, no half file).
     std::set<std::string> paths;
     for (const auto& [p, st] : before_tree) paths.insert(p);

@@ -272,23 +272,26 @@ TEST_F(ApplyInterruptedTest, AKillAfterAnyPrefixOfTheRefWritesIsFinishedByTheNex
                                                                    {"applying-manifest", manifest},
                                                                    {"applying", result_}};
   const auto set = [&](const std::string& leaf, const std::string& to) {
-    if (to.empty())
+    if (to.empty()) {
       git(repo_, {"update-ref", "-d", space_ref(kSpace, leaf.c_str())});
-    else
+    } else {
       git(repo_, {"update-ref", space_ref(kSpace, leaf.c_str()), to});
+    }
   };
   const auto clear = [&] {
     for (const char* leaf : {"applied", "applied-from", "applied-head", "applying", "applying-from",
-                             "applying-head", "applying-manifest"})
+                             "applying-head", "applying-manifest"}) {
       (void)testing::git_status(repo_, {"update-ref", "-d", space_ref(kSpace, leaf)});
+    }
   };
   const auto expect_finished = [&](const std::string& where) {
     Result<ChangesApplied> r = apply();
     ASSERT_TRUE(r) << where << ": " << r.error().message;
     EXPECT_EQ(work_tree_tree(), tree_of(result_)) << where;
     EXPECT_EQ(trim(git(repo_, {"rev-parse", space_ref(kSpace, "applied")})), result_) << where;
-    for (const char* leaf : {"applying", "applying-from", "applying-head", "applying-manifest"})
+    for (const char* leaf : {"applying", "applying-from", "applying-head", "applying-manifest"}) {
       EXPECT_FALSE(has_ref(leaf)) << where << ": " << leaf << " left";
+    }
     EXPECT_FALSE(has_ref("changes-closed")) << where;
   };
   // Killed while writing the intent (the work tree untouched): the first k refs of its order.

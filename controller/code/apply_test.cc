@@ -33,8 +33,9 @@ TEST_F(ApplyTest, BranchPointsAtTheResultAndTouchesNothingElse) {
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->branch, "refs/heads/agent/work");
   EXPECT_EQ(trim(git(repo_, {"rev-parse", "refs/heads/agent/work"})), result);
-  for (const auto& f : forbidden_changes(before, state(), Allowed{}))
+  for (const auto& f : forbidden_changes(before, state(), Allowed{})) {
     if (f.find("/refs/heads/agent") == std::string::npos && f.find("/logs/") == std::string::npos) ADD_FAILURE() << f;
+  }
   EXPECT_EQ(testing::git_status(repo_, {"rev-parse", "--verify", "-q", space_ref(kSpace, "applied")}), 1);
 }
 

@@ -56,8 +56,9 @@ std::string temp_name(const std::string& leaf) {
 bool is_temp_of(const std::string& name, const std::string& leaf) {
   const std::string prefix = temp_prefix(leaf);
   if (name.size() != prefix.size() + kTempSuffixChars ||
-      name.compare(0, prefix.size(), prefix) != 0)
+      name.compare(0, prefix.size(), prefix) != 0) {
     return false;
+  }
   return name.find_first_not_of("0123456789abcdef", prefix.size()) == std::string::npos;
 }
 
@@ -231,8 +232,10 @@ Result<void> WorkTree::make_folder(const std::string& path) const {
   if (dir.fd < 0) return write_error("open the folder of", path);
   struct stat st {};
   // A file or link the change turns into a gitlink goes first (its content was checked).
-  if (fstatat(dir.fd, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) && unlinkat(dir.fd, leaf.c_str(), 0) != 0)
+  if (fstatat(dir.fd, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) &&
+      unlinkat(dir.fd, leaf.c_str(), 0) != 0) {
     return write_error("remove", path);
+  }
   if (mkdirat(dir.fd, leaf.c_str(), 0777) != 0 && errno != EEXIST) return write_error("make the folder", path);
   return {};
 }
@@ -246,8 +249,10 @@ Result<void> WorkTree::remove(const std::string& path) const {
     if (fstatat(dir.fd, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
       // A gitlink's folder goes only when empty (a nested repository is never deleted).
       const int flags = S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0;
-      if (unlinkat(dir.fd, leaf.c_str(), flags) != 0 && !(flags != 0 && (errno == ENOTEMPTY || errno == EEXIST)))
+      if (unlinkat(dir.fd, leaf.c_str(), flags) != 0 &&
+          !(flags != 0 && (errno == ENOTEMPTY || errno == EEXIST))) {
         return write_error("remove", path);
+      }
     } else if (errno != ENOENT) {
       return write_error("look at", path);
     }
@@ -286,17 +291,21 @@ std::string signature(const WtEntry& e) {
 
 Result<std::string> worktree_to_odb(git_repository* repo, const std::string& path, const std::string& bytes) {
   git_filter_list* raw = nullptr;
-  if (auto r = git2_check(git_filter_list_load(&raw, repo, nullptr, path.c_str(), GIT_FILTER_TO_ODB, GIT_FILTER_DEFAULT),
+  if (auto r = git2_check(git_filter_list_load(&raw, repo, nullptr, path.c_str(), GIT_FILTER_TO_ODB,
+                                               GIT_FILTER_DEFAULT),
                           "apply: load the clean conversions of " + path, Code::kApplyFailed);
-      !r)
+      !r) {
     return r.error();
+  }
   if (raw == nullptr) return bytes;
   std::unique_ptr<git_filter_list, decltype(&git_filter_list_free)> filters(raw, git_filter_list_free);
   git_buf out = GIT_BUF_INIT;
-  if (auto r = git2_check(git_filter_list_apply_to_buffer(&out, filters.get(), bytes.data(), bytes.size()),
-                          "apply: clean " + path, Code::kApplyFailed);
-      !r)
+  if (auto r = git2_check(
+          git_filter_list_apply_to_buffer(&out, filters.get(), bytes.data(), bytes.size()),
+          "apply: clean " + path, Code::kApplyFailed);
+      !r) {
     return r.error();
+  }
   std::string cleaned(out.ptr, out.size);
   git_buf_dispose(&out);
   return cleaned;
@@ -304,13 +313,19 @@ Result<std::string> worktree_to_odb(git_repository* repo, const std::string& pat
 
 Result<std::string> blob_to_worktree(git_repository* repo, const std::string& path, const git_oid& oid) {
   git_blob* raw = nullptr;
-  if (auto r = git2_check(git_blob_lookup(&raw, repo, &oid), "apply: read blob " + oid_hex(oid) + " of " + path, Code::kApplyFailed); !r)
+  if (auto r = git2_check(git_blob_lookup(&raw, repo, &oid),
+                          "apply: read blob " + oid_hex(oid) + " of " + path, Code::kApplyFailed);
+      !r) {
     return r.error();
+  }
   std::unique_ptr<git_blob, decltype(&git_blob_free)> blob(raw, git_blob_free);
   git_blob_filter_options options = GIT_BLOB_FILTER_OPTIONS_INIT;
   git_buf out = GIT_BUF_INIT;
-  if (auto r = git2_check(git_blob_filter(&out, blob.get(), path.c_str(), &options), "apply: convert " + path, Code::kApplyFailed); !r)
+  if (auto r = git2_check(git_blob_filter(&out, blob.get(), path.c_str(), &options),
+                          "apply: convert " + path, Code::kApplyFailed);
+      !r) {
     return r.error();
+  }
   std::string bytes(out.ptr, out.size);
   git_buf_dispose(&out);
   return bytes;
@@ -336,9 +351,9 @@ bool holds(git_repository* repo, const std::string& path, const WtEntry& e, cons
 }
 
 std::size_t WorkTree::remove_leftover_temporaries(const std::string& path) const {
-  for (const std::string& part : split(path))
-    if (part.empty() || part == "." || part == "..")
-      return 0;  // a path of the manifest never holds these
+  for (const std::string& part : split(path)) {
+    if (part.empty() || part == "." || part == "..") return 0;  // never in a manifest's path
+  }
   std::string leaf;
   Fd dir(open_parent(path, false, leaf));
   if (dir.fd < 0) return 0;
@@ -350,8 +365,9 @@ std::size_t WorkTree::remove_leftover_temporaries(const std::string& path) const
     return 0;
   }
   std::vector<std::string> found;
-  while (const dirent* d = readdir(listing))
+  while (const dirent* d = readdir(listing)) {
     if (is_temp_of(d->d_name, leaf)) found.emplace_back(d->d_name);
+  }
   closedir(listing);
   std::size_t removed = 0;
   for (const std::string& name : found) {
