@@ -33,12 +33,14 @@ bool contains(const std::vector<std::string>& argv, const std::string& word) {
 
 TEST(EngineTest, SshHostIsUserHostAndPortOnly) {
   for (const char* good :
-       {"ssh://gk@127.0.0.1:2222", "ssh://host.example", "ssh://a_b@h-1:22", "ssh://u@h:65535"})
+       {"ssh://gk@127.0.0.1:2222", "ssh://host.example", "ssh://a_b@h-1:22", "ssh://u@h:65535"}) {
     EXPECT_TRUE(is_ssh_host(good)) << good;
+  }
   for (const char* bad : {"", "ssh://", "tcp://h:2375", "ssh://-oProxyCommand=x", "ssh://u@-h",
                           "ssh://u@h:0", "ssh://u@h:65536", "ssh://u@h:22/path", "ssh://u h@h",
-                          "ssh://u@h;id", "ssh://u@h:", "ssh://@h", "ssh://u@.h"})
+                          "ssh://u@h;id", "ssh://u@h:", "ssh://@h", "ssh://u@.h"}) {
     EXPECT_FALSE(is_ssh_host(bad)) << bad;
+  }
 }
 
 TEST(EngineTest, EveryCallCarriesTheEnginesGlobalArguments) {
@@ -111,11 +113,13 @@ TEST(EngineTest, SshClientFailuresReadAsAnUnreachableEngine) {
         "refused\n",
         "ssh: connect to host 127.0.0.1 port 1: Connection refused",
         "Host key verification failed.", "root@127.0.0.1: Permission denied (publickey).",
-        "kex_exchange_identification: read: Connection reset by peer"})
+        "kex_exchange_identification: read: Connection reset by peer"}) {
     EXPECT_TRUE(daemon_unreachable_text(text)) << text;
+  }
   for (const char* text : {"wget: can't connect to remote host (10.89.0.1): Connection refused",
-                           "connect 127.0.0.1:9099: Connection refused", "exit status 1"})
+                           "connect 127.0.0.1:9099: Connection refused", "exit status 1"}) {
     EXPECT_FALSE(daemon_unreachable_text(text)) << text;
+  }
 }
 
 TEST(PodmanSpecTest, GatekeeperTakesTheSubnetsSecondAddress) {
@@ -204,8 +208,9 @@ TEST(PodmanInspectTest, AHardenedPodmanContainerReadsAsDockerWouldShowIt) {
   EXPECT_EQ(host["LogConfig"]["Type"], "local");
   EXPECT_EQ(host["SecurityOpt"][1], R"(seccomp={"defaultAction":"SCMP_ACT_ERRNO"})");
   bool core = false;
-  for (const json& u : host["Ulimits"])
+  for (const json& u : host["Ulimits"]) {
     core = core || (u["Name"] == "core" && u["Soft"] == 0 && u["Hard"] == 0);
+  }
   EXPECT_TRUE(core);
 }
 
@@ -230,8 +235,9 @@ TEST(PodmanInspectTest, WhatPodmanDoesNotSayIsNeverMadeHardened) {
   std::set<std::string> checks;
   for (const Difference& x : diffs) checks.insert(x.check);
   for (const char* c :
-       {"cap_drop", "seccomp", "masked_paths", "mounts", "log_limit", "security_options"})
+       {"cap_drop", "seccomp", "masked_paths", "mounts", "log_limit", "security_options"}) {
     EXPECT_EQ(checks.count(c), 1u) << c;
+  }
 }
 
 TEST(PodmanInspectTest, NetworkReadsAsDockerWithItsBridgeAndDns) {
@@ -252,15 +258,17 @@ TEST(PodmanInspectTest, NetworkReadsAsDockerWithItsBridgeAndDns) {
   want.engine = EngineKind::kPodman;
   const HostAddressProbe guarded = [](const std::string&) -> std::optional<bool> { return false; };
   bool dns = false;
-  for (const Difference& x : verify_network(d, want, guarded))
+  for (const Difference& x : verify_network(d, want, guarded)) {
     dns = dns || x.message.find("DNS is enabled") != std::string::npos;
+  }
   EXPECT_TRUE(dns);
   const HostAddressProbe unguarded = [](const std::string&) -> std::optional<bool> { return true; };
   bool missing = false;
-  for (const Difference& x : verify_network(d, want, unguarded))
+  for (const Difference& x : verify_network(d, want, unguarded)) {
     missing =
         missing || x.message.find("host guard (INPUT DROP for the bridge podman1) is missing") !=
                        std::string::npos;
+  }
   EXPECT_TRUE(missing);
   // Without a gateway (DNS off) the guard is still required.
   json no_gateway = d;
@@ -268,8 +276,9 @@ TEST(PodmanInspectTest, NetworkReadsAsDockerWithItsBridgeAndDns) {
   no_gateway["Options"]["podman.dns_enabled"] = "false";
   auto isolation = [](const std::vector<Difference>& diffs) {
     std::vector<std::string> out;
-    for (const Difference& x : diffs)
+    for (const Difference& x : diffs) {
       if (x.check == "network_host_isolation") out.push_back(x.message);
+    }
     return out;
   };
   EXPECT_EQ(isolation(verify_network(no_gateway, want, unguarded)).size(), 1u);

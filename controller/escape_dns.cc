@@ -41,22 +41,26 @@ TestResolver::~TestResolver() {
 Result<void> TestResolver::start(const std::string& ipv4) {
   sockaddr_in sin{};
   sin.sin_family = AF_INET;
-  if (inet_pton(AF_INET, ipv4.c_str(), &sin.sin_addr) != 1)
+  if (inet_pton(AF_INET, ipv4.c_str(), &sin.sin_addr) != 1) {
     return fail(Code::kInvalidArgument, "test resolver " + ipv4 + ": not an IPv4 address");
+  }
   fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd_ < 0)
+  if (fd_ < 0) {
     return fail(Code::kInternal, "test resolver: socket: " + std::string(std::strerror(errno)));
+  }
   // Podman (netavark) makes a network's bridge, and with it the host's address there, only when
   // the first container joins: the address may not exist yet when the twin must be told the port.
   // IP_FREEBIND binds it anyway; datagrams arrive once the bridge holds it.
   const int one = 1;
-  if (::setsockopt(fd_, IPPROTO_IP, IP_FREEBIND, &one, sizeof one) != 0)
+  if (::setsockopt(fd_, IPPROTO_IP, IP_FREEBIND, &one, sizeof one) != 0) {
     return fail(Code::kInternal,
                 "test resolver: IP_FREEBIND: " + std::string(std::strerror(errno)));
+  }
   socklen_t length = sizeof sin;
   if (::bind(fd_, reinterpret_cast<sockaddr*>(&sin), sizeof sin) != 0 ||
-      ::getsockname(fd_, reinterpret_cast<sockaddr*>(&sin), &length) != 0)
+      ::getsockname(fd_, reinterpret_cast<sockaddr*>(&sin), &length) != 0) {
     return fail(Code::kInternal, "test resolver: bind " + ipv4 + ":0: " + std::strerror(errno));
+  }
   endpoint_ = ipv4 + ":" + std::to_string(ntohs(sin.sin_port));
   thread_ = std::thread([this] { loop(); });
   return {};
@@ -83,8 +87,9 @@ std::string TestResolver::answer(const std::string& q) {
   const std::uint16_t flags = get16(q, 2);
   // A query (QR 0), one question, nothing else but at most one additional record (EDNS OPT).
   if ((flags & 0x8000) != 0 || get16(q, 4) != 1 || get16(q, 6) != 0 || get16(q, 8) != 0 ||
-      get16(q, 10) > 1)
+      get16(q, 10) > 1) {
     return {};
+  }
   std::size_t at = kHeader;
   std::string name;
   while (true) {
@@ -119,8 +124,9 @@ std::string TestResolver::answer(const std::string& q) {
       if (!e.a_sets.empty()) {
         for (const std::string& a : e.a_sets[e.next % e.a_sets.size()]) {
           in_addr v4{};
-          if (inet_pton(AF_INET, a.c_str(), &v4) == 1)
+          if (inet_pton(AF_INET, a.c_str(), &v4) == 1) {
             answers.emplace_back(reinterpret_cast<const char*>(&v4), 4);
+          }
         }
         ++e.next;
       }
@@ -128,8 +134,9 @@ std::string TestResolver::answer(const std::string& q) {
       ++it->second.aaaa_questions;
       for (const std::string& a : it->second.aaaa) {
         in6_addr v6{};
-        if (inet_pton(AF_INET6, a.c_str(), &v6) == 1)
+        if (inet_pton(AF_INET6, a.c_str(), &v6) == 1) {
           answers.emplace_back(reinterpret_cast<const char*>(&v6), 16);
+        }
       }
     }
     // Any other type: no data (NOERROR, no answer).
@@ -164,9 +171,10 @@ void TestResolver::loop() {
         ::recvfrom(fd_, buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&from), &from_length);
     if (n <= 0) continue;
     const std::string reply = answer(std::string(buf, static_cast<std::size_t>(n)));
-    if (!reply.empty())
+    if (!reply.empty()) {
       (void)::sendto(fd_, reply.data(), reply.size(), MSG_NOSIGNAL,
                      reinterpret_cast<sockaddr*>(&from), from_length);
+    }
   }
 }
 

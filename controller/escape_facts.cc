@@ -35,8 +35,9 @@ std::string docker_ulimit_names(std::string text) {
   for (std::size_t at = text.find("\"RLIMIT_"); at != std::string::npos;
        at = text.find("\"RLIMIT_", at + 1)) {
     text.erase(at + 1, 7);
-    for (std::size_t i = at + 1; i < text.size() && text[i] != '"'; ++i)
+    for (std::size_t i = at + 1; i < text.size() && text[i] != '"'; ++i) {
       if (text[i] >= 'A' && text[i] <= 'Z') text[i] = static_cast<char>(text[i] - 'A' + 'a');
+    }
   }
   return text;
 }
@@ -73,7 +74,7 @@ std::vector<escape::Fact> collect_host_facts(const DockerCli& cli, const std::st
       {"place", std::string(engine_word(cli.engine().kind)) +
                     (cli.engine().kind == EngineKind::kDockerSsh ? " (" + cli.engine().host + ")"
                                                                  : std::string())});
-  if (podman && i[8] == "true")
+  if (podman && i[8] == "true") {
     facts.push_back(
         {"rootless",
          "yes: uid 0 and the space's uid exist only in a user namespace of the user running Podman "
@@ -81,10 +82,11 @@ std::vector<escape::Fact> collect_host_facts(const DockerCli& cli, const std::st
          "subordinate ids); a container breakout lands as that user, not as root; networks are "
          "netavark in that user's network namespace; limits need cgroup v2 delegation "
          "(controller/README.md)"});
-  else if (podman)
+  } else if (podman) {
     facts.push_back({"rootless",
                      "no: rootful Podman; the host guard drops what arrives on the inner bridge "
                      "(host_guard.h)"});
+  }
   if (podman) {
     // What Podman adds to a space that Docker does not, and why the suite accepts it (it is told
     // --engine podman --resolver none; spec.h).
@@ -107,8 +109,9 @@ std::vector<escape::Fact> collect_host_facts(const DockerCli& cli, const std::st
                                            "not enabled on this kernel")});
     facts.push_back({"core_pattern", host_file("/proc/sys/kernel/core_pattern", "unreadable")});
   } else {
-    for (const char* key : {"ptrace_scope", "apparmor", "core_pattern"})
+    for (const char* key : {"ptrace_scope", "apparmor", "core_pattern"}) {
       facts.push_back({key, "not read: the engine's host is not this machine"});
+    }
   }
   const char* kLimits =
       "{{.Config.User}}|{{.HostConfig.NanoCpus}}|{{.HostConfig.CpuShares}}|{{.HostConfig.Memory}}|"

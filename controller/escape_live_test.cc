@@ -91,9 +91,10 @@ class EscapeLiveTest : public ::testing::Test {
               kBin + "/seccomp/gatekeeper.json"};
     r.argv.insert(r.argv.end(), place_args_.begin(), place_args_.end());
     r.argv.insert(r.argv.end(), args.begin(), args.end());
-    if (!args.empty() && args[0] == "escape-test")
+    if (!args.empty() && args[0] == "escape-test") {
       r.argv.insert(r.argv.end(),
                     {"--test-gatekeeper-image-file", pins_ + "/gatekeeper-test-image.id"});
+    }
     r.timeout = timeout;
     return run_process(r);
   }
@@ -179,10 +180,11 @@ void EscapeLiveTest::every_case_passes(const std::string& place) {
   EXPECT_EQ(code, bad.empty() ? 0 : 1);
   // The host facts the run stood on, with the limits as applied.
   ASSERT_TRUE(doc.contains("host_facts") && doc["host_facts"].is_object()) << doc.dump().substr(0, 400);
-  for (const char* key :
-       {"engine", "runc", "kernel", "cgroup", "ptrace_scope", "space.cpus", "space.ulimits",
-        "space.io-weight", "space.disk-home", "space.disk-work", "residual.allowed-names", "place"})
+  for (const char* key : {"engine", "runc", "kernel", "cgroup", "ptrace_scope", "space.cpus",
+                          "space.ulimits", "space.io-weight", "space.disk-home", "space.disk-work",
+                          "residual.allowed-names", "place"}) {
     EXPECT_TRUE(doc["host_facts"].contains(key)) << key;
+  }
   EXPECT_NE(doc["host_facts"].value("space.ulimits", "").find("\"core\""), std::string::npos) << doc["host_facts"].dump();
   EXPECT_EQ(doc["host_facts"].value("place", "").rfind(place, 0), 0u) << doc["host_facts"].dump();
   // Each volume as the engine mounts it: 256 MiB of ext4 on a loop device, nosuid,nodev.
@@ -252,9 +254,10 @@ TEST_F(EscapeLiveTest, OverSshEveryCasePassesOrIsListedAsNotApplicableHere) {
   id_.clear();
   std::error_code ignored;
   for (const auto& entry :
-       std::filesystem::directory_iterator(std::string(kDefaultDiskDir), ignored))
+       std::filesystem::directory_iterator(std::string(kDefaultDiskDir), ignored)) {
     EXPECT_NE(entry.path().filename().string().rfind(owner_ + "-", 0), 0u)
         << "left on the engine's host: " << entry.path();
+  }
 }
 
 // "A deliberately weakened space (a flag removed in a test-only spec) turns the matching cases to
@@ -277,8 +280,9 @@ TEST_F(EscapeLiveTest, ASpaceWithoutReadOnlyFailsTheReadOnlyCases) {
   spec.seccomp_space = kBin + "/seccomp/space.json";
   spec.memory_bytes = before[0]["HostConfig"]["Memory"].get<std::int64_t>();
   const std::string window_prefix = std::string(kWindowEnv) + "=" + std::string(kWindowBase);
-  for (const json& e : before[0]["Config"]["Env"])
+  for (const json& e : before[0]["Config"]["Env"]) {
     if (e.get<std::string>().rfind(window_prefix, 0) == 0) spec.window_key = e.get<std::string>().substr(window_prefix.size());
+  }
   for (const json& c : before[0]["Config"]["Cmd"]) spec.command.push_back(c.get<std::string>());
   std::vector<std::string> argv = space_create_argv(spec);
   const auto ro = std::find(argv.begin(), argv.end(), "--read-only");
@@ -362,8 +366,10 @@ TEST_F(EscapeLiveTest, HtmlAndSarifReportsDrawTheSpacesOwnBoundary) {
   const std::size_t svg = html.find("<svg");
   ASSERT_NE(svg, std::string::npos) << html.substr(0, 2000);
   const std::string picture = html.substr(svg, html.find("</svg>") - svg);
-  for (const std::string& part : {id_, n.gatekeeper, n.inner, n.outer, std::string("mode allowlist")})
+  for (const std::string& part :
+       {id_, n.gatekeeper, n.inner, n.outer, std::string("mode allowlist")}) {
     EXPECT_NE(picture.find(part), std::string::npos) << part;
+  }
   EXPECT_NE(html.find("<section id=\"host-facts\">"), std::string::npos);
   EXPECT_NE(html.find(">engine<"), std::string::npos);
   EXPECT_NE(html.find("<section id=\"residuals\">"), std::string::npos);

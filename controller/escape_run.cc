@@ -152,8 +152,12 @@ Result<std::vector<std::string>> host_listed_ids(const std::string& bytes, const
     for (const std::string& g : only) req.argv.insert(req.argv.end(), {"--only", g});
     req.timeout = std::chrono::milliseconds(30000);
     const ProcessOutcome o = run_process(req);
-    if (o.succeeded()) out = listed_ids(o.out);
-    else out = fail(Code::kCommandFailed, "escape-test: escape-suite --list on the host: " + o.describe());
+    if (o.succeeded()) {
+      out = listed_ids(o.out);
+    } else {
+      out = fail(Code::kCommandFailed,
+                 "escape-test: escape-suite --list on the host: " + o.describe());
+    }
   }
   ::unlink(file.c_str());
   ::rmdir(dir.c_str());
@@ -171,8 +175,9 @@ escape::Outcome forged_report_refused(DockerPlace& place, const std::string& id,
   const std::string dir = path.substr(0, path.rfind('/'));
   // A file the space user owns, to move over the binary.
   const std::string own = dir + "-forged";
-  if (Result<void> c = copy_into(place, id, own, forged_script, true, false); !c)
+  if (Result<void> c = copy_into(place, id, own, forged_script, true, false); !c) {
     return escape::inconclusive("the space user could not write " + own + ": " + c.error().message);
+  }
   const std::vector<std::pair<std::string, std::vector<std::vector<std::string>>>> attempts = {
       {"overwrite", {{"dd", "of=" + path}, {"busybox", "dd", "of=" + path}}},
       {"remove", {{"rm", "-f", path}, {"busybox", "rm", "-f", path}}},
@@ -193,8 +198,9 @@ escape::Outcome forged_report_refused(DockerPlace& place, const std::string& id,
   if (expected.size() < 3) return escape::inconclusive(ev + "fewer than 3 listed cases to forge reports with");
   auto report_of = [](const std::vector<std::string>& ids, const std::string& extra_case) {
     json cases = json::array();
-    for (const std::string& i : ids)
+    for (const std::string& i : ids) {
       cases.push_back({{"id", i}, {"group", i.substr(0, i.find('.'))}, {"verdict", "PASS"}, {"evidence", "forged"}, {"duration_ms", 0}});
+    }
     std::string text = json{{"suite", "escape-suite"}, {"version", 1}, {"cases", cases}}.dump();
     if (!extra_case.empty()) text.insert(text.size() - 2, "," + extra_case);
     return text;
@@ -226,22 +232,26 @@ Failure interrupted() {
 
 std::int64_t inspect_number(const DockerCli& cli, const std::string& container, const std::string& format) {
   Result<std::string> out = cli.run({"container", "inspect", "--format", format, "--", container}, container);
-  return out ? std::atoll(out->c_str()) : 0;
+  return out ? std::strtoll(out->c_str(), nullptr, 10) : 0;
 }
 
 // The pinned images the run used; the engine, kernel and limits come from collect_host_facts.
 std::vector<std::pair<std::string, std::string>> pin_facts(const PlaceOptions& po) {
   std::vector<std::pair<std::string, std::string>> facts;
-  for (const auto& [name, file] : {std::pair{"image.gatekeeper", po.gatekeeper_image_file}, std::pair{"image.space", po.space_image_file}})
+  for (const auto& [name, file] : {std::pair{"image.gatekeeper", po.gatekeeper_image_file},
+                                   std::pair{"image.space", po.space_image_file}}) {
     if (Result<std::string> id = read_small_file(file, 256); id) facts.emplace_back(name, id->substr(0, id->find('\n')));
+  }
   return facts;
 }
 
 std::string window_base_of(Place& place, const std::string& id) {
   Result<std::vector<SpaceSummary>> all = place.list();
-  if (all)
-    for (const SpaceSummary& s : *all)
+  if (all) {
+    for (const SpaceSummary& s : *all) {
       if (s.id == id) return s.window_url;
+    }
+  }
   return {};
 }
 
@@ -279,15 +289,18 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
                                   "--internal", "--subnet", subnet};
     a.insert(a.end(), labels.begin(), labels.end());
     a.insert(a.end(), {"--", upstream_net});
-    if (Result<std::string> r = cli.run(a, upstream_net, kChangeTimeout); !r)
+    if (Result<std::string> r = cli.run(a, upstream_net, kChangeTimeout); !r) {
       upstream_note = r.error().message;
-    else
+    } else {
       host_bridge_ip = subnet.substr(0, subnet.rfind('.')) + ".1";
+    }
   }
   std::string resolver_note;
-  if (!host_bridge_ip.empty())
-    if (Result<void> r = resolver.start(host_bridge_ip); !r)
+  if (!host_bridge_ip.empty()) {
+    if (Result<void> r = resolver.start(host_bridge_ip); !r) {
       resolver_note = r.error().message + "; ";
+    }
+  }
 
   // Declared before the teardown, which uses it while it is still alive.
   PlaceOptions twin_options = po;
@@ -315,20 +328,22 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
       }
       (void)cli.run_raw(rm, run, kChangeTimeout);
     }
-    if (Result<std::string> r = cli.run({"network", "ls", "--quiet", "--filter", filter}, run); r)
+    if (Result<std::string> r = cli.run({"network", "ls", "--quiet", "--filter", filter}, run); r) {
       for (std::size_t s = 0, e; s < r->size(); s = e + 1) {
         e = r->find('\n', s);
         if (e == std::string::npos) e = r->size();
         if (e > s) (void)cli.run_raw({"network", "rm", "--", r->substr(s, e - s)}, run, kChangeTimeout);
       }
+    }
   });
 
   // The ids this selection must report, from the same bytes run on the host.
   Result<std::vector<std::string>> ids = host_listed_ids(*binary, eo.only);
   if (!ids) return ids.error();
   bool need_twin = false;
-  for (const std::string& c : *ids)
+  for (const std::string& c : *ids) {
     need_twin = need_twin || is_twin_case(c) || c.find("other-space") != std::string::npos || c.rfind("dns.", 0) == 0;
+  }
 
   // The space under test must be ours and running (exec checks both). The binary goes where the
   // space user cannot replace it (place_binary); the bait is the space user's own file.
@@ -427,15 +442,19 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     u.insert(u.end(), limits.begin(), limits.end());
     // Ports 443 and 80 as the space user: Docker lets every container's users bind low ports
     // (ip_unprivileged_port_start=0 since Engine 20.10); Podman leaves the kernel's 1024.
-    if (po.engine.kind == EngineKind::kPodman)
+    if (po.engine.kind == EngineKind::kPodman) {
       u.insert(u.end(), {"--sysctl", "net.ipv4.ip_unprivileged_port_start=0"});
+    }
     // /tmp (exec) holds the suite binary for the window's upstream on 80, started below.
     u.insert(u.end(), {"--tmpfs", "/tmp:rw,exec,nosuid,nodev,size=16m"});
     // -ll: keep listening; each connection echoes (a CONNECT only needs the dial to succeed).
     u.insert(u.end(), {"--", image, "nc", "-ll", "-p", "443", "-e", "cat"});
-    if (Result<std::string> r2 = cli.run(u, upstream_net, kChangeTimeout); !r2)
+    if (Result<std::string> r2 = cli.run(u, upstream_net, kChangeTimeout); !r2) {
       upstream_note = r2.error().message;
-    else upstream_note = start_window_upstream(cli, "gk-escape-" + run + "-upstream", *binary, key_sha);
+    } else {
+      upstream_note =
+          start_window_upstream(cli, "gk-escape-" + run + "-upstream", *binary, key_sha);
+    }
     // Podman: the gatekeepers reach the upstream across the test bridge only with the FORWARD
     // rule its inner networks also get (host_guard.h: Docker's FORWARD policy is DROP, and
     // netavark adds nothing for an internal network). The bridge exists once the upstream runs.
@@ -446,8 +465,9 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
       std::string name = iface ? *iface : std::string();
       while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
       teardown.add([run] { (void)guard_remove("escape-" + run); });
-      if (Result<void> r = bridge_members_accept(name, "escape-" + run); !r)
+      if (Result<void> r = bridge_members_accept(name, "escape-" + run); !r) {
         upstream_note = r.error().message;
+      }
     }
     for (const std::string* gk : {&main_names.gatekeeper, &twin_names.gatekeeper}) {
       if (!upstream_note.empty() || gk->empty()) continue;
@@ -456,8 +476,9 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
         continue;
       }
       // The reviewer's gatekeeper leaves the test network again before the network goes.
-      if (gk == &main_names.gatekeeper)
+      if (gk == &main_names.gatekeeper) {
         teardown.add([&cli, upstream_net, gk_name = *gk] { (void)cli.run_raw({"network", "disconnect", "--force", "--", upstream_net, gk_name}, gk_name, kChangeTimeout); });
+      }
     }
   }
 
@@ -469,9 +490,10 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
   // The grant goes to the upstream's address literal over http, which only a grant the host marks
   // unsafe_private_upstream may do; no name, so the control does not hang on the corridor's checks.
   const std::string upstream_ip = upstream_note.empty() ? container_address(cli, "gk-escape-" + run + "-upstream", upstream_net) : std::string();
-  if (!upstream_ip.empty() && !twin_id.empty())
+  if (!upstream_ip.empty() && !twin_id.empty()) {
     fill_test_resolver(resolver, std::string(kUpstreamAlias), upstream_ip,
                        container_address(cli, twin_names.gatekeeper, upstream_net), host_bridge_ip);
+  }
   std::string grant_body = json{{"id", std::string(kEscapeGrant)},
                                 {"upstream", upstream_ip.empty() ? "https://" + std::string(kUpstreamAlias) + "/v1" : "http://" + upstream_ip + "/v1"},
                                 {"header", "x-api-key"}, {"secret", key}, {"unsafe_private_upstream", !upstream_ip.empty()}}.dump();
@@ -481,8 +503,9 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     Place& p = sid == &id ? static_cast<Place&>(place) : static_cast<Place&>(twin_place);
     if (Result<json> r = gatekeeper_control(p, *sid, "POST", "/network",
                                             sid == &id ? network_body : twin_network_body);
-        !r)
+        !r) {
       setup_note += r.error().message + "; ";
+    }
     if (Result<json> r = gatekeeper_control(p, *sid, "POST", "/grants", grant_body); !r) setup_note += r.error().message + "; ";
   }
   std::fill(grant_body.begin(), grant_body.end(), '\0');
@@ -515,9 +538,12 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
   controls.memory_limit = static_cast<std::uint64_t>(inspect_number(cli, main_names.space, "{{.HostConfig.Memory}}"));
   controls.cpu_limit = static_cast<std::uint64_t>(inspect_number(cli, main_names.space, "{{.HostConfig.NanoCpus}}"));
   // Each volume's size (the filesystem behind it, loop_disk.h): what the disk-fill cases may write.
-  if (Result<std::string> q = cli.run({"volume", "inspect", "--format", "{{index .Labels \"" + std::string(kLabelDisk) + "\"}}", "--",
-                                       main_names.home}, main_names.home))
+  if (Result<std::string> q =
+          cli.run({"volume", "inspect", "--format",
+                   "{{index .Labels \"" + std::string(kLabelDisk) + "\"}}", "--", main_names.home},
+                  main_names.home)) {
     controls.home_quota = std::strtoull(q->c_str(), nullptr, 10);
+  }
   controls.log_flood_mib = eo.log_flood_mib;
   controls.exhaustion = eo.exhaustion;
   controls.unsafe_privileged = eo.unsafe_privileged;
@@ -555,8 +581,9 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     if (parsed) {
       if (Result<void> same = check_reported_ids(*parsed, expected); !same) parsed = same.error();
     }
-    if (!parsed)
+    if (!parsed) {
       return fail(parsed.error().code, what + ": exit " + std::to_string(r->exit_code) + ": " + parsed.error().message + "; stderr: " + inside_text(r->err));
+    }
     return parsed;
   };
 
@@ -582,9 +609,11 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     std::string main_args;
     if (Result<std::string> a = cli.run({"container", "inspect", "--format", "{{json .Config.Cmd}}", "--", main_names.space}, main_names.space); a) {
       const json cmd = json::parse(*a, nullptr, false);
-      if (cmd.is_array())
-        for (const json& x : cmd)
+      if (cmd.is_array()) {
+        for (const json& x : cmd) {
           if (x.is_string()) main_args += (main_args.empty() ? "" : " ") + x.get<std::string>();
+        }
+      }
     }
     host.push_back(host_result("host.space-quiet", sampler.error().empty()
                                                        ? judge_quiet(sampler.samples(), *binary_path, init_pid, main_args)
@@ -623,9 +652,11 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
 
   // What the twin's gatekeeper decided for each name: the resolution cases' proof.
   std::map<std::string, std::vector<std::string>> twin_decisions;
-  if (twin_ran)
-    if (Result<json> j = gatekeeper_control(twin_place, twin_id, "GET", "/journal"); j)
+  if (twin_ran) {
+    if (Result<json> j = gatekeeper_control(twin_place, twin_id, "GET", "/journal"); j) {
       twin_decisions = corridor_decisions(*j);
+    }
+  }
 
   if (stop_requests() > 0) return interrupted();
   // Merge: corridor/window cases need the twin's positive control.
@@ -653,14 +684,15 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     // The release image must refuse what the test image allows: proves the twin's only difference.
     auto it = twin_results.find("corridor.allowed-target-works");
     escape::Outcome o;
-    if (release_control->evidence.find("-> 200") != std::string::npos)
+    if (release_control->evidence.find("-> 200") != std::string::npos) {
       o = escape::fail("the release gatekeeper opened a tunnel to the 198.18/15 upstream: " + release_control->evidence);
-    else if (it == twin_results.end() || it->second.verdict != Verdict::kPass)
+    } else if (it == twin_results.end() || it->second.verdict != Verdict::kPass) {
       o = escape::inconclusive("control: the twin's CONNECT did not answer 200; " + release_control->evidence + " " + twin_note + upstream_note + setup_note);
-    else if (release_control->evidence.find("-> 403") != std::string::npos)
+    } else if (release_control->evidence.find("-> 403") != std::string::npos) {
       o = escape::pass("release: " + release_control->evidence + "; test twin: " + it->second.evidence);
-    else
+    } else {
       o = escape::inconclusive("release: " + release_control->evidence);
+    }
     host.push_back(host_result("host.release-gatekeeper-refuses-test-range", o));
   }
 
@@ -684,18 +716,20 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
   host.push_back(host_result("host.control-channel-outer",
                              outer_network_refuses(cli, labels, run, image, main_names.outer,
                                                    container_address(cli, main_names.gatekeeper, main_names.outer))));
-  if (!upstream_note.empty() || !setup_note.empty() || !resolver_note.empty())
+  if (!upstream_note.empty() || !setup_note.empty() || !resolver_note.empty()) {
     host.push_back(host_result(
         "host.controls-ready",
         escape::fail("controls not ready: " + upstream_note + " " + setup_note + resolver_note)));
-  else
+  } else {
     host.push_back(host_result(
         "host.controls-ready",
         escape::pass("upstream " + subnet + ", test resolver " + resolver.endpoint() +
                      ", allowlist switched, fake grant held; listeners " + listener_note)));
+  }
 
-  for (CaseResult& h : host)
+  for (CaseResult& h : host) {
     if (escape::selected(selection, h.id)) results.push_back(std::move(h));
+  }
 
   EscapeReport report;
   const std::vector<escape::Fact> facts = collect_host_facts(cli, main_names.space, main_names.gatekeeper);

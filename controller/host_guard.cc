@@ -30,8 +30,9 @@ ProcessOutcome run(std::vector<std::string> argv) {
 
 bool valid(const std::string& iface, const std::string& tag) {
   if (!is_interface_name(iface) || tag.empty() || tag.size() > 64) return false;
-  for (const char c : tag)
+  for (const char c : tag) {
     if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  }
   return true;
 }
 
@@ -57,42 +58,49 @@ std::vector<std::string> same_bridge(const char* op, const std::string& iface,
 }
 
 Result<void> guard_add(const std::string& iface, const std::string& tag) {
-  if (!valid(iface, tag))
+  if (!valid(iface, tag)) {
     return fail(Code::kInvalidArgument, "host guard " + iface + ": not an interface name and tag");
+  }
   for (const char* tool : {"iptables", "ip6tables"}) {
     if (run(rule(tool, "-C", iface, tag)).succeeded()) continue;
     const ProcessOutcome o = run(rule(tool, "-I", iface, tag));
-    if (!o.succeeded())
+    if (!o.succeeded()) {
       return fail(Code::kPlaceUnusable,
                   std::string(tool) + " -I INPUT -i " + iface + ": " + o.describe());
+    }
   }
   if (!run(same_bridge("-C", iface, tag)).succeeded()) {
     const ProcessOutcome o = run(same_bridge("-I", iface, tag));
-    if (!o.succeeded())
+    if (!o.succeeded()) {
       return fail(Code::kPlaceUnusable,
                   "iptables -I FORWARD -i " + iface + " -o " + iface + ": " + o.describe());
+    }
   }
   return {};
 }
 
 Result<void> bridge_members_accept(const std::string& iface, const std::string& tag) {
-  if (!valid(iface, tag))
+  if (!valid(iface, tag)) {
     return fail(Code::kInvalidArgument, "bridge rule " + iface + ": not an interface name and tag");
+  }
   if (run(same_bridge("-C", iface, tag)).succeeded()) return {};
   const ProcessOutcome o = run(same_bridge("-I", iface, tag));
-  if (!o.succeeded())
+  if (!o.succeeded()) {
     return fail(Code::kPlaceUnusable,
                 "iptables -I FORWARD -i " + iface + " -o " + iface + ": " + o.describe());
+  }
   return {};
 }
 
 Result<bool> guard_present(const std::string& iface, const std::string& tag) {
-  if (!valid(iface, tag))
+  if (!valid(iface, tag)) {
     return fail(Code::kInvalidArgument, "host guard " + iface + ": not an interface name and tag");
+  }
   for (const char* tool : {"iptables", "ip6tables"}) {
     const ProcessOutcome o = run(rule(tool, "-C", iface, tag));
-    if (o.spawn_failed || o.timed_out)
+    if (o.spawn_failed || o.timed_out) {
       return fail(Code::kPlaceUnusable, std::string(tool) + " -C INPUT: " + o.describe());
+    }
     if (!o.succeeded()) return false;
   }
   return true;
@@ -106,16 +114,18 @@ Result<void> guard_remove(const std::string& tag) {
   for (const auto& [tool, chain] : {std::pair{"iptables", "INPUT"}, std::pair{"ip6tables", "INPUT"},
                                     std::pair{"iptables", "FORWARD"}}) {
     const ProcessOutcome listed = run({tool, "-w", "10", "-S", chain});
-    if (!listed.succeeded())
+    if (!listed.succeeded()) {
       return fail(Code::kCommandFailed,
                   std::string(tool) + " -S " + chain + ": " + listed.describe());
+    }
     std::istringstream in(listed.out);
     int removed = 0;
     for (std::string line; std::getline(in, line) && removed < kMaxCopies;) {
       if (line.rfind("-A " + std::string(chain) + " ", 0) != 0 ||
           ((line + " ").find(plain) == std::string::npos &&
-           (line + " ").find(quoted) == std::string::npos))
+           (line + " ").find(quoted) == std::string::npos)) {
         continue;
+      }
       // Our own rule's words (no quoting: the tag has no spaces): -A becomes -D.
       std::vector<std::string> argv = {tool, "-w", "10"};
       std::istringstream words(line);
@@ -124,8 +134,9 @@ Result<void> guard_remove(const std::string& tag) {
         argv.push_back(argv.size() == 3 && w == "-A" ? "-D" : w);
       }
       const ProcessOutcome o = run(argv);
-      if (!o.succeeded())
+      if (!o.succeeded()) {
         return fail(Code::kCommandFailed, std::string(tool) + " -D " + line + ": " + o.describe());
+      }
       ++removed;
     }
   }

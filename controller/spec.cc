@@ -187,11 +187,12 @@ std::vector<std::string> engine_run_flags(EngineKind engine) {
 std::vector<std::string> inner_network_argv(const SpaceSpec& spec) {
   std::vector<std::string> a = {"network", "create",     "--driver",
                                 "bridge",  "--internal", "--ipv6=false"};
-  if (spec.engine == EngineKind::kPodman)
+  if (spec.engine == EngineKind::kPodman) {
     a.push_back(
         "--disable-dns");  // no DNS server on the bridge: the host guard drops everything there
-  else
+  } else {
     a.insert(a.end(), {"--opt", std::string(spec.engine_major >= 28 ? kOptIsolated : kOptInhibit)});
+  }
   if (!spec.inner_subnet.empty()) a.insert(a.end(), {"--subnet", spec.inner_subnet});
   add_labels(a, spec, Role::kInnerNetwork);
   a.insert(a.end(), {"--", names_for(spec.id).inner});
@@ -230,10 +231,11 @@ std::vector<std::string> gatekeeper_create_argv(const SpaceSpec& spec, std::stri
   add_common_hardening(a, kGatekeeperUser, spec.seccomp_gatekeeper, kGatekeeperMemory, spec.engine);
   a.insert(a.end(), {"--cpu-shares", std::to_string(kGatekeeperCpuShares)});
   // Docker refuses --network-alias with two --network; the outer one is connected afterwards.
-  if (spec.engine == EngineKind::kPodman)
+  if (spec.engine == EngineKind::kPodman) {
     a.insert(a.end(), {"--network", n.inner + ":ip=" + spec.gatekeeper_inner_ip});
-  else
+  } else {
     a.insert(a.end(), {"--network", n.inner, "--network-alias", std::string(kGatekeeperAlias)});
+  }
   add_labels(a, spec, Role::kGatekeeper);
   a.insert(a.end(), {"--", spec.gatekeeper_image});
   const std::vector<std::string> command =
@@ -267,8 +269,9 @@ std::string podman_gatekeeper_ip(std::string_view subnet) {
 std::vector<std::string> gatekeeper_command(std::string_view inner_subnet,
                                             std::string_view unsafe_test_dns_server) {
   std::vector<std::string> command = {"serve", "--inner-subnet", std::string(inner_subnet)};
-  if (!unsafe_test_dns_server.empty())
+  if (!unsafe_test_dns_server.empty()) {
     command.insert(command.end(), {"--dns-server", std::string(unsafe_test_dns_server)});
+  }
   return command;
 }
 
@@ -297,8 +300,9 @@ std::vector<std::string> space_create_argv(const SpaceSpec& spec) {
     // every interface of the space (Docker turns it off itself on an IPv4-only network).
     a.insert(a.end(), {"--add-host", std::string(kGatekeeperAlias) + ":" + spec.gatekeeper_inner_ip,
                        "--dns", "none"});
-    for (const std::string_view sysctl : kPodmanSpaceSysctls)
+    for (const std::string_view sysctl : kPodmanSpaceSysctls) {
       a.insert(a.end(), {"--sysctl", std::string(sysctl)});
+    }
   }
   a.insert(a.end(),
            {"--cpus", cpus_text(spec.nano_cpus), "--cpu-shares", std::to_string(kSpaceCpuShares),

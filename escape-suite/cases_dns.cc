@@ -85,12 +85,14 @@ void add_dns_cases(std::vector<Case>& out) {
                for (const std::string& other : ctx.opts.other_space_addresses) {
                  std::string host;
                  std::uint16_t port = 0;
-                 if (split_host_port(other, host, port) && host == addr)
+                 if (split_host_port(other, host, port) && host == addr) {
                    return fail(name + " -> " + addr + " (the other space)");
+                 }
                }
              }
-             if (a.addresses.size() != 1)
+             if (a.addresses.size() != 1) {
                return fail(name + " has " + std::to_string(a.addresses.size()) + " addresses");
+             }
              return pass(name + " -> " + a.addresses.front());
            });
   struct Name {
@@ -122,8 +124,9 @@ void add_dns_cases(std::vector<Case>& out) {
       [](Context& ctx) {
         if (hosts_file_names(ctx.opts)) {
           const FileRead f = read_bounded("/etc/resolv.conf");
-          if (!f.ok && f.err != ENOENT)
+          if (!f.ok && f.err != ENOENT) {
             return inconclusive("read /etc/resolv.conf: " + errno_name(f.err));
+          }
           std::string listed;
           for (const std::string& ns : resolv_conf_nameservers(f.data)) listed += ns + " ";
           if (!listed.empty()) return fail("nameservers listed on a place without DNS: " + listed);

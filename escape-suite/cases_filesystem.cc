@@ -253,8 +253,9 @@ void add_filesystem_cases(std::vector<Case>& out) {
           if (!ok) bad += p + "(" + m.fstype + ") ";
         }
         bool init_ro = false;
-        for (const Mount& m : mounts())
+        for (const Mount& m : mounts()) {
           init_ro = init_ro || (m.point == init && has_option(m.options, "ro"));
+        }
         return bad.empty()
                    ? pass(std::string("every mount point is expected") +
                           (init_ro

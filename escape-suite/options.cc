@@ -79,13 +79,21 @@ policy::Result<Options> parse_options(const std::vector<std::string_view>& args)
                             std::string(value.substr(0, 80)) + "'";
     std::uint64_t n = 0;
     if (name == "--format") {
-      if (value == "text") o.format = Format::kText;
-      else if (value == "json") o.format = Format::kJson;
-      else if (value == "tap") o.format = Format::kTap;
-      else if (value == "junit") o.format = Format::kJunit;
-      else if (value == "sarif") o.format = Format::kSarif;
-      else if (value == "html") o.format = Format::kHtml;
-      else return Error{bad + " (text, json, tap or junit)"};
+      if (value == "text") {
+        o.format = Format::kText;
+      } else if (value == "json") {
+        o.format = Format::kJson;
+      } else if (value == "tap") {
+        o.format = Format::kTap;
+      } else if (value == "junit") {
+        o.format = Format::kJunit;
+      } else if (value == "sarif") {
+        o.format = Format::kSarif;
+      } else if (value == "html") {
+        o.format = Format::kHtml;
+      } else {
+        return Error{bad + " (text, json, tap or junit)"};
+      }
     } else if (name == "--output") {
       o.output = std::string(value);
     } else if (name == "--only") {
@@ -134,22 +142,28 @@ policy::Result<Options> parse_options(const std::vector<std::string_view>& args)
     } else if (name == "--resolver") {
       o.resolver = std::string(value);
     } else if (name == "--engine") {
-      if (value == "docker")
+      if (value == "docker") {
         o.engine = Engine::kDocker;
-      else if (value == "podman")
+      } else if (value == "podman") {
         o.engine = Engine::kPodman;
-      else
+      } else {
         return Error{bad + " (docker or podman)"};
+      }
     } else if (name == "--cpu-limit") {
       if (!parse_u64(value, n) || n < 10000000 || n > 1024000000000ull) return Error{bad + " (nano CPUs)"};
       o.cpu_limit = n;
     } else if (name == "--pids-limit" || name == "--memory-limit" || name == "--home-quota" ||
                name == "--log-flood-mib") {
       if (!parse_u64(value, n) || n == 0) return Error{bad};
-      if (name == "--pids-limit") o.pids_limit = n;
-      else if (name == "--memory-limit") o.memory_limit = n;
-      else if (name == "--home-quota") o.home_quota = n;
-      else o.log_flood_mib = n;
+      if (name == "--pids-limit") {
+        o.pids_limit = n;
+      } else if (name == "--memory-limit") {
+        o.memory_limit = n;
+      } else if (name == "--home-quota") {
+        o.home_quota = n;
+      } else {
+        o.log_flood_mib = n;
+      }
     } else if (name == "--seccomp-errno") {
       if (!parse_u64(value, n) || n == 0 || n > 4095) return Error{bad};
       o.seccomp_errno = static_cast<int>(n);

@@ -170,11 +170,14 @@ Outcome syscall_in_child_expect(const Options& opts, std::string_view what, cons
       timeout_ms);
   if (c.signal == SIGSYS) return pass(std::string(what) + ": killed by SIGSYS (seccomp)");
   if (c.timed_out) return inconclusive(std::string(what) + ": child did not finish in time");
-  if (!c.exited || c.report.empty())
+  if (!c.exited || c.report.empty()) {
     return inconclusive(std::string(what) + ": child died (signal " + std::to_string(c.signal) + ") " + c.report);
+  }
   const std::size_t sp = c.report.find(' ');
   const long rc = std::strtol(c.report.c_str(), nullptr, 10);
-  const int err = sp == std::string::npos ? 0 : std::atoi(c.report.c_str() + sp + 1);
+  const int err = sp == std::string::npos
+                      ? 0
+                      : static_cast<int>(std::strtol(c.report.c_str() + sp + 1, nullptr, 10));
   if (rc >= 0) return fail(std::string(what) + " succeeded (" + std::to_string(rc) + ")");
   if (err == expected_errno) return pass(std::string(what) + ": " + errno_name(err) + " (the profile's errno)");
   (void)opts;
@@ -203,7 +206,9 @@ Outcome syscall_in_child(const Options& opts, std::string_view what,
   }
   const std::size_t sp = c.report.find(' ');
   const long rc = std::strtol(c.report.c_str(), nullptr, 10);
-  const int err = sp == std::string::npos ? 0 : std::atoi(c.report.c_str() + sp + 1);
+  const int err = sp == std::string::npos
+                      ? 0
+                      : static_cast<int>(std::strtol(c.report.c_str() + sp + 1, nullptr, 10));
   return judge_syscall(opts, what, rc, err);
 }
 
@@ -301,7 +306,7 @@ std::vector<int> numeric_pids(std::size_t max) {
   for (const std::string& name : list_dir("/proc", 65536)) {
     if (name.empty() || name.size() > 9) continue;
     if (!std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
-    pids.push_back(std::atoi(name.c_str()));
+    pids.push_back(static_cast<int>(std::strtol(name.c_str(), nullptr, 10)));
     if (pids.size() >= max) break;
   }
   std::sort(pids.begin(), pids.end());
