@@ -6,6 +6,7 @@
 // an attribute or a character reference.
 #include <map>
 
+#include "escape-suite/catalogue.h"
 #include "escape-suite/report.h"
 #include "escape-suite/report_rich.h"
 
@@ -190,10 +191,6 @@ std::string html_escape(std::string_view text) {
 }
 
 std::string format_html(const std::vector<CaseResult>& results, const ReportContext& context) {
-  const std::vector<Case> cases = all_cases();
-  std::map<std::string_view, const Case*> known;
-  for (const Case& c : cases) known.emplace(c.id, &c);
-
   GroupCounts all;
   std::vector<std::string> order;  // groups in the order they first ran
   std::map<std::string, GroupCounts> groups;
@@ -261,9 +258,9 @@ std::string format_html(const std::vector<CaseResult>& results, const ReportCont
       if (r.group != g) continue;
       out += "<tr class=\"case " + std::string(verdict_class(r.verdict)) + "\" id=\"case-" + anchor(r.id) + "\"><td><b>" +
              html_escape(r.id) + "</b>";
-      if (const auto it = known.find(r.id); it != known.end())
-        out += "<div class=\"case-text\">threat: " + html_escape(it->second->threat) + "<br>proof: " +
-               html_escape(it->second->proof) + "</div>";
+      if (const CaseText* c = find_case_text(r.id); c != nullptr)
+        out += "<div class=\"case-text\">threat: " + html_escape(c->threat) +
+               "<br>proof: " + html_escape(c->proof) + "</div>";
       out += "</td><td class=\"v\">" + std::string(verdict_word(r.verdict)) + "</td><td class=\"ev\">" +
              html_escape(r.evidence) + "</td><td>" + std::to_string(r.duration_ms) + "</td></tr>\n";
     }
