@@ -25,6 +25,7 @@
 
 #include "escape-suite/case.h"
 #include "escape-suite/probe.h"
+#include "policy/number.h"
 
 namespace escape {
 namespace {
@@ -47,17 +48,25 @@ std::uint64_t cgroup_quota(std::string& evidence) {
   if (v2.ok) {
     evidence = "cpu.max = " + trim(v2.data);
     if (v2.data.rfind("max", 0) == 0) return 0;
-    const std::uint64_t quota = std::strtoull(v2.data.c_str(), nullptr, 10);
-    const std::uint64_t period = std::strtoull(v2.data.c_str() + std::min(v2.data.size(), v2.data.find(' ') + 1), nullptr, 10);
-    return period == 0 ? 0 : quota * 1000000000ull / period;
+    // "QUOTA PERIOD" in microseconds; anything else is no quota this case can compare.
+    const std::string line = trim(v2.data);
+    const std::size_t sp = line.find(' ');
+    const std::optional<std::uint64_t> quota =
+        policy::parse_number<std::uint64_t>(std::string_view(line).substr(0, sp));
+    const std::optional<std::uint64_t> period =
+        sp == std::string::npos
+            ? std::nullopt
+            : policy::parse_number<std::uint64_t>(std::string_view(line).substr(sp + 1));
+    if (!quota || !period || *period == 0) return 0;
+    return *quota * 1000000000ull / *period;
   }
   for (const char* dir : {"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"}) {
     const FileRead q = read_bounded(std::string(dir) + "/cpu.cfs_quota_us", 64);
     const FileRead p = read_bounded(std::string(dir) + "/cpu.cfs_period_us", 64);
     if (!q.ok || !p.ok) continue;
     evidence = std::string(dir) + " cfs_quota_us = " + trim(q.data) + ", cfs_period_us = " + trim(p.data);
-    const long long quota = std::atoll(q.data.c_str());
-    const long long period = std::atoll(p.data.c_str());
+    const long long quota = policy::parse_number<long long>(trim(q.data)).value_or(0);
+    const long long period = policy::parse_number<long long>(trim(p.data)).value_or(0);
     if (quota <= 0 || period <= 0) return 0;
     return static_cast<std::uint64_t>(quota) * 1000000000ull / static_cast<std::uint64_t>(period);
   }
@@ -233,7 +242,11 @@ void add_hardening_cases(std::vector<Case>& out) {
                  3000);
              if (!c.exited) return inconclusive("child died (signal " + std::to_string(c.signal) + ")");
              if (c.report == "raised") return fail("setrlimit(RLIMIT_CORE, unlimited) succeeded");
-             const int err = std::atoi(c.report.c_str());
+             const std::optional<int> read = policy::parse_number<int>(c.report);
+             if (!read)
+               return inconclusive("setrlimit(RLIMIT_CORE, unlimited): unreadable child report: " +
+                                   c.report);
+             const int err = *read;
              if (err == EPERM) return pass("setrlimit(RLIMIT_CORE, unlimited): EPERM");
              return fail("setrlimit(RLIMIT_CORE, unlimited): " + errno_name(err) + " (expected EPERM)");
            });
@@ -251,7 +264,8 @@ void add_hardening_cases(std::vector<Case>& out) {
                  3000);
              if (!c.exited) return inconclusive("child died (signal " + std::to_string(c.signal) + ")");
              if (c.report == "raised") return fail("soft RLIMIT_CORE raised to 1 MiB: the hard limit is not 0");
-             const int err = std::atoi(c.report.c_str());
+             const int err =
+                 policy::parse_number<int>(c.report).value_or(0);  // "getrlimit N": not EINVAL
              if (err == EINVAL) return pass("setrlimit(RLIMIT_CORE, 1 MiB soft): EINVAL (hard is 0)");
              return fail("setrlimit(RLIMIT_CORE, 1 MiB soft): " + c.report + " (expected EINVAL)");
            });
