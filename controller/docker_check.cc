@@ -20,6 +20,7 @@
 
 #include "controller/docker_place.h"
 #include "controller/host_guard.h"
+#include "policy/number.h"
 
 namespace controller {
 
@@ -228,7 +229,9 @@ Result<CheckReport> DockerPlace::probe_isolation(CheckReport report, const std::
   // 0 to 65535: unreduced it named ports up to 9830267, which nc refused, and isolation was never
   // proved).
   const std::string port = std::to_string(
-      local ? own->port() : 20000 + (std::stoi(random_hex(2), nullptr, 16) % 256) * 150 + 17);
+      local ? own->port()
+            : 20000 + (policy::parse_number<unsigned>(random_hex(2), 16).value_or(0) % 256) * 150 +
+                  17);
   auto accepted = [&]() { return local ? own->accepted() : 0; };
   // Both networks are built by the same argv as a space's inner and outer network, so the probe
   // tests exactly what a space gets.

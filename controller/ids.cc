@@ -1,12 +1,10 @@
-// Ids and image words shared by the place and the records (docker_place.h declares them): kept
-// apart from the driver so the record reader and the inspect readers build without it (the fuzz
-// targets link only these).
+// Ids and image words (ids.h).
 #include <sys/random.h>
 
 #include <string>
 #include <string_view>
 
-#include "controller/docker_place.h"
+#include "controller/ids.h"
 
 namespace controller {
 

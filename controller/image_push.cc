@@ -11,6 +11,7 @@
 #include "controller/docker_place.h"
 #include "controller/image_ensure.h"
 #include "controller/process.h"
+#include "policy/number.h"
 
 namespace controller {
 
@@ -167,9 +168,9 @@ bool registry_is_loopback(std::string_view location) {
     const std::size_t dot = host.find('.', at);
     const std::string part = host.substr(at, dot == std::string::npos ? std::string::npos : dot - at);
     if (part.empty() || part.size() > 3 || part.find_first_not_of("0123456789") != std::string::npos) return false;
-    const unsigned value = static_cast<unsigned>(std::atoi(part.c_str()));
-    if (value > 255) return false;
-    if (parts == 0) first = value;
+    const std::optional<unsigned> value = policy::parse_number<unsigned>(part);
+    if (!value || *value > 255) return false;
+    if (parts == 0) first = *value;
     ++parts;
     if (dot == std::string::npos) break;
     at = dot + 1;

@@ -4,7 +4,7 @@
 #include <map>
 #include <set>
 
-#include "controller/docker_place.h"
+#include "controller/ids.h"
 #include "controller/inspect_json.h"
 #include "controller/spec.h"
 #include "controller/text.h"

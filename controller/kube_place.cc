@@ -355,6 +355,14 @@ Result<std::vector<std::string>> KubernetesPlace::exec_argv(const std::string& i
   return cli_.argv(*ns, {"exec", "-i", "space", "--container", "space", "--"});
 }
 
+Result<std::vector<std::string>> KubernetesPlace::interactive_exec_argv(const std::string& id,
+                                                                        bool terminal) {
+  if (!terminal) return exec_argv(id);
+  Result<std::string> ns = running_pod(id, ExecTarget::kSpace);
+  if (!ns) return ns.error();
+  return cli_.argv(*ns, {"exec", "-i", "--tty", "space", "--container", "space", "--"});
+}
+
 Result<std::vector<std::string>> KubernetesPlace::connect(const std::string& id,
                                                           std::uint16_t port) {
   Result<std::vector<std::string>> a = exec_argv(id);

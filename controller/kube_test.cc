@@ -361,6 +361,11 @@ TEST_F(KubePlaceTest, ExecArgvIsKubectlExecInteractiveWithExplicitContextAndName
   EXPECT_EQ(*a, (std::vector<std::string>{FAKE_KUBECTL, "--context", "spacectl-test", "--namespace",
                                           "gk-" + id, "exec", "-i", "space", "--container", "space",
                                           "--"}));
+  Result<std::vector<std::string>> tty = place->interactive_exec_argv(id, true);
+  ASSERT_TRUE(tty.ok()) << tty.error().message;
+  EXPECT_EQ(*tty, (std::vector<std::string>{FAKE_KUBECTL, "--context", "spacectl-test",
+                                            "--namespace", "gk-" + id, "exec", "-i", "--tty",
+                                            "space", "--container", "space", "--"}));
   Result<std::vector<std::string>> c = place->connect(id, 27600);
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(std::vector<std::string>(c->end() - 3, c->end()),

@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "controller/process.h"
+#include "policy/number.h"
 
 namespace controller {
 namespace {
@@ -114,7 +115,11 @@ std::optional<LoopState> read_loop_state(int index) {
   if (::stat("/sys/block", &st) != 0) return std::nullopt;  // no sysfs here: nothing can be seen
   if (::stat(base.c_str(), &st) != 0) return s;
   s.exists = true;
-  if (const std::optional<std::string> sectors = read_sys(base + "/size")) s.bytes = std::atoll(sectors->c_str()) * 512;
+  if (const std::optional<std::string> sectors = read_sys(base + "/size")) {
+    // 512-byte sectors; an unreadable count is an unknown size (0), never a guess.
+    const std::optional<std::int64_t> n = policy::parse_number<std::int64_t>(*sectors);
+    s.bytes = n && *n >= 0 && *n <= (INT64_MAX / 512) ? *n * 512 : 0;
+  }
   if (const std::optional<std::string> file = read_sys(base + "/loop/backing_file")) {
     s.attached = !file->empty();
     s.backing_file = *file;

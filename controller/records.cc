@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "controller/docker_place.h"
+#include "controller/ids.h"
 #include "controller/record_fields.h"
 #include "controller/spec.h"
 #include "controller/subnets.h"

@@ -16,8 +16,9 @@ Result<std::string> repository_of(Manager& manager, const std::string& id, const
   if (!is_space_id(id)) return fail(Code::kInvalidArgument, std::string(what) + " " + id + ": not 12 lowercase hex");
   Result<SpaceRecord> record = read_record(manager.state, id);
   if (!record) return record.error();
-  if (record->code.repository.empty())
+  if (record->code.repository.empty()) {
     return fail(Code::kInvalidArgument, std::string(what) + " " + id + ": no code in is recorded for this space");
+}
   return record->code.repository;
 }
 
@@ -69,7 +70,7 @@ Result<json> apply_work(Manager& manager, const ApplyRequest& cli) {
   if (cli.remove_afterwards) {
     lock.reset();  // remove takes the space's lock itself
     say("removing the space");
-    Result<json> removed = remove_with_refs(manager, cli.id);
+    Result<SpaceRemoved> removed = remove_with_refs(manager, cli.id);
     out["removed"] = removed ? json(true) : json(false);
     if (!removed) out["remove_error"] = removed.error().message;
   }

@@ -164,11 +164,14 @@ std::optional<Result<json>> run_code_cli(const CodeCli& cli, Manager& manager, c
   return std::nullopt;
 }
 
-Result<json> create_with_code(const CodeCli& cli, Manager& manager, const CreateRequest& request, const std::string& space_image) {
+Result<SpaceCreated> create_with_code(const CodeCli& cli, Manager& manager,
+                                      const CreateRequest& request,
+                                      const std::string& space_image) {
   return create_with_code(manager, request, CodeInRequest{{}, cli.create_repo, cli.create_mode, space_image, cli.timeout_seconds, {}});
 }
 
-Result<json> create_with_code(Manager& manager, CreateRequest request, const CodeInRequest& code) {
+Result<SpaceCreated> create_with_code(Manager& manager, CreateRequest request,
+                                      const CodeInRequest& code) {
   auto say = [&](const std::string& line) {
     if (code.progress) code.progress(line);
     else std::cerr << "spacectl: " << line << "\n";
@@ -176,13 +179,14 @@ Result<json> create_with_code(Manager& manager, CreateRequest request, const Cod
   if (!parse_mode(code.mode)) return fail(Code::kUsage, "space create: --mode must be uncommitted or clean");
   // Refusals that need only the repository come before anything is created.
   if (Result<void> ok = preflight(code.repo); !ok) return ok.error();
-  json created_doc, in_doc;
+  SpaceCreated created_doc;
+  json in_doc;
   {
     Result<SpaceLock> lock = manager.begin_create(request, code.repo);
     if (!lock) return lock.error();
     const std::string id = request.id;
     say("creating space " + id);
-    Result<json> created = manager.create_locked(request);
+    Result<SpaceCreated> created = manager.create_locked(request);
     if (!created) {
       manager.finish_create(id, &created.error(), "");
       return created.error();
@@ -209,24 +213,28 @@ Result<json> create_with_code(Manager& manager, CreateRequest request, const Cod
   }
   const std::string id = request.id;
   say("space " + id + " is usable; sending history");
-  json out = std::move(created_doc);
-  out["code"] = std::move(in_doc);
+  SpaceCreated out = std::move(created_doc);
+  out.code = std::move(in_doc);
   Result<json> h = code_history(manager, id, 1800, code.progress);
-  out["code"]["history"] = h ? (*h)["history"] : json("failed");
+  (*out.code)["history"] = h ? (*h)["history"] : json("failed");
   if (!h) say("warning: " + h.error().message + " (the space works with shallow history)");
   return out;
 }
 
-Result<json> remove_with_refs(Manager& manager, const std::string& id) {
+Result<SpaceRemoved> remove_with_refs(Manager& manager, const std::string& id) {
   Result<SpaceRecord> record = read_record(manager.state, id);
-  Result<json> removed = manager.remove(id);
+  Result<SpaceRemoved> removed = manager.remove(id);
   if (!removed) return removed;
-  json out = *removed;
+  SpaceRemoved out = std::move(*removed);
   if (record && !record->code.repository.empty()) {
     Result<std::vector<std::string>> refs = remove_space_refs(record->code.repository, id);
-    if (refs) out["refs_removed"] = *refs;
-    else if (refs.error().code == Code::kProjectFolderMissing) out["refs_removed"] = json::array();  // went with the folder
-    else out["refs_not_removed"] = refs.error().message;
+    if (refs) {
+      out.refs_removed = std::move(*refs);
+    } else if (refs.error().code == Code::kProjectFolderMissing) {
+      out.refs_removed = std::vector<std::string>{};  // went with the folder
+    } else {
+      out.refs_not_removed = refs.error().message;
+    }
   }
   return out;
 }

@@ -15,6 +15,7 @@
 #include "controller/code/snapshot.h"
 #include "controller/code/testing/git_fixture.h"
 #include "controller/process.h"
+#include "controller/testing/live_space.h"
 #include "tests/support/environment.h"
 
 namespace controller::code {
@@ -25,56 +26,15 @@ using testing::git;
 using testing::git_status;
 using testing::write_file;
 
-const std::string kBin = std::string(GK_BINARY_DIR) + "/bin";
-
-bool exists(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
-
-ProcessOutcome docker(std::vector<std::string> args) {
-  ProcessRequest r;
-  r.argv = {"docker"};
-  r.argv.insert(r.argv.end(), args.begin(), args.end());
-  r.timeout = std::chrono::minutes(2);
-  return run_process(r);
-}
-
-bool ensure_images() {
-  if (exists(kBin + "/gatekeeper-image.id") && exists(kBin + "/space-image.id")) return true;
-  ProcessRequest r;
-  r.argv = {"cmake", "--build", GK_BINARY_DIR, "--target", "images"};
-  r.timeout = std::chrono::minutes(15);
-  (void)run_process(r);
-  return exists(kBin + "/gatekeeper-image.id") && exists(kBin + "/space-image.id");
-}
-
 class CodeInDockerTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    testing::isolate_git_environment(home_.path());
-    owner_ = "codein" + std::to_string(getpid());
-  }
-  void TearDown() override {
-    if (!gk_test::docker_engine_answers()) return;
-    const std::string filter = "label=spacectl.space.owner=" + owner_;
-    for (const std::vector<std::string>& kind :
-         {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
-      std::vector<std::string> args = kind;
-      args.insert(args.end(), {"-q", "--filter", filter});
-      EXPECT_EQ(docker(args).out, "") << "left behind (" << kind[0] << ") for owner " << owner_;
-    }
-  }
-  bool ready() {
-    return gk_test::docker_engine_answers() && ensure_images() &&
-           exists(kBin + "/seccomp/space.json");
-  }
-
+  CodeInDockerTest()
+      : live_(controller::testing::LiveSpaceOptions{"codein", controller::testing::kReleasePin,
+                                                    std::chrono::minutes(8), 64u << 20, false}) {}
+  void SetUp() override { testing::isolate_git_environment(home_.path()); }
+  bool ready() { return live_.ready(); }
   ProcessOutcome spacectl(const std::vector<std::string>& args, bool as_json = true) {
-    ProcessRequest r;
-    r.argv = {SPACECTL, "--owner", owner_, "--state-dir", state_.path()};
-    if (as_json) r.argv.push_back("--json");
-    r.argv.insert(r.argv.end(), args.begin(), args.end());
-    r.timeout = std::chrono::minutes(8);
-    r.output_cap = 64u << 20;
-    return run_process(r);
+    return live_.spacectl(args, {}, as_json);
   }
   std::string inside(const std::string& id, const std::vector<std::string>& argv) {
     std::vector<std::string> args = {"space", "exec", id, "--"};
@@ -84,8 +44,10 @@ class CodeInDockerTest : public ::testing::Test {
     return o.out;
   }
 
-  testing::TempTree home_, dir_, state_;
-  std::string owner_;
+  testing::TempTree home_, dir_;
+  // The shared live fixture (controller/testing/live_space.h): owner, state, the leftover check.
+  controller::testing::LiveSpace live_;
+  const std::string& owner_ = live_.owner();
 };
 
 TEST_F(CodeInDockerTest, SpaceCreateWithRepoMakesTheSpaceEqualToTheHost) {

@@ -15,6 +15,7 @@
 
 #include "controller/code/exec_stream.h"
 #include "controller/code/out_steps.h"
+#include "policy/number.h"
 
 namespace controller::code {
 namespace {
@@ -185,8 +186,9 @@ std::vector<std::string> sweep_quarantines(const std::string& work_dir) {
     const std::size_t dash = name.find('-', 13);
     if (dash == std::string::npos || dash == 13 || dash - 13 > 10) continue;
     const std::string pid_text = name.substr(13, dash - 13);
-    if (!std::all_of(pid_text.begin(), pid_text.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
-    const long pid = std::stol(pid_text);
+    const std::optional<long> parsed = policy::parse_number<long>(pid_text);
+    if (!parsed) continue;
+    const long pid = *parsed;
     if (pid <= 1 || pid == getpid() || kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
     if (remove_tree(parent + "/" + name)) removed.push_back(name);
   }

@@ -7,6 +7,7 @@
 #include "controller/code/exec_stream.h"
 #include "controller/code/git2.h"
 #include "controller/code/project.h"
+#include "policy/number.h"
 
 namespace controller::code {
 namespace {
@@ -325,8 +326,12 @@ bool parse_git_version(const std::string& text, int& major, int& minor) {
   const std::string first = text.substr(0, text.find('\n'));
   std::smatch m;
   if (!std::regex_match(first, m, re)) return false;
-  major = std::stoi(m[1].str());
-  minor = std::stoi(m[2].str());
+  // At most four digits each (the pattern): they always fit.
+  const std::optional<int> got_major = policy::parse_number<int>(m[1].str());
+  const std::optional<int> got_minor = policy::parse_number<int>(m[2].str());
+  if (!got_major || !got_minor) return false;
+  major = *got_major;
+  minor = *got_minor;
   return true;
 }
 

@@ -79,10 +79,10 @@ class DispatchLiveTest : public ::testing::Test {
     Manager m{*place_, state_};
     CreateRequest request;
     request.memory_bytes = 512ll << 20;
-    Result<nlohmann::json> created = m.create(request);
+    Result<SpaceCreated> created = m.create(request);
     ASSERT_TRUE(created.ok()) << created.error().message;
-    id_ = (*created)["id"].get<std::string>();
-    ASSERT_TRUE((*created)["token_written"].get<bool>()) << created->dump();
+    id_ = created->space.summary.id;
+    ASSERT_TRUE(created->token_written) << created->token_failure.value_or("");
     Result<std::string> server = read_small_file(kBin + "/dispatch-inner-server", 16u << 20);
     ASSERT_TRUE(server.ok());
     Result<ExecOutput> w = place_->exec(id_, ExecTarget::kSpace, {"sh", "-c", "cat > /tmp/inner && chmod 755 /tmp/inner"}, *server,

@@ -153,24 +153,25 @@ void IdleWatch::on_work_done(uv_work_t* w, int) noexcept { static_cast<IdleWatch
 void IdleWatch::check() {
   Result<Env> env = make_env_();
   if (!env) return;
-  Result<json> list = env->manager->list();
+  Result<SpaceList> list = env->manager->list();
   if (!list) return;
   const Result<IdleSetting> fallback = read_default_idle(state_);
   const IdleSetting standard = fallback ? *fallback : kDefaultIdleSetting;
   const auto now = std::chrono::steady_clock::now();
   std::set<std::string> running;
-  for (const json& entry : (*list)["spaces"]) {
-    const std::string id = entry.value("id", "");
-    if (entry.value("busy", false)) {
+  for (const SpaceView& entry : list->spaces) {
+    const std::string& id = entry.summary.id;
+    if (entry.busy.value_or(false)) {
       touch(id);  // an action of its own is running
       continue;
     }
     // Exited 75 by itself with its gatekeeper still up: nothing inside can reach that gatekeeper.
-    if (entry.value("space", "") == "exited" && entry.value("gatekeeper", "") == "running" && entry.value("exit_code", 0) == 75) {
+    if (entry.summary.space_state == "exited" && entry.summary.gatekeeper_state == "running" &&
+        entry.summary.space_exit_code == kIdleExitCode) {
       if (Result<SpaceLock> lock = SpaceLock::acquire(state_, id, "idle stop"); lock) (void)env->manager->stop_locked(id, true);
       continue;
     }
-    if (entry.value("space", "") != "running" || entry.value("state", "") == "preparing") continue;
+    if (entry.summary.space_state != "running" || entry.state == SpaceState::kPreparing) continue;
     running.insert(id);
     Result<SpaceRecord> record = read_record(state_, id);
     const IdleSetting setting = record && record->idle_stop.set ? IdleSetting{record->idle_stop.enabled, record->idle_stop.hours} : standard;
@@ -193,7 +194,7 @@ void IdleWatch::check() {
     if (now - last < timeout_of(setting)) continue;
     Result<SpaceLock> lock = SpaceLock::acquire(state_, id, "idle stop");
     if (!lock) continue;  // an action came meanwhile
-    if (Result<json> stopped = env->manager->stop_locked(id, true); stopped) {
+    if (Result<SpaceStopped> stopped = env->manager->stop_locked(id, true); stopped) {
       std::cerr << "spacectl serve: idle stop: stopped space " << id << "\n";
       std::lock_guard<std::mutex> guard(mutex_);
       last_.erase(id);

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "controller/docker_place.h"  // random_hex
+#include "controller/ids.h"
 #include "controller/records.h"       // now_utc_iso
 
 namespace controller::serve {

@@ -4,10 +4,11 @@
 
 #include "controller/code/apply_cli.h"
 #include "controller/code/cli.h"
-#include "controller/docker_place.h"  // random_hex
 #include "controller/escape_runner.h"
 #include "controller/grants/cli.h"
+#include "controller/ids.h"
 #include "controller/registry.h"
+#include "controller/render.h"
 #include "controller/spec.h"
 #include "controller/sweep.h"
 
@@ -105,9 +106,11 @@ Reply now(int status, json body) {
 }
 Reply now_error(int status, std::string_view code, const std::string& message) { return now(status, error_body(code, message)); }
 
-Response answer(const Result<json>& r, int status = 200) {
+// The operation's result as its document (render.h: the same one `--json` prints).
+template <typename T>
+Response answer(const Result<T>& r, int status = 200) {
   if (!r) return failure_response(r.error());
-  return Response{status, *r};
+  return Response{status, to_json(*r)};
 }
 
 Reply later(std::function<Response()> work) {
@@ -184,10 +187,10 @@ Route make_router(ServeContext& ctx) {
       return now(200, {{"ok", true}, {"operations_running", ctx.operations->running()}, {"idle_stop_test_override", ctx.idle->test_override()}});
     if (pattern == "/v1/metrics") {
       return with_env(ctx, [&ctx](Env& e) {
-        Result<json> list = e.manager->list();
+        Result<SpaceList> list = e.manager->list();
         Response out;
         out.content_type = "text/plain; version=0.0.4; charset=utf-8";
-        out.text = ctx.metrics->render(list ? *list : json(), ctx.operations->running());
+        out.text = ctx.metrics->render(list ? &*list : nullptr, ctx.operations->running());
         return out;
       });
     }
@@ -214,9 +217,12 @@ Route make_router(ServeContext& ctx) {
         if (!env) return env.error();
         create.progress = [say](std::string_view step) { say(std::string(step)); };
         code.progress = say;
-        Result<json> r = code.repo.empty() ? env->manager->create(create) : code::create_with_code(*env->manager, create, code);
-        if (r) ctx.idle->touch(create.id);
-        return r;
+        Result<SpaceCreated> r = code.repo.empty()
+                                     ? env->manager->create(create)
+                                     : code::create_with_code(*env->manager, create, code);
+        if (!r) return r.error();
+        ctx.idle->touch(create.id);
+        return to_json(*r);
       });
       return accepted(opid, space);
     }
@@ -225,16 +231,17 @@ Route make_router(ServeContext& ctx) {
       return with_env(ctx, [id](Env& e) { return answer(code::remove_with_refs(*e.manager, id)); });
     if (pattern == "/v1/spaces/{id}/verify")
       return with_env(ctx, [id](Env& e) {
-        json doc;
-        Result<json> r = e.manager->verify(id, doc);
-        if (r) return Response{200, *r};
+        SpaceVerified found;
+        Result<SpaceVerified> r = e.manager->verify(id, found);
+        if (r) return Response{200, to_json(*r)};
         Response out = failure_response(r.error());
-        if (!doc.is_null()) out.body["result"] = doc;
+        if (!found.id.empty())
+          out.body["result"] = to_json(found);  // filled once the place answered
         return out;
       });
     if (pattern == "/v1/spaces/{id}/start")
       return with_env(ctx, [&ctx, id](Env& e) {
-        Result<json> r = e.manager->start(id);
+        Result<SpaceStarted> r = e.manager->start(id);
         if (r) ctx.idle->touch(id);
         return answer(r);
       });
@@ -461,6 +468,7 @@ Route make_router(ServeContext& ctx) {
       EscapeOptions eo;
       eo.space_id = id;
       eo.state_dir = ctx.state;
+      eo.place_name = ctx.place_name;
       eo.binary = ctx.escape_binary;
       eo.test_gatekeeper_image_file = ctx.escape_test_image_file;
       eo.format = escape::Format::kJson;
@@ -485,7 +493,8 @@ Route make_router(ServeContext& ctx) {
                         EscapeOptions run = eo;
                         run.progress =
                             say;  // the steps and one event per case as the suite reports it
-                        Result<EscapeReport> r = run_escape_test(ctx.place_options, run);
+                        Result<EscapeReport> r =
+                            run_escape_test(builtin_registry(), ctx.place_options, run);
                         ctx.idle->touch(eo.space_id);
                         if (!r) return r.error();
                         json report = json::parse(r->text, nullptr, false);

@@ -20,6 +20,7 @@
 #include "controller/space_token.h"
 #include "controller/sweep.h"
 #include "controller/text.h"
+#include "policy/number.h"
 
 namespace controller::serve {
 
@@ -76,11 +77,8 @@ int run_serve(const ServeOptions& options) {
     const std::size_t colon = options.listen.rfind(':');
     const std::string host = colon == std::string::npos ? std::string() : options.listen.substr(0, colon);
     const std::string port = colon == std::string::npos ? std::string() : options.listen.substr(colon + 1);
-    int p = 0;
-    bool ok = host == "127.0.0.1" && !port.empty() && port.size() <= 5;
-    for (const char c : port) ok = ok && c >= '0' && c <= '9';
-    if (ok) p = std::stoi(port);
-    if (!ok || p > 65535) {
+    const std::optional<std::uint16_t> p = policy::parse_number<std::uint16_t>(port);
+    if (host != "127.0.0.1" || !p) {
       std::cerr << "spacectl: usage: serve --listen 127.0.0.1:PORT (loopback only)\n";
       return 2;
     }
@@ -94,7 +92,7 @@ int run_serve(const ServeOptions& options) {
       return 2;
     }
     config.tcp_host = host;
-    config.tcp_port = static_cast<std::uint16_t>(p);
+    config.tcp_port = *p;
     config.token = *token;
   }
 

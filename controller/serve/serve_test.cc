@@ -27,7 +27,7 @@
 
 #include "controller/serve/testing/serve_fixture.h"
 
-namespace controller {
+namespace controller::serve {
 namespace {
 
 using nlohmann::json;
@@ -377,4 +377,4 @@ TEST(ServeApiDoc, EveryRouteOfTheTableIsCalledByATest) {
 }
 
 }  // namespace
-}  // namespace controller
+}  // namespace controller::serve

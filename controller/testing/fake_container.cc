@@ -17,23 +17,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "controller/testing/fake_cli.h"
+
 namespace {
 
 using nlohmann::json;
 
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? std::string() : v;
-}
+using controller::testing::fake_env;
+using controller::testing::slurp;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+const controller::testing::FakeCli kFake{"FAKE_CONTAINER", "fake container"};
 
-json answer(const std::string& name) {
-  return json::parse(slurp(env("FAKE_CONTAINER_ANSWERS") + "/" + name));
-}
+std::string env(const char* name) { return fake_env(name); }
+json answer(const std::string& name) { return kFake.answer(name); }
 
 std::string message(const std::string& key, const std::string& arg = {}) {
   std::string m = answer("messages.json").value(key, std::string());
@@ -42,25 +38,18 @@ std::string message(const std::string& key, const std::string& arg = {}) {
 }
 
 int refuse(const std::vector<std::string>& argv, const std::string& why) {
-  std::ofstream out(env("FAKE_CONTAINER_REFUSED"), std::ios::app);
-  for (const std::string& a : argv) out << a << ' ';
-  out << " <- " << why << '\n';
-  std::cerr << "fake container: argv refused (" << why << ")\n";
-  return 90;
+  return kFake.refuse(argv, why);
 }
 
 struct State {
   json doc;
-  std::string path = env("FAKE_CONTAINER_STATE") + "/state.json";
-  State() {
-    const std::string text = slurp(path);
-    doc = text.empty() ? json{{"containers", json::array()},
-                              {"networks", json::array()},
-                              {"volumes", json::array()},
-                              {"next_net", 64},
-                              {"next_ip", 2}}
-                       : json::parse(text);
-  }
+  std::string path = kFake.state_file();
+  State()
+      : doc(kFake.load_state(json{{"containers", json::array()},
+                                  {"networks", json::array()},
+                                  {"volumes", json::array()},
+                                  {"next_net", 64},
+                                  {"next_ip", 2}})) {}
   void save() const { std::ofstream(path) << doc.dump(1); }
   json* find(const std::string& kind, const std::string& name) {
     for (json& o : doc[kind])

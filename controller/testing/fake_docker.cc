@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "policy/number.h"
+
 namespace {
 
 bool print_file(const char* dir, const char* name) {
@@ -90,7 +92,8 @@ int main(int argc, char** argv) {
   if (first == "exec" && std::getenv("FAKE_DOCKER_STATE") != nullptr && std::string(argv[argc - 1]) == "/network") {
     // A gatekeeper that takes time: it holds the body after DELAY_BEFORE, answers after DELAY_AFTER.
     auto pause = [](const char* name) {
-      if (const char* ms = std::getenv(name)) ::usleep(static_cast<useconds_t>(std::atoi(ms)) * 1000);
+      if (const char* ms = std::getenv(name))
+        ::usleep(policy::parse_number<useconds_t>(ms).value_or(0) * 1000);
     };
     pause("FAKE_DOCKER_EXEC_DELAY_BEFORE_MS");
     std::ofstream(std::string(std::getenv("FAKE_DOCKER_STATE")) + "/network", std::ios::app) << stdin_bytes << "\n";
@@ -105,7 +108,12 @@ int main(int argc, char** argv) {
     std::cout << "{\"ok\":true,\"ready\":true,\"grants\":[]}\n";
     // FAKE_DOCKER_EXEC_EXIT=N: the command inside exits N; FAKE_DOCKER_EXEC_STDERR: what it printed.
     if (const char* text = std::getenv("FAKE_DOCKER_EXEC_STDERR")) std::cerr << text << "\n";
-    if (const char* code = std::getenv("FAKE_DOCKER_EXEC_EXIT")) return std::atoi(code);
+    if (const char* code = std::getenv("FAKE_DOCKER_EXEC_EXIT")) {
+      const std::optional<int> status = policy::parse_number<int>(code);
+      if (!status)
+        std::fprintf(stderr, "fake docker: FAKE_DOCKER_EXEC_EXIT=%s is not a number\n", code);
+      return status.value_or(125);
+    }
     return 0;
   }
   // FAKE_DOCKER_PS=<id>: `ps` lists that container (list then inspects it).

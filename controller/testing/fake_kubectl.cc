@@ -24,23 +24,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "controller/testing/fake_cli.h"
+
 namespace {
 
 using nlohmann::json;
 
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? std::string() : v;
-}
+using controller::testing::fake_env;
+using controller::testing::slurp;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+const controller::testing::FakeCli kFake{"FAKE_KUBECTL", "fake kubectl"};
 
-json answer(const std::string& name) {
-  return json::parse(slurp(env("FAKE_KUBECTL_ANSWERS") + "/" + name));
-}
+std::string env(const char* name) { return fake_env(name); }
+json answer(const std::string& name) { return kFake.answer(name); }
 
 std::string message(const std::string& key) {
   return answer("messages.json").value(key, std::string());
@@ -56,21 +52,15 @@ std::string format(std::string text, const std::vector<std::string>& args) {
 }
 
 int refuse(const std::vector<std::string>& argv, const std::string& why) {
-  std::ofstream out(env("FAKE_KUBECTL_REFUSED"), std::ios::app);
-  for (const std::string& a : argv) out << a << ' ';
-  out << " <- " << why << '\n';
-  std::cerr << "fake kubectl: argv refused (" << why << ")\n";
-  return 90;
+  return kFake.refuse(argv, why);
 }
 
 struct State {
   json doc;
-  std::string path;
-  State() : path(env("FAKE_KUBECTL_STATE") + "/state.json") {
-    const std::string text = slurp(path);
-    doc = text.empty() ? json{{"objects", json::array()}, {"next_pod", 10}, {"next_service", 10}}
-                       : json::parse(text);
-  }
+  std::string path = kFake.state_file();
+  State()
+      : doc(kFake.load_state(
+            json{{"objects", json::array()}, {"next_pod", 10}, {"next_service", 10}})) {}
   void save() const { std::ofstream(path) << doc.dump(1); }
   json* find(const std::string& kind, const std::string& ns, const std::string& name) {
     for (json& o : doc["objects"])

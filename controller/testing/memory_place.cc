@@ -70,6 +70,14 @@ Result<std::vector<std::string>> MemoryPlace::exec_argv(const std::string& id) {
   return std::vector<std::string>{"memory-exec", id};
 }
 
+Result<std::vector<std::string>> MemoryPlace::interactive_exec_argv(const std::string& id,
+                                                                    bool terminal) {
+  Result<std::vector<std::string>> argv = exec_argv(id);
+  if (!argv || !terminal) return argv;
+  argv->insert(argv->begin() + 1, "--terminal");
+  return argv;
+}
+
 Result<std::vector<std::string>> MemoryPlace::connect(const std::string& id, std::uint16_t port) {
   Result<std::vector<std::string>> argv = exec_argv(id);
   if (!argv) return argv.error();

@@ -40,6 +40,7 @@
 #include "controller/dispatch/testing/inner_http.h"
 #include "controller/dispatch/testing/pattern.h"
 #include "escape-suite/sha256.h"
+#include "policy/number.h"
 
 namespace dispatch_test {
 
@@ -80,8 +81,11 @@ std::string param(const std::string& url, const std::string& name) {
     if (part.rfind(name + "=", 0) == 0) {
       std::string v = part.substr(name.size() + 1), out;
       for (std::size_t i = 0; i < v.size(); ++i) {
-        if (v[i] == '%' && i + 2 < v.size()) {
-          out += static_cast<char>(std::stoi(v.substr(i + 1, 2), nullptr, 16));
+        const std::optional<unsigned> byte =
+            v[i] == '%' && i + 2 < v.size() ? policy::parse_number<unsigned>(v.substr(i + 1, 2), 16)
+                                            : std::nullopt;
+        if (byte) {
+          out += static_cast<char>(*byte);
           i += 2;
         } else {
           out += v[i];
@@ -238,7 +242,7 @@ class Conn : public appliance::http::BodySink {
       return send_all(fd_, answer(200, "text/plain; charset=utf-8", out));
     }
     if (path == "/api/bytes" || path == "/api/chunked") {
-      const std::uint64_t n = std::strtoull(param(url, "n").c_str(), nullptr, 10);
+      const std::uint64_t n = policy::parse_number<std::uint64_t>(param(url, "n")).value_or(0);
       const bool chunked = path == "/api/chunked";
       std::string head = "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n";
       head += chunked ? "Transfer-Encoding: chunked\r\n\r\n" : "Content-Length: " + std::to_string(n) + "\r\n\r\n";
@@ -259,8 +263,8 @@ class Conn : public appliance::http::BodySink {
       return !chunked || send_all(fd_, "0\r\n\r\n");
     }
     if (path == "/api/sse") {
-      const int events = std::atoi(param(url, "events").c_str());
-      const int delay = std::atoi(param(url, "delay_ms").c_str());
+      const int events = policy::parse_number<int>(param(url, "events")).value_or(0);
+      const int delay = policy::parse_number<int>(param(url, "delay_ms")).value_or(0);
       if (!send_all(fd_, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: max-age=60\r\n"
                          "Transfer-Encoding: chunked\r\n\r\n"))
         return false;
