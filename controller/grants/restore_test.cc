@@ -209,7 +209,7 @@ TEST_F(GrantRestoreTest, StartSaysEnvAndHelperGrantsAgainAndOnlyStdinOnesNeedAcc
   // Unset at the next start: that grant needs access too, and says why.
   unsetenv("SPACECTL_RESTORE_KEY");
   ASSERT_TRUE(manager_->stop(id_));
-  started = manager_->start(id_);
+  started = document(manager_->start(id_));
   ASSERT_TRUE(started) << started.error().message;
   EXPECT_EQ((*started)["needs_access"], json::array({"openai", "typed"})) << started->dump();
   ASSERT_EQ((*started)["grant_failures"].size(), 1u) << started->dump();
