@@ -30,7 +30,7 @@ SpaceSpec label_spec(const AppleSpec& s) {
 void add_labels(std::vector<std::string>& a, const AppleSpec& spec, Role role) {
   for (const auto& [k, v] : labels_for(label_spec(spec), role)) {
     a.insert(a.end(), {"--label", k + "=" + v});
-}
+  }
 }
 
 const json& member(const json& o, const char* key) {
@@ -199,7 +199,7 @@ Result<std::string> AppleContainerPlace::run(const std::vector<std::string>& arg
   if (o.spawn_failed) {
     return fail(o.spawn_errno == ENOENT ? Code::kPlaceUnreachable : Code::kInternal,
                 op + ": " + program() + " is not installed");
-}
+  }
   if (o.timed_out) return fail(Code::kCommandTimeout, op + ": " + o.describe());
   if (o.interrupted) return fail(Code::kInterrupted, op + ": " + o.describe());
   if (!o.succeeded()) {
@@ -208,10 +208,10 @@ Result<std::string> AppleContainerPlace::run(const std::vector<std::string>& arg
       return fail(Code::kPlaceUnreachable,
                   op + ": the container API server does not answer (container system start): " +
                       o.describe());
-}
+    }
     if (o.err.find("not found") != std::string::npos) {
       return fail(Code::kSpaceNotFound, op + ": " + o.describe());
-}
+    }
     return fail(Code::kCommandFailed, op + ": " + o.describe());
   }
   return o.out;
@@ -225,7 +225,7 @@ Result<json> AppleContainerPlace::run_json(const std::vector<std::string>& args,
   if (doc.is_discarded() || !doc.is_array()) {
     return fail(Code::kInternal,
                 "container " + args[0] + " " + what + ": the answer is not a JSON array");
-}
+  }
   return doc;
 }
 
@@ -247,7 +247,7 @@ Result<json> AppleContainerPlace::owned(const std::string& id) {
           labels.value(std::string(kLabelOwner), "") != options_.owner ||
           (!id.empty() && labels.value(std::string(kLabelId), "") != id)) {
         continue;
-}
+      }
       out[kind].push_back(o);
     }
   }
@@ -257,18 +257,18 @@ Result<json> AppleContainerPlace::owned(const std::string& id) {
 Result<json> AppleContainerPlace::container(const std::string& id, Role role) {
   if (!is_space_id(id)) {
     return fail(Code::kInvalidArgument, "space " + id + ": an id is 12 lowercase hex digits");
-}
+  }
   Result<json> mine = owned(id);
   if (!mine) return mine.error();
   for (const json& c : (*mine)["containers"]) {
     if (member(member(c, "configuration"), "labels").value(std::string(kLabelRole), "") ==
         role_word(role)) {
       return c;
-}
-}
+    }
+  }
   if ((*mine)["containers"].empty() && (*mine)["networks"].empty() && (*mine)["volumes"].empty()) {
     return fail(Code::kSpaceNotFound, "space " + id + ": nothing of this owner carries that id");
-}
+  }
   return fail(Code::kSpaceNotFound,
               "space " + id + ": its " + std::string(role_word(role)) + " container is missing");
 }
@@ -301,7 +301,7 @@ Result<AppleSpec> AppleContainerPlace::spec_of(const std::string& id, const json
   if (s.window_key.size() != 64) {
     return fail(Code::kVerifyFailed,
                 "space " + id + ": its window variable is missing or malformed");
-}
+  }
   Result<std::string> gk = read_digest_record(options_.gatekeeper_image_file);
   if (!gk) return gk.error();
   s.gatekeeper_image = *gk;
@@ -312,7 +312,7 @@ Result<AppleSpec> AppleContainerPlace::spec_of(const std::string& id, const json
     s.inner_subnet = member(member((*net)[0], "status"), "ipv4Subnet").is_string()
                          ? member(member((*net)[0], "status"), "ipv4Subnet").get<std::string>()
                          : "";
-}
+  }
   return s;
 }
 
@@ -320,7 +320,7 @@ Result<void> AppleContainerPlace::start_gatekeeper(const std::string& id, const 
   const Names n = names_for(id);
   if (Result<std::string> s = run({"start", n.gatekeeper}, n.gatekeeper, kAppleChangeTimeout); !s) {
     return s.error();
-}
+  }
   if (Result<void> r = wait_gatekeeper_ready(*this, id); !r) return r;
   return deliver_window_key(*this, id, key);
 }
@@ -330,18 +330,18 @@ Result<SpaceSummary> AppleContainerPlace::create(const CreateRequest& request) {
   spec.id = request.id.empty() ? random_hex(6) : request.id;
   if (!is_space_id(spec.id)) {
     return fail(Code::kInvalidArgument, "space create: an id is 12 lowercase hex digits");
-}
+  }
   if (!is_display_name(request.name)) {
     return fail(Code::kInvalidArgument,
                 "space create: a name is 1 to 100 bytes of UTF-8 without control characters");
-}
+  }
   spec.owner = options_.owner;
   spec.name = request.name;
   spec.created = now_utc_iso();
   spec.memory_bytes = request.memory_bytes > 0 ? request.memory_bytes : kDefaultSpaceMemory;
   if (spec.memory_bytes < kMinSpaceMemory) {
     return fail(Code::kInvalidArgument, "space create: --memory is below 64 MiB");
-}
+  }
   spec.memory_bytes = (spec.memory_bytes >> 20) << 20;  // the CLI's granularity is 1 MiB
   spec.cpus = std::max<std::int64_t>(
       1, (request.nano_cpus > 0 ? request.nano_cpus : kNanoCpusPerCpu) / kNanoCpusPerCpu);
@@ -358,7 +358,7 @@ Result<SpaceSummary> AppleContainerPlace::create(const CreateRequest& request) {
     return fail(
         Code::kImageMissing,
         "space create: container pulls images by registry digest; run spacectl image push first");
-}
+  }
   spec.gatekeeper_image = *gk;
   spec.space_image = *sp;
   Result<json> taken = owned(spec.id);
@@ -366,72 +366,73 @@ Result<SpaceSummary> AppleContainerPlace::create(const CreateRequest& request) {
   if (!(*taken)["containers"].empty() || !(*taken)["networks"].empty() ||
       !(*taken)["volumes"].empty()) {
     return fail(Code::kInvalidArgument, "space create: id " + spec.id + " is in use");
-}
+  }
   auto rollback = [&](Failure f) -> Failure {
     if (Result<void> r = remove_everything(spec.id); !r) {
       f.message += "; rollback: " + r.error().message;
-}
+    }
     return f;
   };
   const Names n = names_for(spec.id);
   for (const std::string& image : {spec.gatekeeper_image, spec.space_image}) {
     if (Result<std::string> p = run({"image", "pull", image}, image, kApplePullTimeout); !p) {
       return p.error();
-}
-}
+    }
+  }
   for (const std::vector<std::string>& step :
        {network_create_argv(spec, Role::kInnerNetwork),
         network_create_argv(spec, Role::kOuterNetwork), volume_create_argv(spec, Role::kHomeVolume),
         volume_create_argv(spec, Role::kWorkVolume), setup_run_argv(spec)}) {
     if (Result<std::string> r = run(step, step.back(), kAppleChangeTimeout); !r) {
       return rollback(r.error());
-}
-}
+    }
+  }
   Result<json> inner = run_json({"network", "inspect", n.inner}, "network " + n.inner);
   if (!inner) return rollback(inner.error());
   const json entry = inner->empty() ? json() : (*inner)[0];
   const json subnet = member(member(entry, "status"), "ipv4Subnet");
   if (!subnet.is_string()) {
     return rollback(fail(Code::kVerifyFailed, "network " + n.inner + ": no IPv4 subnet"));
-}
+  }
   if (member(member(entry, "configuration"), "mode") != json("hostOnly")) {
     return rollback(fail(Code::kVerifyFailed, "network " + n.inner + ": not host-only"));
-}
+  }
   spec.inner_subnet = subnet;
   if (Result<std::string> r = run(gatekeeper_create_argv(spec), n.gatekeeper, kAppleChangeTimeout);
       !r) {
     return rollback(r.error());
-}
+  }
   Result<json> gk_entry = container(spec.id, Role::kGatekeeper);
   if (!gk_entry) return rollback(gk_entry.error());
-  if (std::vector<Difference> d = verify_container(*gk_entry, spec, Role::kGatekeeper); !d.empty()) {
+  if (std::vector<Difference> d = verify_container(*gk_entry, spec, Role::kGatekeeper);
+      !d.empty()) {
     return rollback(fail(Code::kVerifyFailed, "space create: gatekeeper: " + d.front().check +
                                                   ": " + d.front().message));
-}
+  }
   if (Result<void> r = start_gatekeeper(spec.id, spec.window_key); !r) return rollback(r.error());
   gk_entry = container(spec.id, Role::kGatekeeper);
   if (!gk_entry) return rollback(gk_entry.error());
   for (const json& att : member(member(*gk_entry, "status"), "networks")) {
     if (member(att, "network") == json(n.inner)) {
       spec.gatekeeper_address = address_only(member(att, "ipv4Address").get<std::string>());
-}
-}
+    }
+  }
   if (spec.gatekeeper_address.empty()) {
     return rollback(
         fail(Code::kVerifyFailed, "gatekeeper " + n.gatekeeper + ": no address on " + n.inner));
-}
+  }
   if (Result<std::string> r = run(space_create_argv(spec), n.space, kAppleChangeTimeout); !r) {
     return rollback(r.error());
-}
+  }
   Result<std::vector<Difference>> v = verify(spec.id);
   if (!v) return rollback(v.error());
   if (!v->empty()) {
     return rollback(
         fail(Code::kVerifyFailed, "space create: " + v->front().check + ": " + v->front().message));
-}
+  }
   if (Result<std::string> r = run({"start", n.space}, n.space, kAppleChangeTimeout); !r) {
     return rollback(r.error());
-}
+  }
   SpaceSummary s;
   s.id = spec.id;
   s.name = spec.name;
@@ -482,7 +483,7 @@ Result<ExecOutput> AppleContainerPlace::exec(const std::string& id, ExecTarget t
   if (!c) return c.error();
   if (member(member(*c, "status"), "state") != json("running")) {
     return fail(Code::kSpaceNotRunning, "space " + id + ": not running");
-}
+  }
   ProcessRequest r;
   r.argv = {program(),
             "exec",
@@ -497,7 +498,7 @@ Result<ExecOutput> AppleContainerPlace::exec(const std::string& id, ExecTarget t
   if (!o.exited || o.timed_out) {
     return fail(o.timed_out ? Code::kCommandTimeout : Code::kCommandFailed,
                 "container exec " + r.argv[5] + ": " + o.describe());
-}
+  }
   return ExecOutput{o.exit_code, std::move(o.out), std::move(o.err)};
 }
 
@@ -506,7 +507,7 @@ Result<std::vector<std::string>> AppleContainerPlace::exec_argv(const std::strin
   if (!c) return c.error();
   if (member(member(*c, "status"), "state") != json("running")) {
     return fail(Code::kSpaceNotRunning, "space " + id + ": not running");
-}
+  }
   return std::vector<std::string>{
       program(), "exec", "--interactive", "--user", std::string(kSpaceUser), names_for(id).space};
 }
@@ -531,10 +532,11 @@ Result<void> AppleContainerPlace::stop(const std::string& id) {
   Result<json> c = container(id, Role::kSpace);
   if (!c) return c.error();
   for (const std::string& name : {names_for(id).space, names_for(id).gatekeeper}) {
-    if (Result<std::string> r = run({"stop", "--time", "10", name}, name, kAppleChangeTimeout); !r) {
+    if (Result<std::string> r = run({"stop", "--time", "10", name}, name, kAppleChangeTimeout);
+        !r) {
       return r.error();
-}
-}
+    }
+  }
   return {};
 }
 
@@ -548,12 +550,12 @@ Result<void> AppleContainerPlace::start(const std::string& id) {
   if (!v->empty()) {
     return fail(Code::kVerifyFailed,
                 "space start: " + v->front().check + ": " + v->front().message);
-}
+  }
   Result<json> gk = container(id, Role::kGatekeeper);
   if (!gk) return gk.error();
   if (member(member(*gk, "status"), "state") != json("running")) {
     if (Result<void> r = start_gatekeeper(id, spec->window_key); !r) return r;
-}
+  }
   if (member(member(*space, "status"), "state") == json("running")) return {};
   Result<std::string> r =
       run({"start", names_for(id).space}, names_for(id).space, kAppleChangeTimeout);
@@ -576,22 +578,22 @@ Result<void> AppleContainerPlace::remove_everything(const std::string& id) {
             run({"delete", "--force", name_of(c)}, name_of(c), kAppleChangeTimeout);
         !r) {
       failed += r.error().message + "; ";
-}
-}
+    }
+  }
   for (const json& v : (*mine)["volumes"]) {
     if (Result<std::string> r =
             run({"volume", "delete", name_of(v)}, name_of(v), kAppleChangeTimeout);
         !r) {
       failed += r.error().message + "; ";
-}
-}
+    }
+  }
   for (const json& n : (*mine)["networks"]) {
     if (Result<std::string> r =
             run({"network", "delete", name_of(n)}, name_of(n), kAppleChangeTimeout);
         !r) {
       failed += r.error().message + "; ";
-}
-}
+    }
+  }
   if (!failed.empty()) return fail(Code::kCommandFailed, "space remove " + id + ": " + failed);
   return {};
 }
@@ -599,12 +601,12 @@ Result<void> AppleContainerPlace::remove_everything(const std::string& id) {
 Result<void> AppleContainerPlace::remove(const std::string& id) {
   if (!is_space_id(id)) {
     return fail(Code::kInvalidArgument, "space " + id + ": an id is 12 lowercase hex digits");
-}
+  }
   Result<json> mine = owned(id);
   if (!mine) return mine.error();
   if ((*mine)["containers"].empty() && (*mine)["networks"].empty() && (*mine)["volumes"].empty()) {
     return fail(Code::kSpaceNotFound, "space " + id + ": nothing of this owner carries that id");
-}
+  }
   return remove_everything(id);
 }
 

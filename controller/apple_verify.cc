@@ -31,17 +31,17 @@ std::vector<Difference> verify_container(const json& entry, const AppleSpec& spe
     if (k != std::string(kLabelName) && k != std::string(kLabelCreated) &&
         labels.value(k, std::string("\x01")) != v) {
       add("labels", "label " + k + " is not " + v);
-}
-}
+    }
+  }
   if (member(c, "readOnly") != json(true)) add("read_only", "root filesystem is writable");
   const json& drop = member(c, "capDrop");
   if (!drop.is_array() || (std::find(drop.begin(), drop.end(), json("ALL")) == drop.end() &&
                            std::find(drop.begin(), drop.end(), json("CAP_ALL")) == drop.end())) {
     add("cap_drop", "capabilities are not all dropped: " + drop.dump());
-}
+  }
   if (member(c, "capAdd").is_array() && !member(c, "capAdd").empty()) {
     add("cap_add", "capabilities added: " + member(c, "capAdd").dump());
-}
+  }
   const json& user = member(member(c, "initProcess"), "user");
   const std::string want_user(role == Role::kSpace ? kSpaceUser : kGatekeeperUser);
   // kSpaceUser and kGatekeeperUser are "uid:gid" with uid == gid (spec.h).
@@ -55,22 +55,22 @@ std::vector<Difference> verify_container(const json& entry, const AppleSpec& spe
   if (member(member(c, "resources"), "memoryInBytes") != json(memory)) {
     add("memory", "memory is " + member(member(c, "resources"), "memoryInBytes").dump() + ", not " +
                       std::to_string(memory));
-}
+  }
   if (member(member(c, "resources"), "cpus") != json(role == Role::kSpace ? spec.cpus : 1)) {
     add("cpus", "cpus is " + member(member(c, "resources"), "cpus").dump());
-}
+  }
   std::set<std::string> networks;
   for (const json& a : member(c, "networks")) {
     networks.insert(member(a, "network").is_string() ? member(a, "network").get<std::string>()
                                                      : "?");
-}
+  }
   const std::set<std::string> want_networks = role == Role::kSpace
                                                   ? std::set<std::string>{n.inner}
                                                   : std::set<std::string>{n.inner, n.outer};
   if (networks != want_networks) {
     add("networks", "networks differ from " +
                         std::string(role == Role::kSpace ? n.inner : n.inner + " and " + n.outer));
-}
+  }
   // Mounts: the space's two volumes and its /tmp tmpfs; nothing for the gatekeeper. A virtiofs
   // share is a directory of the Mac inside the VM: never.
   std::set<std::string> mounts;
@@ -86,7 +86,7 @@ std::vector<Difference> verify_container(const json& entry, const AppleSpec& spe
     } else {
       add("host_share", "mount " + m.dump().substr(0, 200) +
                             " is not one of ours (virtiofs/block shares a host path)");
-}
+    }
   }
   const std::set<std::string> want_mounts =
       role == Role::kSpace
@@ -97,38 +97,38 @@ std::vector<Difference> verify_container(const json& entry, const AppleSpec& spe
   for (const char* empty : {"publishedPorts", "publishedSockets"}) {
     if (member(c, empty).is_array() && !member(c, empty).empty()) {
       add("published", std::string(empty) + " is not empty");
-}
-}
+    }
+  }
   for (const char* off : {"ssh", "virtualization", "rosetta"}) {
     if (member(c, off) != json(false)) add(off, std::string(off) + " is on");
-}
+  }
   if (member(c, "sysctls").is_object() && !member(c, "sysctls").empty()) {
     add("sysctls", "sysctls are set");
-}
+  }
   if (member(c, "runtimeHandler") != json("container-runtime-linux")) {
     add("runtime", "runtime is " + member(c, "runtimeHandler").dump());
-}
+  }
   bool core0 = false;
   for (const json& r : member(member(c, "initProcess"), "rlimits")) {
     core0 = core0 || (member(r, "limit") == json("RLIMIT_CORE") && member(r, "soft") == json(0) &&
                       member(r, "hard") == json(0));
-}
+  }
   if (!core0) add("core_limit", "core dumps are not off");
   const std::string image = role == Role::kSpace ? spec.space_image : spec.gatekeeper_image;
   if (member(member(c, "image"), "reference") != json(image)) {
     add("image", "image is " + member(member(c, "image"), "reference").dump() + ", not " + image);
-}
+  }
   if (role == Role::kSpace) {
     if (member(c, "useInit") != json(true)) add("init", "no init process");
     std::vector<std::string> env;
     for (const json& e : member(member(c, "initProcess"), "environment")) {
       if (e.is_string()) env.push_back(e);
-}
+    }
     for (const std::string& want : space_environment(spec)) {
       if (std::find(env.begin(), env.end(), want) == env.end()) {
         add("env", "environment lacks " + want.substr(0, want.find('=')));
-}
-}
+      }
+    }
     for (const std::string& e : env) {
       const std::string name = e.substr(0, e.find('='));
       bool ours = name == "PATH";  // the image's own
@@ -141,7 +141,7 @@ std::vector<Difference> verify_container(const json& entry, const AppleSpec& spe
     if (!args.is_array() || args.size() < want.size() ||
         !std::equal(want.begin(), want.end(), args.begin())) {
       add("command", "the gatekeeper's arguments are " + args.dump().substr(0, 200));
-}
+    }
   }
   return out;
 }
@@ -159,7 +159,7 @@ Result<std::vector<Difference>> AppleContainerPlace::verify(const std::string& i
   } else {
     for (Difference& d : verify_container(*gk, *spec, Role::kGatekeeper)) {
       out.push_back(std::move(d));
-}
+    }
   }
   Result<json> net =
       run_json({"network", "inspect", names_for(id).inner}, "network " + names_for(id).inner);
@@ -167,7 +167,7 @@ Result<std::vector<Difference>> AppleContainerPlace::verify(const std::string& i
   if (net->empty() || member(member((*net)[0], "configuration"), "mode") != json("hostOnly")) {
     out.push_back(Difference{"inner_network",
                              "network " + names_for(id).inner + " is not host-only (--internal)"});
-}
+  }
   return out;
 }
 

@@ -275,8 +275,9 @@ TEST_F(LiveTest, EachVolumeIsABoundedFilesystemThatVerifyProvesAndStartReattache
   EXPECT_EQ(o.exit_code, 5) << o.out;
   std::vector<std::string> checks;
   const json verified = doc(o);
-  if (verified.is_object() && verified["result"]["differences"].is_array())
+  if (verified.is_object() && verified["result"]["differences"].is_array()) {
     for (const json& x : verified["result"]["differences"]) checks.push_back(x["check"]);
+  }
   EXPECT_EQ(checks, std::vector<std::string>{"volume_disk_detached"}) << o.out;
   o = ctl({"space", "start", id});
   EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
@@ -560,10 +561,13 @@ TEST_F(LiveTest, GrantsReachTheWindowAndTheUpstreamSeesTheInjectedKey) {
   const std::string journal = spacectl({"journal", id}).out;
   std::vector<std::string> window_records;  // "decision host:port" of each window record
   const json records = json::parse(journal, nullptr, false);
-  if (records.is_object() && records.contains("records") && records["records"].is_array())
-    for (const json& r : records["records"])
-      if (r.is_object() && r.value("listener", "") == "window")
+  if (records.is_object() && records.contains("records") && records["records"].is_array()) {
+    for (const json& r : records["records"]) {
+      if (r.is_object() && r.value("listener", "") == "window") {
         window_records.push_back(r.value("decision", "") + " " + r.value("host", "") + ":" + std::to_string(r.value("port", 0)));
+      }
+    }
+  }
 
   EXPECT_EQ(asked.exit_code, 0) << asked.describe();
   EXPECT_EQ(asked.out.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << "the space did not get the upstream's answer: " << asked.out

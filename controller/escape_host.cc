@@ -19,7 +19,6 @@
 #include "controller/escape_runner.h"
 #include "controller/records.h"
 #include "controller/spec.h"
-#include "policy/number.h"
 
 namespace controller {
 
@@ -68,8 +67,7 @@ Outcome HostListeners::answer_locally() const {
     const std::size_t colon = a.rfind(':');
     sockaddr_in sin{};
     sin.sin_family = AF_INET;
-    // Our own listeners' "address:port" (addresses_ holds nothing else).
-    sin.sin_port = htons(policy::parse_number<std::uint16_t>(a.substr(colon + 1)).value_or(0));
+    sin.sin_port = htons(static_cast<std::uint16_t>(std::stoi(a.substr(colon + 1))));
     ::inet_pton(AF_INET, a.substr(0, colon).c_str(), &sin.sin_addr);
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     const bool ok = fd >= 0 && ::connect(fd, reinterpret_cast<const sockaddr*>(&sin), sizeof sin) == 0;

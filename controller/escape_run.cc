@@ -68,16 +68,20 @@ std::int64_t inspect_number(const DockerCli& cli, const std::string& container, 
 // The pinned images the run used; the engine, kernel and limits come from collect_host_facts.
 std::vector<std::pair<std::string, std::string>> pin_facts(const PlaceOptions& po) {
   std::vector<std::pair<std::string, std::string>> facts;
-  for (const auto& [name, file] : {std::pair{"image.gatekeeper", po.gatekeeper_image_file}, std::pair{"image.space", po.space_image_file}})
+  for (const auto& [name, file] : {std::pair{"image.gatekeeper", po.gatekeeper_image_file},
+                                   std::pair{"image.space", po.space_image_file}}) {
     if (Result<std::string> id = read_small_file(file, 256); id) facts.emplace_back(name, id->substr(0, id->find('\n')));
+  }
   return facts;
 }
 
 std::string window_base_of(Place& place, const std::string& id) {
   Result<std::vector<SpaceSummary>> all = place.list();
-  if (all)
-    for (const SpaceSummary& s : *all)
+  if (all) {
+    for (const SpaceSummary& s : *all) {
       if (s.id == id) return s.window_url;
+    }
+  }
   return {};
 }
 
@@ -89,10 +93,11 @@ Result<EscapeReport> run_escape_test(const Registry& registry, const PlaceOption
   const DockerCli cli(po.engine);
   Result<std::unique_ptr<Place>> made = registry.make(eo.place_name, po);
   if (!made) return made.error();
-  if ((*made)->privileged_exec() == nullptr)
+  if ((*made)->privileged_exec() == nullptr) {
     return fail(Code::kPlaceUnusable,
                 "escape-test: place " + eo.place_name +
                     " cannot exec as root in a space (the escape suite runs on docker)");
+  }
   Place& place = **made;
   const std::string id = eo.space_id;
   const Names main_names = names_for(id);
@@ -122,15 +127,18 @@ Result<EscapeReport> run_escape_test(const Registry& registry, const PlaceOption
                                   "--internal", "--subnet", subnet};
     a.insert(a.end(), labels.begin(), labels.end());
     a.insert(a.end(), {"--", upstream_net});
-    if (Result<std::string> r = cli.run(a, upstream_net, kChangeTimeout); !r)
+    if (Result<std::string> r = cli.run(a, upstream_net, kChangeTimeout); !r) {
       upstream_note = r.error().message;
-    else
+    } else {
       host_bridge_ip = subnet.substr(0, subnet.rfind('.')) + ".1";
+    }
   }
   std::string resolver_note;
-  if (!host_bridge_ip.empty())
-    if (Result<void> r = resolver.start(host_bridge_ip); !r)
+  if (!host_bridge_ip.empty()) {
+    if (Result<void> r = resolver.start(host_bridge_ip); !r) {
       resolver_note = r.error().message + "; ";
+    }
+  }
 
   // Declared before the teardown, which uses it while it is still alive.
   PlaceOptions twin_options = po;
@@ -160,20 +168,22 @@ Result<EscapeReport> run_escape_test(const Registry& registry, const PlaceOption
       }
       (void)cli.run_raw(rm, run, kChangeTimeout);
     }
-    if (Result<std::string> r = cli.run({"network", "ls", "--quiet", "--filter", filter}, run); r)
+    if (Result<std::string> r = cli.run({"network", "ls", "--quiet", "--filter", filter}, run); r) {
       for (std::size_t s = 0, e; s < r->size(); s = e + 1) {
         e = r->find('\n', s);
         if (e == std::string::npos) e = r->size();
         if (e > s) (void)cli.run_raw({"network", "rm", "--", r->substr(s, e - s)}, run, kChangeTimeout);
       }
+    }
   });
 
   // The ids this selection must report, from the same bytes run on the host.
   Result<std::vector<std::string>> ids = host_listed_ids(*binary, eo.only);
   if (!ids) return ids.error();
   bool need_twin = false;
-  for (const std::string& c : *ids)
+  for (const std::string& c : *ids) {
     need_twin = need_twin || is_twin_case(c) || c.find("other-space") != std::string::npos || c.rfind("dns.", 0) == 0;
+  }
 
   // The space under test must be ours and running (exec checks both). The binary goes where the
   // space user cannot replace it (place_binary); the bait is the space user's own file.
@@ -274,9 +284,12 @@ Result<EscapeReport> run_escape_test(const Registry& registry, const PlaceOption
     u.insert(u.end(), {"--tmpfs", "/tmp:rw,exec,nosuid,nodev,size=16m"});
     // -ll: keep listening; each connection echoes (a CONNECT only needs the dial to succeed).
     u.insert(u.end(), {"--", image, "nc", "-ll", "-p", "443", "-e", "cat"});
-    if (Result<std::string> r2 = cli.run(u, upstream_net, kChangeTimeout); !r2)
+    if (Result<std::string> r2 = cli.run(u, upstream_net, kChangeTimeout); !r2) {
       upstream_note = r2.error().message;
-    else upstream_note = start_window_upstream(cli, "gk-escape-" + run + "-upstream", *binary, key_sha);
+    } else {
+      upstream_note =
+          start_window_upstream(cli, "gk-escape-" + run + "-upstream", *binary, key_sha);
+    }
     for (const std::string* gk : {&main_names.gatekeeper, &twin_names.gatekeeper}) {
       if (!upstream_note.empty() || gk->empty()) continue;
       if (Result<std::string> r = cli.run({"network", "connect", "--", upstream_net, *gk}, *gk, kChangeTimeout); !r) {
@@ -284,8 +297,9 @@ Result<EscapeReport> run_escape_test(const Registry& registry, const PlaceOption
         continue;
       }
       // The reviewer's gatekeeper leaves the test network again before the network goes.
-      if (gk == &main_names.gatekeeper)
+      if (gk == &main_names.gatekeeper) {
         teardown.add([&cli, upstream_net, gk_name = *gk] { (void)cli.run_raw({"network", "disconnect", "--force", "--", upstream_net, gk_name}, gk_name, kChangeTimeout); });
+      }
     }
   }
 
@@ -297,9 +311,10 @@ Result<EscapeReport> run_escape_test(const Registry& registry, const PlaceOption
   // The grant goes to the upstream's address literal over http, which only a grant the host marks
   // unsafe_private_upstream may do; no name, so the control does not hang on the corridor's checks.
   const std::string upstream_ip = upstream_note.empty() ? container_address(cli, "gk-escape-" + run + "-upstream", upstream_net) : std::string();
-  if (!upstream_ip.empty() && !twin_id.empty())
+  if (!upstream_ip.empty() && !twin_id.empty()) {
     fill_test_resolver(resolver, std::string(kUpstreamAlias), upstream_ip,
                        container_address(cli, twin_names.gatekeeper, upstream_net), host_bridge_ip);
+  }
   std::string grant_body = json{{"id", std::string(kEscapeGrant)},
                                 {"upstream", upstream_ip.empty() ? "https://" + std::string(kUpstreamAlias) + "/v1" : "http://" + upstream_ip + "/v1"},
                                 {"header", "x-api-key"}, {"secret", key}, {"unsafe_private_upstream", !upstream_ip.empty()}}.dump();
@@ -309,8 +324,9 @@ Result<EscapeReport> run_escape_test(const Registry& registry, const PlaceOption
     Place& p = sid == &id ? place : twin_place;
     if (Result<json> r = gatekeeper_control(p, *sid, "POST", "/network",
                                             sid == &id ? network_body : twin_network_body);
-        !r)
+        !r) {
       setup_note += r.error().message + "; ";
+    }
     if (Result<json> r = gatekeeper_control(p, *sid, "POST", "/grants", grant_body); !r) setup_note += r.error().message + "; ";
   }
   std::fill(grant_body.begin(), grant_body.end(), '\0');
@@ -363,8 +379,9 @@ Result<EscapeReport> run_escape_test(const Registry& registry, const PlaceOption
   auto run_suite = [&](Place& p, const std::string& sid, const std::string& path,
                        const SuiteControls& c, const std::vector<std::string>& expected,
                        const std::string& what) -> Result<std::vector<CaseResult>> {
-    if (expected.empty())
+    if (expected.empty()) {
       return std::vector<CaseResult>{};  // the selection names no case (host list)
+    }
     std::vector<std::string> argv = {path};
     const std::vector<std::string> rest = suite_argv(c);
     argv.insert(argv.end(), rest.begin(), rest.end());
@@ -390,8 +407,9 @@ Result<EscapeReport> run_escape_test(const Registry& registry, const PlaceOption
     if (parsed) {
       if (Result<void> same = check_reported_ids(*parsed, expected); !same) parsed = same.error();
     }
-    if (!parsed)
+    if (!parsed) {
       return fail(parsed.error().code, what + ": exit " + std::to_string(r->exit_code) + ": " + parsed.error().message + "; stderr: " + inside_text(r->err));
+    }
     return parsed;
   };
 
@@ -417,9 +435,11 @@ Result<EscapeReport> run_escape_test(const Registry& registry, const PlaceOption
     std::string main_args;
     if (Result<std::string> a = cli.run({"container", "inspect", "--format", "{{json .Config.Cmd}}", "--", main_names.space}, main_names.space); a) {
       const json cmd = json::parse(*a, nullptr, false);
-      if (cmd.is_array())
-        for (const json& x : cmd)
+      if (cmd.is_array()) {
+        for (const json& x : cmd) {
           if (x.is_string()) main_args += (main_args.empty() ? "" : " ") + x.get<std::string>();
+        }
+      }
     }
     host.push_back(host_result("host.space-quiet", sampler.error().empty()
                                                        ? judge_quiet(sampler.samples(), *binary_path, init_pid, main_args)
@@ -458,9 +478,11 @@ Result<EscapeReport> run_escape_test(const Registry& registry, const PlaceOption
 
   // What the twin's gatekeeper decided for each name: the resolution cases' proof.
   std::map<std::string, std::vector<std::string>> twin_decisions;
-  if (twin_ran)
-    if (Result<json> j = gatekeeper_control(twin_place, twin_id, "GET", "/journal"); j)
+  if (twin_ran) {
+    if (Result<json> j = gatekeeper_control(twin_place, twin_id, "GET", "/journal"); j) {
       twin_decisions = corridor_decisions(*j);
+    }
+  }
 
   if (stop_requests() > 0) return interrupted();
   // Merge: corridor/window cases need the twin's positive control.
@@ -488,14 +510,15 @@ Result<EscapeReport> run_escape_test(const Registry& registry, const PlaceOption
     // The release image must refuse what the test image allows: proves the twin's only difference.
     auto it = twin_results.find("corridor.allowed-target-works");
     escape::Outcome o;
-    if (release_control->evidence.find("-> 200") != std::string::npos)
+    if (release_control->evidence.find("-> 200") != std::string::npos) {
       o = escape::fail("the release gatekeeper opened a tunnel to the 198.18/15 upstream: " + release_control->evidence);
-    else if (it == twin_results.end() || it->second.verdict != Verdict::kPass)
+    } else if (it == twin_results.end() || it->second.verdict != Verdict::kPass) {
       o = escape::inconclusive("control: the twin's CONNECT did not answer 200; " + release_control->evidence + " " + twin_note + upstream_note + setup_note);
-    else if (release_control->evidence.find("-> 403") != std::string::npos)
+    } else if (release_control->evidence.find("-> 403") != std::string::npos) {
       o = escape::pass("release: " + release_control->evidence + "; test twin: " + it->second.evidence);
-    else
+    } else {
       o = escape::inconclusive("release: " + release_control->evidence);
+    }
     host.push_back(host_result("host.release-gatekeeper-refuses-test-range", o));
   }
 
@@ -519,18 +542,20 @@ Result<EscapeReport> run_escape_test(const Registry& registry, const PlaceOption
   host.push_back(host_result("host.control-channel-outer",
                              outer_network_refuses(cli, labels, run, image, main_names.outer,
                                                    container_address(cli, main_names.gatekeeper, main_names.outer))));
-  if (!upstream_note.empty() || !setup_note.empty() || !resolver_note.empty())
+  if (!upstream_note.empty() || !setup_note.empty() || !resolver_note.empty()) {
     host.push_back(host_result(
         "host.controls-ready",
         escape::fail("controls not ready: " + upstream_note + " " + setup_note + resolver_note)));
-  else
+  } else {
     host.push_back(host_result(
         "host.controls-ready",
         escape::pass("upstream " + subnet + ", test resolver " + resolver.endpoint() +
                      ", allowlist switched, fake grant held; listeners " + listener_note)));
+  }
 
-  for (CaseResult& h : host)
+  for (CaseResult& h : host) {
     if (escape::selected(selection, h.id)) results.push_back(std::move(h));
+  }
 
   EscapeReport report;
   const std::vector<escape::Fact> facts = collect_host_facts(cli, main_names.space, main_names.gatekeeper);

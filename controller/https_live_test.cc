@@ -76,11 +76,14 @@ class HttpsLiveTest : public ::testing::Test {
   std::vector<std::string> corridor_records(const std::string& id) {
     std::vector<std::string> out;
     const json records = json::parse(spacectl({"journal", id}).out, nullptr, false);
-    if (records.is_object() && records.contains("records") && records["records"].is_array())
-      for (const json& r : records["records"])
-        if (r.is_object() && r.value("listener", "") == "corridor")
+    if (records.is_object() && records.contains("records") && records["records"].is_array()) {
+      for (const json& r : records["records"]) {
+        if (r.is_object() && r.value("listener", "") == "corridor") {
           out.push_back(r.value("decision", "") + " " + r.value("host", "") + ":" +
                         std::to_string(r.value("port", 0)));
+        }
+      }
+    }
     return out;
   }
 

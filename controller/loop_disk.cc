@@ -52,8 +52,11 @@ int open_loop(int index) {
   const std::string dev = loop_device(index);
   int fd = ::open(dev.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT) {
-    if (::mknod(dev.c_str(), S_IFBLK | 0600, makedev(kLoopMajor, static_cast<unsigned>(index))) == 0 || errno == EEXIST)
+    if (::mknod(dev.c_str(), S_IFBLK | 0600, makedev(kLoopMajor, static_cast<unsigned>(index))) ==
+            0 ||
+        errno == EEXIST) {
       fd = ::open(dev.c_str(), O_RDWR | O_CLOEXEC);
+    }
   }
   return fd;
 }
@@ -138,8 +141,9 @@ int preferred_loop_index(std::string_view volume_name) {
 }
 
 Result<void> make_disk_image(const std::string& path, std::int64_t bytes, std::string_view owner) {
-  if (bytes < kMinDiskBytes || bytes > kMaxDiskBytes)
+  if (bytes < kMinDiskBytes || bytes > kMaxDiskBytes) {
     return fail(Code::kInvalidArgument, "disk image " + path + ": size " + std::to_string(bytes) + " is outside 64 MiB to 16 TiB");
+  }
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return fail(Code::kCommandFailed, "create disk image " + path + ": " + errno_text(errno));
   const bool sized = ::ftruncate(fd, bytes) == 0;
@@ -197,8 +201,11 @@ Result<int> attach_disk_image(const std::string& path, int preferred) {
       last = "open " + loop_device(index) + ": " + errno_text(errno);
       continue;
     }
-    if (configure_loop(loop, image, path) == 0) found = index;
-    else last = "LOOP_CONFIGURE " + loop_device(index) + ": " + errno_text(errno);
+    if (configure_loop(loop, image, path) == 0) {
+      found = index;
+    } else {
+      last = "LOOP_CONFIGURE " + loop_device(index) + ": " + errno_text(errno);
+    }
     ::close(loop);
   }
   ::close(control);
@@ -208,8 +215,9 @@ Result<int> attach_disk_image(const std::string& path, int preferred) {
 }
 
 Result<void> reattach_disk_image(const std::string& path, int index) {
-  if (index < kLoopIndexFirst || index >= kLoopIndexFirst + kLoopIndexCount)
+  if (index < kLoopIndexFirst || index >= kLoopIndexFirst + kLoopIndexCount) {
     return fail(Code::kVerifyFailed, "reattach " + path + ": " + loop_device(index) + " is outside the reserved range");
+  }
   const std::optional<LoopState> s = read_loop_state(index);
   if (!s) return fail(Code::kPlaceUnusable, "reattach " + path + ": /sys/block is not visible here");
   if (s->attached) {
@@ -247,8 +255,9 @@ Result<void> release_disk_image(const std::string& path) {
     if (loop >= 0) ::close(loop);
     const int control = ::open("/dev/loop-control", O_RDWR | O_CLOEXEC);
     if (control >= 0) {
-      if (::ioctl(control, LOOP_CTL_REMOVE, index) != 0 && errno != ENODEV)
+      if (::ioctl(control, LOOP_CTL_REMOVE, index) != 0 && errno != ENODEV) {
         failures += " remove " + loop_device(index) + ": " + errno_text(errno) + ";";
+      }
       ::close(control);
     }
   }

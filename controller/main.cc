@@ -100,10 +100,15 @@ std::optional<std::int64_t> parse_size(const std::string& text) {
   const long long n = *parsed;
   std::string unit = text.substr(used);
   std::int64_t mult = 1;
-  if (unit == "k" || unit == "K") mult = 1ll << 10;
-  else if (unit == "m" || unit == "M") mult = 1ll << 20;
-  else if (unit == "g" || unit == "G") mult = 1ll << 30;
-  else if (!unit.empty() && unit != "b") return std::nullopt;
+  if (unit == "k" || unit == "K") {
+    mult = 1ll << 10;
+  } else if (unit == "m" || unit == "M") {
+    mult = 1ll << 20;
+  } else if (unit == "g" || unit == "G") {
+    mult = 1ll << 30;
+  } else if (!unit.empty() && unit != "b") {
+    return std::nullopt;
+  }
   if (n <= 0 || n > (1ll << 50) / mult) return std::nullopt;
   return n * mult;
 }
@@ -310,8 +315,9 @@ int run(int argc, char** argv) {
   const std::string state = *state_or;
   if (Result<void> private_dir = controller::ensure_private_dir(state); !private_dir) return report(private_dir.error(), as_json);
   if (!owner_override.empty()) {
-    if (!controller::is_owner(owner_override))
+    if (!controller::is_owner(owner_override)) {
       return report(controller::fail(Code::kUsage, "--owner: 1 to 64 letters, digits, dots, dashes or underscores"), as_json);
+    }
     options.owner = owner_override;
   } else {
     Result<std::string> owner = controller::load_or_make_owner(state);
@@ -322,14 +328,17 @@ int run(int argc, char** argv) {
   // verify and probes know the engine's host is not this one.
   const char* docker_host = std::getenv("DOCKER_HOST");
   if (place_name == "docker" && place_host.empty() && docker_host != nullptr &&
-      std::string_view(docker_host).rfind("ssh://", 0) == 0)
+      std::string_view(docker_host).rfind("ssh://", 0) == 0) {
     place_name = "docker-ssh";
-  if (place_name == "docker-ssh")
+  }
+  if (place_name == "docker-ssh") {
     options.engine.host = !place_host.empty()      ? place_host
                           : docker_host != nullptr ? docker_host
                                                    : "";
-  if (place_list_cmd->parsed())
+  }
+  if (place_list_cmd->parsed()) {
     return report(controller::list_places(controller::builtin_registry(), options), as_json);
+  }
   // The CLI-driven engines (engine.h) take --host; kubernetes and apple-container are places of
   // their own and take none (the registry refuses an unknown name).
   if (place_name == "docker" || place_name == "docker-ssh" || place_name == "podman") {
@@ -393,18 +402,21 @@ int run(int argc, char** argv) {
     }
     if (!disk_text.empty()) {
       std::optional<std::int64_t> d = parse_size(disk_text);
-      if (!d || *d < controller::kMinDiskBytes || *d > controller::kMaxDiskBytes)
+      if (!d || *d < controller::kMinDiskBytes || *d > controller::kMaxDiskBytes) {
         return report(controller::fail(Code::kUsage, "--disk " + disk_text + ": a size like 2g, from 64m to 16384g"), as_json);
+      }
       create_request.disk_bytes = *d;
     }
     if (!cpus_text.empty()) {
       std::optional<std::int64_t> c = controller::parse_cpus(cpus_text);
-      if (!c || *c < controller::kMinSpaceNanoCpus)
+      if (!c || *c < controller::kMinSpaceNanoCpus) {
         return report(controller::fail(Code::kUsage, "--cpus " + cpus_text + ": a CPU count like 1 or 1.5 (at least 0.1)"), as_json);
+      }
       create_request.nano_cpus = *c;
     }
-    if (!code_cli.create_repo.empty())
+    if (!code_cli.create_repo.empty()) {
       return report(controller::code::create_with_code(code_cli, manager, create_request, create_request.space_image), as_json);
+    }
     return report(manager.create(create_request), as_json);
   }
   if (list_cmd->parsed()) return report(manager.list(), as_json);

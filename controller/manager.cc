@@ -35,8 +35,9 @@ Result<SpaceSummary> find(Place& place, const std::string& id) {
   if (!is_space_id(id)) return fail(Code::kInvalidArgument, "space " + id + ": an id is 12 lowercase hex digits");
   Result<std::vector<SpaceSummary>> all = place.list();
   if (!all) return all.error();
-  for (SpaceSummary& s : *all)
+  for (SpaceSummary& s : *all) {
     if (s.id == id) return std::move(s);
+  }
   return fail(Code::kSpaceNotFound, "space " + id + ": no space of this owner has that id");
 }
 
@@ -45,16 +46,19 @@ Result<std::vector<std::string>> held_grants(Place& place, const std::string& id
   Result<json> policy = gatekeeper_control(place, id, "GET", "/policy");
   if (!policy) return policy.error();
   std::vector<std::string> out;
-  if (policy->is_object() && policy->contains("grants") && (*policy)["grants"].is_array())
-    for (const json& g : (*policy)["grants"])
+  if (policy->is_object() && policy->contains("grants") && (*policy)["grants"].is_array()) {
+    for (const json& g : (*policy)["grants"]) {
       if (g.is_string()) out.push_back(g.get<std::string>());
+    }
+  }
   return out;
 }
 
 std::vector<std::string> needs_access(const SpaceRecord& record, const std::vector<std::string>& held) {
   std::vector<std::string> out;
-  for (const GrantRecord& g : record.grants)
+  for (const GrantRecord& g : record.grants) {
     if (std::find(held.begin(), held.end(), g.id) == held.end()) out.push_back(g.id);
+  }
   return out;
 }
 
@@ -230,8 +234,9 @@ Result<SpaceList> Manager::list() {
       entry.needs_access = std::move(lacking);
     } else {
       entry = view_of(s, space_state(s, false));
-      if (record && record->stopped_idle && entry.state == SpaceState::kStopped)
+      if (record && record->stopped_idle && entry.state == SpaceState::kStopped) {
         entry.state = SpaceState::kStoppedIdle;
+      }
     }
     entry.busy = busy;
     if (record) entry.grants = record->grants;
@@ -279,8 +284,9 @@ Result<SpaceVerified> Manager::verify(const std::string& id, SpaceVerified& foun
   Result<std::vector<Difference>> d = place.verify(id);
   if (!d) return d.error();
   found = SpaceVerified{id, *d};
-  if (!d->empty())
+  if (!d->empty()) {
     return fail(Code::kVerifyFailed, "space verify " + id + ": " + std::to_string(d->size()) + " difference(s) from the hardening spec");
+  }
   return found;
 }
 
@@ -323,8 +329,9 @@ Result<SpaceStarted> Manager::start(const std::string& id) {
   out.network_restored = static_cast<bool>(said);
   bool changed = false;
   out.grants = restore_grants_locked(id, *record, changed);
-  if (changed)
+  if (changed) {
     (void)write_record(state, id, *record);  // expiries only; the grants were said either way
+  }
   if (!out.grants->needs_access.empty()) out.state = SpaceState::kNeedsAccess;
   return out;
 }
@@ -372,8 +379,9 @@ Result<WindowKeyDelivered> Manager::window_key(const std::string& id) {
   if (!lock) return lock.error();
   Result<SpaceSummary> s = find(place, id);
   if (!s) return s.error();
-  if (s->window_url.size() <= kWindowBase.size())
+  if (s->window_url.size() <= kWindowBase.size()) {
     return fail(Code::kVerifyFailed, "window-key " + id + ": the space carries no window key");
+  }
   if (Result<void> r = deliver_window_key(place, id, s->window_url.substr(kWindowBase.size())); !r) return r.error();
   return WindowKeyDelivered{id, s->window_url};
 }

@@ -66,8 +66,9 @@ TEST(PlaceListTest, TheBuiltInRegistryHoldsEveryPlace) {
 // Kubernetes and Apple container places are built against their documented interfaces only.
 TEST(PlaceListTest, EachPlaceSaysWhetherItHasRunLive) {
   const Registry r = builtin_registry();
-  for (const char* live : {"docker", "docker-ssh", "podman"})
+  for (const char* live : {"docker", "docker-ssh", "podman"}) {
     EXPECT_EQ(r.proved(live), kRunLive) << live;
+  }
   for (const char* documented : {"kubernetes", "apple-container"}) {
     EXPECT_EQ(r.proved(documented), kNotRunLive) << documented;
     EXPECT_NE(r.proved(documented).find("built against the documented interface, not yet run live"),

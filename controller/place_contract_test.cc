@@ -30,8 +30,9 @@ class Scope {
 };
 
 const SpaceSummary* listed(const std::vector<SpaceSummary>& all, const std::string& id) {
-  for (const SpaceSummary& s : all)
+  for (const SpaceSummary& s : all) {
     if (s.id == id) return &s;
+  }
   return nullptr;
 }
 

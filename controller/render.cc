@@ -53,8 +53,9 @@ std::string show(const json& v) {
 
 std::string member_lines(const json& doc) {
   std::string out;
-  for (auto it = doc.begin(); it != doc.end(); ++it)
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
     out += terminal_safe(it.key()) + ": " + show(*it) + "\n";
+  }
   return out;
 }
 
@@ -73,8 +74,9 @@ json to_json(const SpaceView& view) {
   if (s.space_state == "exited") out["exit_code"] = s.space_exit_code;
   if (!s.refused_labels.empty()) out["refused_labels"] = s.refused_labels;
   if (view.step) out["step"] = *view.step;
-  if (view.failure)
+  if (view.failure) {
     out["failure"] = {{"code", view.failure->code}, {"message", view.failure->message}};
+  }
   if (view.needs_access) out["needs_access"] = *view.needs_access;
   if (view.busy) out["busy"] = *view.busy;
   if (view.grants) {
@@ -194,11 +196,13 @@ std::string to_text(const SpaceList& list) {
     out += terminal_safe(s.id) + "  " + terminal_safe(state_word(v.state)) + "  " +
            terminal_safe(s.name);
     if (!s.missing.empty()) out += "  (missing: " + show(json(s.missing)) + ")";
-    if (!s.refused_labels.empty())
+    if (!s.refused_labels.empty()) {
       out +=
           "  (labels not shown, not as spacectl writes them: " + show(json(s.refused_labels)) + ")";
-    if (v.needs_access && !v.needs_access->empty())
+    }
+    if (v.needs_access && !v.needs_access->empty()) {
       out += "  (needs access: " + show(json(*v.needs_access)) + ")";
+    }
     if (v.grants && !v.grants->empty()) {
       out += "  grants:";
       for (const GrantRecord& g : *v.grants) {
@@ -251,12 +255,14 @@ std::string to_text(const json& doc) {
   std::string out;
   if (doc.contains("files") && doc.contains("not_travelling") && doc["files"].is_array() &&
       doc["not_travelling"].is_array()) {  // code files
-    for (const json& f : doc["files"])
+    for (const json& f : doc["files"]) {
       out += show(f.value("path", json(""))) + "  " + show(f.value("kind", json(""))) + "  " +
              show(f.value("size", json(0))) + "\n";
-    for (const json& n : doc["not_travelling"])
+    }
+    for (const json& n : doc["not_travelling"]) {
       out += show(n.value("path", json(""))) +
              "  does not travel: " + show(n.value("reason", json(""))) + "\n";
+    }
     return out + std::to_string(doc["files"].size()) + " files, " +
            show(doc.value("total_bytes", json(0))) + " bytes travel\n";
   }
@@ -264,14 +270,16 @@ std::string to_text(const json& doc) {
       doc["changed"].is_array()) {  // code out
     out += "result " + show(doc.value("result", json(""))) + " in " +
            show(doc.value("result_ref", json(""))) + "\n";
-    for (const json& c : doc["changed"])
+    for (const json& c : doc["changed"]) {
       out += "  " + show(c.value("change", json(""))) + "  " + show(c.value("path", json(""))) +
              "  " + show(c.value("new_bytes", json(0))) + " bytes\n";
+    }
     const auto count = [&](const char* key) {
       return doc.contains(key) ? doc[key].value("count", json(0)).get<std::size_t>() : 0;
     };
-    if (doc.value("changed_paths", json(0)).get<std::size_t>() > doc["changed"].size())
+    if (doc.value("changed_paths", json(0)).get<std::size_t>() > doc["changed"].size()) {
       out += "  ...\n";
+    }
     out += show(doc.value("changed_paths", json(0))) + " changed paths, " +
            show(doc.value("changed_bytes", json(0))) + " bytes (both sides), " +
            show(doc.value("new_objects", json(0))) + " new objects (" +
@@ -284,11 +292,14 @@ std::string to_text(const json& doc) {
              std::to_string(count(key)) + "\n";
       for (const json& p : doc[key]["paths"]) out += "  " + show(p) + "\n";
     }
-    if (doc.contains("symlinks") && doc["symlinks"].value("count", json(0)).get<std::size_t>() > 0)
-      for (const json& l : doc["symlinks"]["links"])
+    if (doc.contains("symlinks") &&
+        doc["symlinks"].value("count", json(0)).get<std::size_t>() > 0) {
+      for (const json& l : doc["symlinks"]["links"]) {
         out += "  link " + show(l.value("path", json(""))) + " -> " +
                show(l.value("target", json(""))) +
                (l.value("leaves_tree", false) ? "  (points outside the project)" : "") + "\n";
+      }
+    }
     return out;
   }
   return member_lines(doc);

@@ -52,13 +52,15 @@ class SweepTest : public ::testing::Test {
   }
   bool at_place(const std::string& id) {
     Result<std::vector<SpaceSummary>> all = place_.list();
-    for (const SpaceSummary& s : *all)
+    for (const SpaceSummary& s : *all) {
       if (s.id == id) return true;
+    }
     return false;
   }
   const json* entry(const json& list, const std::string& id) {
-    for (const json& e : list["spaces"])
+    for (const json& e : list["spaces"]) {
       if (e["id"] == id) return &e;
+    }
     return nullptr;
   }
 
@@ -153,8 +155,9 @@ TEST_F(SweepTest, ListShowsAPreparingCreationAndAFailedOneUntilItIsRemoved) {
   ASSERT_NE(entry(*list, preparing.id), nullptr) << list->dump();
   EXPECT_EQ((*entry(*list, preparing.id))["state"], "preparing");
   const json* f = nullptr;
-  for (const json& e : (*list)["spaces"])
+  for (const json& e : (*list)["spaces"]) {
     if (e["state"] == "failed") f = &e;
+  }
   ASSERT_NE(f, nullptr) << list->dump();
   EXPECT_EQ((*f)["failure"]["code"], "invalid_argument");
   const std::string failed_id = (*f)["id"];

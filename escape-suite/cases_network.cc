@@ -23,7 +23,6 @@
 
 #include "escape-suite/case.h"
 #include "escape-suite/probe.h"
-#include "policy/number.h"
 
 namespace escape {
 namespace {
@@ -55,10 +54,8 @@ std::vector<GatewayRoute> gateway_routes(std::string& error) {
     if (std::sscanf(lines[i].c_str(), "%31s %15s %15s %x", dev, dest, gw, &flags) != 4) continue;
     if (std::string_view(dest) != "00000000" && (flags & 0x2) == 0) continue;  // 0x2: RTF_GATEWAY
     // The kernel prints the network-order word as a host integer: reading it back restores it.
-    const std::optional<std::uint32_t> word = policy::parse_number<std::uint32_t>(gw, 16);
-    if (!word) continue;
     in_addr a{};
-    a.s_addr = static_cast<in_addr_t>(*word);
+    a.s_addr = static_cast<in_addr_t>(std::strtoul(gw, nullptr, 16));
     char text[INET_ADDRSTRLEN] = {};
     ::inet_ntop(AF_INET, &a, text, sizeof text);
     const std::string g = a.s_addr == 0 ? "" : text;

@@ -94,9 +94,10 @@ Outcome bounded_fill_case(const std::string& dir, std::uint64_t quota) {
   struct statvfs fs {};
   if (::statvfs(dir.c_str(), &fs) != 0) return fail("statvfs " + dir + ": " + errno_name(errno));
   const std::uint64_t total = static_cast<std::uint64_t>(fs.f_blocks) * fs.f_frsize;
-  if (total > quota)
+  if (total > quota) {
     return fail(dir + " sits on a " + std::to_string(total / kMiB) + " MiB filesystem, larger than the " +
                 std::to_string(quota / kMiB) + " MiB quota: filling it fills a shared disk");
+  }
   const Outcome o = fill_case(dir + "/openchamber-escape-fill", quota + 64 * kMiB);
   if (o.verdict != Verdict::kPass) return o;
   return pass(o.evidence + " (own filesystem of " + std::to_string(total / kMiB) + " MiB)");
@@ -157,8 +158,9 @@ void add_resource_cases(std::vector<Case>& out) {
                  120000, true);
              if (c.report.empty()) return inconclusive("bomb supervisor died (signal " + std::to_string(c.signal) + ")");
              const std::optional<ChildNumbers> counted = child_numbers(c.report);
-             if (!counted || counted->first < 0)
+             if (!counted || counted->first < 0) {
                return inconclusive("bomb supervisor: unreadable report: " + c.report);
+             }
              const auto n = static_cast<std::uint64_t>(counted->first);
              const int err = counted->second;
              const std::string ev =

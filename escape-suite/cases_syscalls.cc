@@ -317,11 +317,13 @@ void add_syscall_cases(std::vector<Case>& out) {
                  3000);
              if (c.report.rfind("0 ", 0) == 0) return fail("unshare(CLONE_NEWUSER) succeeded");
              const std::optional<ChildNumbers> n = child_numbers(c.report);
-             if (!n)
+             if (!n) {
                return inconclusive("unshare(CLONE_NEWUSER): unreadable child report: " + c.report);
+             }
              const int err = n->second;
-             if (err == ctx.opts.seccomp_errno)
+             if (err == ctx.opts.seccomp_errno) {
                return pass("refused with " + errno_name(err) + " (the profile's)");
+             }
              return fail("refused with " + errno_name(err) + ", not the profile's " +
                          errno_name(ctx.opts.seccomp_errno) + ": another profile is loaded");
            });

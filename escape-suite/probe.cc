@@ -172,8 +172,9 @@ Outcome syscall_in_child_expect(const Options& opts, std::string_view what, cons
       timeout_ms);
   if (c.signal == SIGSYS) return pass(std::string(what) + ": killed by SIGSYS (seccomp)");
   if (c.timed_out) return inconclusive(std::string(what) + ": child did not finish in time");
-  if (!c.exited || c.report.empty())
+  if (!c.exited || c.report.empty()) {
     return inconclusive(std::string(what) + ": child died (signal " + std::to_string(c.signal) + ") " + c.report);
+  }
   const std::optional<ChildNumbers> n = child_numbers(c.report);
   if (!n) return inconclusive(std::string(what) + ": unreadable child report: " + c.report);
   const long long rc = n->first;

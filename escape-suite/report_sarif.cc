@@ -34,12 +34,14 @@ struct RuleText {
 };
 
 RuleText rule_text(const std::string& id) {
-  if (const CaseText* c = find_case_text(id); c != nullptr)
+  if (const CaseText* c = find_case_text(id); c != nullptr) {
     return {std::string(c->threat), std::string(c->technique),
             "Proof of \"cannot\": " + std::string(c->proof)};
-  if (id.rfind("host.", 0) == 0)
+  }
+  if (id.rfind("host.", 0) == 0) {
     return {"Host-side check of " + id, "Run by spacectl escape-test from outside the space.",
             "The evidence says what the host saw."};
+  }
   return {"Escape case " + id, "A case this version of the report writer does not describe.",
           "See the evidence."};
 }

@@ -18,7 +18,7 @@ Result<std::string> repository_of(Manager& manager, const std::string& id, const
   if (!record) return record.error();
   if (record->code.repository.empty()) {
     return fail(Code::kInvalidArgument, std::string(what) + " " + id + ": no code in is recorded for this space");
-}
+  }
   return record->code.repository;
 }
 

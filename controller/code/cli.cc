@@ -73,8 +73,11 @@ Result<json> code_in_locked(Manager& manager, const CodeInRequest& request) {
               {"history", "pending"}};
   if (!r->snapshot.user_name || !r->snapshot.user_email) {
     const std::string warning = "warning: user.name or user.email did not travel; the agent cannot commit until it is set";
-    if (request.progress) request.progress(warning);
-    else std::cerr << "spacectl: " << warning << "\n";
+    if (request.progress) {
+      request.progress(warning);
+    } else {
+      std::cerr << "spacectl: " << warning << "\n";
+    }
   }
   return out;
 }
@@ -83,8 +86,9 @@ Result<json> history_locked(Manager& manager, const std::string& id, int timeout
                             const std::function<void(const std::string&)>& progress) {
   Result<SpaceRecord> record = read_record(manager.state, id);
   if (!record) return record.error();
-  if (record->code.repository.empty() || record->code.base.empty())
+  if (record->code.repository.empty() || record->code.base.empty()) {
     return fail(Code::kInvalidArgument, "code history " + id + ": no code in is recorded for this space");
+  }
   Result<std::vector<std::string>> prefix = manager.place.exec_argv(id);
   if (!prefix) return prefix.error();
   TransferOptions options = options_for(timeout_seconds == 0 ? 1800 : timeout_seconds, progress);
@@ -154,10 +158,12 @@ void add_code_cli(CLI::App& app, CLI::App* create, CodeCli& cli) {
 }
 
 std::optional<Result<json>> run_code_cli(const CodeCli& cli, Manager& manager, const std::string& space_image) {
-  if (cli.in != nullptr && cli.in->parsed())
+  if (cli.in != nullptr && cli.in->parsed()) {
     return code_in(manager, CodeInRequest{cli.id, cli.repo, cli.mode, space_image, cli.timeout_seconds, {}});
-  if (cli.history != nullptr && cli.history->parsed())
+  }
+  if (cli.history != nullptr && cli.history->parsed()) {
     return code_history(manager, cli.id, cli.timeout_seconds == 600 ? 1800 : cli.timeout_seconds, {});
+  }
   if (cli.files != nullptr && cli.files->parsed()) return code_files(cli.repo);
   if (cli.forget != nullptr && cli.forget->parsed()) return code_forget(manager, cli.id);
   if (cli.out != nullptr && cli.out->parsed()) return run_code_out(cli, manager);
@@ -173,8 +179,11 @@ Result<SpaceCreated> create_with_code(const CodeCli& cli, Manager& manager,
 Result<SpaceCreated> create_with_code(Manager& manager, CreateRequest request,
                                       const CodeInRequest& code) {
   auto say = [&](const std::string& line) {
-    if (code.progress) code.progress(line);
-    else std::cerr << "spacectl: " << line << "\n";
+    if (code.progress) {
+      code.progress(line);
+    } else {
+      std::cerr << "spacectl: " << line << "\n";
+    }
   };
   if (!parse_mode(code.mode)) return fail(Code::kUsage, "space create: --mode must be uncommitted or clean");
   // Refusals that need only the repository come before anything is created.

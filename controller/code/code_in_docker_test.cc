@@ -61,8 +61,9 @@ TEST_F(CodeInDockerTest, SpaceCreateWithRepoMakesTheSpaceEqualToTheHost) {
   for (int d = 0; d < 50; ++d) {
     const std::string folder = repo + "/many/d" + std::to_string(d);
     mkdir(folder.c_str(), 0755);
-    for (int f = 0; f < 100; ++f)
+    for (int f = 0; f < 100; ++f) {
       write_file(folder + "/f" + std::to_string(f), std::to_string(d * 100 + f) + "\n");
+    }
   }
   const std::string lib = dir_.path() + "/lib";
   ASSERT_EQ(git_status("/", {"init", "-q", lib}), 0);
@@ -87,15 +88,17 @@ TEST_F(CodeInDockerTest, SpaceCreateWithRepoMakesTheSpaceEqualToTheHost) {
   EXPECT_NE(d["code"]["not_travelling"].dump().find("nested/"), std::string::npos) << d.dump();
   EXPECT_NE(created.err.find("is usable"), std::string::npos) << created.err;
   for (const auto& f :
-       forbidden_changes(before, capture_state(roots), testing::allowed_for(repo + "/.git", id)))
+       forbidden_changes(before, capture_state(roots), testing::allowed_for(repo + "/.git", id))) {
     ADD_FAILURE() << f;
+  }
 
   // git status inside equals the host's, line for line (the untracked nested repository stays
   // home).
   std::string host = git(repo, {"status", "--porcelain=v1", "--untracked-files=all", "--branch"});
   const std::string nested_line = "?? nested/\n";
-  if (host.find(nested_line) != std::string::npos)
+  if (host.find(nested_line) != std::string::npos) {
     host.erase(host.find(nested_line), nested_line.size());
+  }
   const std::string in_space = inside(id, {"git", "-C", space_path, "status", "--porcelain=v1",
                                            "--untracked-files=all", "--branch"});
   EXPECT_EQ(in_space.size(), host.size());
@@ -130,8 +133,9 @@ TEST_F(CodeInDockerTest, SpaceCreateWithRepoMakesTheSpaceEqualToTheHost) {
   // Empty ref folders may stay (git's update-ref -d leaves them too); the ref itself is gone.
   EXPECT_NE(access((repo + "/.git/" + start_ref_name(id)).c_str(), F_OK), 0);
   for (const auto& f :
-       forbidden_changes(before, capture_state(roots), testing::allowed_for(repo + "/.git", id)))
+       forbidden_changes(before, capture_state(roots), testing::allowed_for(repo + "/.git", id))) {
     ADD_FAILURE() << f;
+  }
 }
 
 TEST_F(CodeInDockerTest, LinkedWorktreeInCleanModeAndCodeForget) {
@@ -160,8 +164,9 @@ TEST_F(CodeInDockerTest, LinkedWorktreeInCleanModeAndCodeForget) {
   EXPECT_EQ(spacectl({"space", "remove", id}).exit_code, 0);
   EXPECT_NE(access((repo + "/.git/" + start_ref_name(id)).c_str(), F_OK), 0);
   for (const auto& f :
-       forbidden_changes(before, capture_state(roots), testing::allowed_for(repo + "/.git", id)))
+       forbidden_changes(before, capture_state(roots), testing::allowed_for(repo + "/.git", id))) {
     ADD_FAILURE() << f;
+  }
 }
 
 TEST_F(CodeInDockerTest, RefusedRepositoriesCreateNoSpace) {
@@ -185,8 +190,9 @@ TEST_F(CodeInDockerTest, RefusedRepositoriesCreateNoSpace) {
   EXPECT_NE(s.out.find("repository_unsupported"), std::string::npos) << s.out;
   EXPECT_NE(s.out.find(s256), std::string::npos) << s.out;
   EXPECT_NE(s.out.find("sha256 object format"), std::string::npos) << s.out;
-  for (const auto& f : forbidden_changes(s256_before, capture_state({s256}), Allowed{}))
+  for (const auto& f : forbidden_changes(s256_before, capture_state({s256}), Allowed{})) {
     ADD_FAILURE() << f;
+  }
   const std::string repo = dir_.path() + "/conflict";
   testing::make_bait(repo);
   git(repo, {"stash", "-q", "-u"});
@@ -200,8 +206,9 @@ TEST_F(CodeInDockerTest, RefusedRepositoriesCreateNoSpace) {
   const RepoState before = capture_state({repo});
   const ProcessOutcome u = spacectl({"space", "create", "--repo", repo});
   EXPECT_EQ(u.exit_code, exit_status(Code::kUnmergedChanges)) << u.out << u.err;
-  for (const auto& f : forbidden_changes(before, capture_state({repo}), Allowed{}))
+  for (const auto& f : forbidden_changes(before, capture_state({repo}), Allowed{})) {
     ADD_FAILURE() << f;
+  }
   EXPECT_EQ(json::parse(spacectl({"space", "list"}).out, nullptr, false)["spaces"].size(), 0u);
 }
 

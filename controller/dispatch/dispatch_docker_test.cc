@@ -34,8 +34,10 @@ const std::string kBin = std::string(GK_BINARY_DIR) + "/bin";
 bool exists(const std::string& path) { return ::access(path.c_str(), R_OK) == 0; }
 
 std::string profile(const std::string& name) {
-  for (const std::string& p : {kBin + "/seccomp/" + name, std::string(GK_SOURCE_DIR) + "/seccomp-profiles/" + name})
+  for (const std::string& p :
+       {kBin + "/seccomp/" + name, std::string(GK_SOURCE_DIR) + "/seccomp-profiles/" + name}) {
     if (exists(p)) return p;
+  }
   return {};
 }
 
@@ -163,8 +165,9 @@ TEST_F(DispatchLiveTest, EveryRuleHoldsThroughALiveSpace) {
 
   // 8 concurrent event streams.
   std::vector<std::future<Answer>> streams;
-  for (int i = 0; i < 8; ++i)
+  for (int i = 0; i < 8; ++i) {
     streams.push_back(std::async(std::launch::async, [this] { return ask(dispatch_test::get(path("sse?events=10&delay_ms=50"))); }));
+  }
   for (auto& f : streams) {
     const Answer s = f.get();
     EXPECT_EQ(s.status, 200);

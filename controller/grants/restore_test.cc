@@ -130,7 +130,7 @@ class GrantRestoreTest : public ::testing::Test {
   // Runs serve's keeper on a loop of its own until `done` or the deadline.
   void run_keeper(const std::function<bool()>& done, std::chrono::seconds deadline) {
     uv_loop_t loop;
-    uv_loop_init(&loop);
+    ASSERT_EQ(uv_loop_init(&loop), 0);
     const std::string state = dir_ + "/state";
     serve::Keeper keeper(
         &loop, state,

@@ -83,7 +83,8 @@ class Connection {
 
   void start() {
     next_request();
-    uv_read_start(stream_, on_alloc, on_read);
+    // A stream that cannot be read is closed, never left to hang.
+    if (uv_read_start(stream_, on_alloc, on_read) != 0) close();
   }
 
   [[nodiscard]] bool handed_off() const { return state_ == State::kHandedOff; }
@@ -265,7 +266,10 @@ class Connection {
                                         }
                                         pending_ = std::move(leftover);
                                         next_request();
-                                        uv_read_start(stream_, on_alloc, on_read);
+                                        if (uv_read_start(stream_, on_alloc, on_read) != 0) {
+                                          close();
+                                          return;
+                                        }
                                         process();
                                       });
   }
@@ -326,7 +330,7 @@ class Connection {
     }
     c->answer(job->out, !c->keep_alive_);
     delete job;
-    if (!c->closing_) uv_read_start(c->stream_, on_alloc, on_read);
+    if (!c->closing_ && uv_read_start(c->stream_, on_alloc, on_read) != 0) c->close();
   }
 
   void answer(const Response& r, bool then_close) {

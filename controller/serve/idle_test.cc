@@ -53,7 +53,7 @@ TEST(IdleStopState, ASpaceThatExited75IsStoppedIdleAnyOtherExitIsStopped) {
 
 TEST(ServeOperations, AnOperationKeepsItsEventsAndEndsDoneOrFailed) {
   uv_loop_t loop;
-  uv_loop_init(&loop);
+  ASSERT_EQ(uv_loop_init(&loop), 0);
   {
     Operations ops(&loop);
     const std::string ok = ops.start("create", "0123456789ab", [](const Say& say) -> Result<json> {

@@ -40,8 +40,9 @@ Result<std::string> read_token_file(const std::string& path) {
   if (!text.empty() && text.back() == '\n') text.pop_back();
   bool printable = true;
   for (const char c : text) printable = printable && c > 0x20 && c < 0x7f;
-  if (text.size() < 32 || text.size() > 512 || !printable)
+  if (text.size() < 32 || text.size() > 512 || !printable) {
     return fail(Code::kUsage, "serve --token-file " + path + ": the token is 32 to 512 printable characters without spaces");
+  }
   return text;
 }
 
@@ -97,7 +98,10 @@ int run_serve(const ServeOptions& options) {
   }
 
   Loop l;
-  uv_loop_init(&l.loop);
+  if (const int r = uv_loop_init(&l.loop); r != 0) {
+    std::cerr << "spacectl serve: uv_loop_init: " << uv_strerror(r) << "\n";
+    return 1;
+  }
   Operations operations(&l.loop);
   Metrics metrics;
   operations.on_finished(

@@ -41,7 +41,9 @@ struct FakeCli {
     std::cerr << program << ": argv refused (" << why << ")\n";
     return 90;
   }
-  [[nodiscard]] std::string state_file() const { return fake_env(prefix + "_STATE") + "/state.json"; }
+  [[nodiscard]] std::string state_file() const {
+    return fake_env(prefix + "_STATE") + "/state.json";
+  }
   // The saved state, or `fresh` when there is none yet.
   [[nodiscard]] nlohmann::json load_state(nlohmann::json fresh) const {
     const std::string text = slurp(state_file());

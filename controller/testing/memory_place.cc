@@ -53,8 +53,10 @@ Result<ExecOutput> MemoryPlace::exec(const std::string& id, ExecTarget target, c
   if (state != "running") return fail(Code::kSpaceNotRunning, "exec in " + id + ": the container is " + state);
   if (argv.empty()) return fail(Code::kInvalidArgument, "exec in " + id + ": no command");
   if (target == ExecTarget::kGatekeeper) {
-    if (argv == std::vector<std::string>{std::string(kGatekeeperBinary), "control", "GET", "/health"})
+    if (argv ==
+        std::vector<std::string>{std::string(kGatekeeperBinary), "control", "GET", "/health"}) {
       return ExecOutput{0, "{\"ready\":true}", ""};
+    }
     return ExecOutput{127, "", "not found\n"};
   }
   if (argv[0] == "cat") return ExecOutput{0, stdin_bytes, ""};
