@@ -42,17 +42,19 @@ Result<void> copy_into(Place& place, const std::string& id, const std::string& p
                                        {"busybox", "tee", path}},
                                       bytes);
   if (!r) return r.error();
-  if (r->exit_code != 0)
+  if (r->exit_code != 0) {
     return fail(Code::kCommandFailed, "copy into " + id + ":" + path + ": exit " +
                                           std::to_string(r->exit_code) + ": " +
                                           inside_text(r->err));
+  }
   if (!executable) return {};
   Result<ExecOutput> c = exec_spelled(
       place, id, as_root, {{"chmod", "755", path}, {"busybox", "chmod", "755", path}}, {});
   if (!c) return c.error();
-  if (c->exit_code != 0)
+  if (c->exit_code != 0) {
     return fail(Code::kCommandFailed,
                 "chmod 755 " + path + " in " + id + ": exit " + std::to_string(c->exit_code));
+  }
   return {};
 }
 
@@ -62,10 +64,11 @@ Result<std::string> place_binary(Place& place, const std::string& id, const std:
   Result<ExecOutput> m = exec_spelled(
       place, id, true, {{"mkdir", "-m", "755", dir}, {"busybox", "mkdir", "-m", "755", dir}}, {});
   if (!m) return m.error();
-  if (m->exit_code != 0)
+  if (m->exit_code != 0) {
     return fail(Code::kCommandFailed, "mkdir " + dir + " in " + id + " as root: exit " +
                                           std::to_string(m->exit_code) + ": " +
                                           inside_text(m->err));
+  }
   const std::string path = dir + "/escape-suite";
   if (Result<void> c = copy_into(place, id, path, bytes, true, true); !c) return c.error();
   return path;
@@ -98,8 +101,9 @@ std::string start_window_upstream(const DockerCli& cli, const std::string& conta
     if (step[0] == "nc") args.emplace_back("--detach");
     args.insert(args.end(), {"--", container});
     args.insert(args.end(), step.begin(), step.end());
-    if (Result<std::string> r = cli.run(args, container, kCopyTimeout); !r)
+    if (Result<std::string> r = cli.run(args, container, kCopyTimeout); !r) {
       return r.error().message;
+    }
   }
   return {};
 }
@@ -129,11 +133,12 @@ Result<std::vector<std::string>> host_listed_ids(const std::string& bytes,
     for (const std::string& g : only) req.argv.insert(req.argv.end(), {"--only", g});
     req.timeout = std::chrono::milliseconds(30000);
     const ProcessOutcome o = run_process(req);
-    if (o.succeeded())
+    if (o.succeeded()) {
       out = listed_ids(o.out);
-    else
+    } else {
       out = fail(Code::kCommandFailed,
                  "escape-test: escape-suite --list on the host: " + o.describe());
+    }
   }
   ::unlink(file.c_str());
   ::rmdir(dir.c_str());
@@ -149,8 +154,9 @@ escape::Outcome forged_report_refused(Place& place, const std::string& id, const
   const std::string dir = path.substr(0, path.rfind('/'));
   // A file the space user owns, to move over the binary.
   const std::string own = dir + "-forged";
-  if (Result<void> c = copy_into(place, id, own, forged_script, true, false); !c)
+  if (Result<void> c = copy_into(place, id, own, forged_script, true, false); !c) {
     return escape::inconclusive("the space user could not write " + own + ": " + c.error().message);
+  }
   const std::vector<std::pair<std::string, std::vector<std::vector<std::string>>>> attempts = {
       {"overwrite", {{"dd", "of=" + path}, {"busybox", "dd", "of=" + path}}},
       {"remove", {{"rm", "-f", path}, {"busybox", "rm", "-f", path}}},
@@ -159,30 +165,36 @@ escape::Outcome forged_report_refused(Place& place, const std::string& id, const
   };
   for (const auto& [what, spellings] : attempts) {
     Result<ExecOutput> r = exec_spelled(place, id, false, spellings, forged_script);
-    if (!r)
+    if (!r) {
       return escape::inconclusive("the space user's " + what +
                                   " attempt did not run: " + r.error().message);
-    if (r->exit_code == 0)
+    }
+    if (r->exit_code == 0) {
       return escape::fail("the space user's " + what + " of " + path + " succeeded");
+    }
     ev += what + " refused (exit " + std::to_string(r->exit_code) + "); ";
   }
   (void)exec_spelled(place, id, false, {{"rm", "-f", own}, {"busybox", "rm", "-f", own}}, {});
   const std::string want = escape::sha256_hex(bytes), got = placed_sha256(place, id, path);
-  if (got.empty())
+  if (got.empty()) {
     return escape::inconclusive(ev + "the placed binary's sha256 could not be read back");
-  if (got != want)
+  }
+  if (got != want) {
     return escape::fail(ev + "the placed binary changed: sha256 " + got + ", placed " + want);
+  }
   ev += "placed binary unchanged (sha256 " + want.substr(0, 16) + "...); ";
-  if (expected.size() < 3)
+  if (expected.size() < 3) {
     return escape::inconclusive(ev + "fewer than 3 listed cases to forge reports with");
+  }
   auto report_of = [](const std::vector<std::string>& ids, const std::string& extra_case) {
     json cases = json::array();
-    for (const std::string& i : ids)
+    for (const std::string& i : ids) {
       cases.push_back({{"id", i},
                        {"group", i.substr(0, i.find('.'))},
                        {"verdict", "PASS"},
                        {"evidence", "forged"},
                        {"duration_ms", 0}});
+    }
     std::string text = json{{"suite", "escape-suite"}, {"version", 1}, {"cases", cases}}.dump();
     if (!extra_case.empty()) text.insert(text.size() - 2, "," + extra_case);
     return text;
@@ -205,12 +217,14 @@ escape::Outcome forged_report_refused(Place& place, const std::string& id, const
   };
   for (const auto& [what, text] : forgeries) {
     Result<ExecOutput> r = exec_spelled(place, id, false, {{"cat"}, {"busybox", "cat"}}, text);
-    if (!r || r->exit_code != 0)
+    if (!r || r->exit_code != 0) {
       return escape::inconclusive(ev + "cat in the space did not print the forged report (" + what +
                                   ")");
+    }
     Result<std::vector<CaseResult>> parsed = parse_suite_report(r->out);
-    if (parsed && check_reported_ids(*parsed, expected))
+    if (parsed && check_reported_ids(*parsed, expected)) {
       return escape::fail(ev + "a forged report with " + what + " was accepted");
+    }
     ev += what + " refused; ";
   }
   return escape::pass(ev);

@@ -355,8 +355,9 @@ void add_hardening_cases(std::vector<Case>& out) {
         const std::string ev = std::to_string(s.spinners) + " spinners used " + fixed2(s.cpu) +
                                " CPU s in " + fixed2(s.wall) + " s = " + fixed2(rate) +
                                " CPUs; quota " + fixed2(quota) + " (" + qev + ")";
-        if (rate < quota * 0.25)
+        if (rate < quota * 0.25) {
           return inconclusive(ev + ": the spinners barely ran (a busy host?)");
+        }
         if (rate > quota * kQuotaSlack + 0.05) return fail(ev + ": above the quota");
         return pass(ev);
       });

@@ -66,8 +66,9 @@ std::string head_of(int status, std::string_view content_type, std::size_t lengt
 }  // namespace
 
 std::string Request::header(std::string_view name) const {
-  for (const appliance::http::Header& h : headers)
+  for (const appliance::http::Header& h : headers) {
     if (iequals(h.name, name)) return h.value;
+  }
   return {};
 }
 
@@ -379,8 +380,11 @@ class Connection {
 
   static void on_stream_closed(uv_handle_t* h) noexcept {
     auto* c = static_cast<Connection*>(h->data);
-    if (h->type == UV_TCP) delete reinterpret_cast<uv_tcp_t*>(h);
-    else delete reinterpret_cast<uv_pipe_t*>(h);
+    if (h->type == UV_TCP) {
+      delete reinterpret_cast<uv_tcp_t*>(h);
+    } else {
+      delete reinterpret_cast<uv_pipe_t*>(h);
+    }
     c->stream_ = nullptr;
     --c->closes_;
     c->maybe_free();
@@ -436,8 +440,9 @@ Result<void> Server::listen() {
     }
   } else if (lstat(config_.socket_path.c_str(), &st) == 0) {
     // The socket: refused when something that is not a stale socket of ours holds the path.
-    if (!S_ISSOCK(st.st_mode) || st.st_uid != geteuid())
+    if (!S_ISSOCK(st.st_mode) || st.st_uid != geteuid()) {
       return fail(Code::kUsage, "serve: " + config_.socket_path + " exists and is not a socket of this user");
+    }
     // A socket nobody answers on is a dead serve's; one that answers is another serve's.
     const int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_un addr{};
@@ -446,8 +451,9 @@ Result<void> Server::listen() {
     const bool alive = probe >= 0 && connect(probe, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
     if (probe >= 0) ::close(probe);
     if (alive) return fail(Code::kSpaceBusy, "serve: another spacectl serve answers on " + config_.socket_path);
-    if (unlink(config_.socket_path.c_str()) != 0)
+    if (unlink(config_.socket_path.c_str()) != 0) {
       return fail(Code::kInternal, "serve: unlink the stale socket " + config_.socket_path + ": " + std::strerror(errno));
+    }
   }
   if (config_.activated_fd < 0) {
     if (config_.socket_path.size() >= sizeof(sockaddr_un{}.sun_path)) {
@@ -477,12 +483,14 @@ Result<void> Server::listen() {
     rc = uv_ip4_addr(config_.tcp_host.c_str(), config_.tcp_port, &addr);
     if (rc == 0) rc = uv_tcp_bind(tcp_, reinterpret_cast<const sockaddr*>(&addr), 0);
     if (rc == 0) rc = uv_listen(reinterpret_cast<uv_stream_t*>(tcp_), 64, on_tcp);
-    if (rc != 0)
+    if (rc != 0) {
       return fail(Code::kUsage, "serve: listen on " + config_.tcp_host + ":" + std::to_string(config_.tcp_port) + ": " + uv_strerror(rc));
+    }
     sockaddr_storage bound{};
     int len = sizeof bound;
-    if (uv_tcp_getsockname(tcp_, reinterpret_cast<sockaddr*>(&bound), &len) == 0)
+    if (uv_tcp_getsockname(tcp_, reinterpret_cast<sockaddr*>(&bound), &len) == 0) {
       bound_port_ = ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+    }
   }
   return {};
 }
@@ -496,11 +504,17 @@ void Server::on_tcp(uv_stream_t* s, int status) noexcept {
 
 void Server::accept(uv_stream_t* listener, bool tcp) {
   uv_stream_t* client = tcp ? reinterpret_cast<uv_stream_t*>(new uv_tcp_t{}) : reinterpret_cast<uv_stream_t*>(new uv_pipe_t{});
-  if (tcp) uv_tcp_init(config_.loop, reinterpret_cast<uv_tcp_t*>(client));
-  else uv_pipe_init(config_.loop, reinterpret_cast<uv_pipe_t*>(client), 0);
+  if (tcp) {
+    uv_tcp_init(config_.loop, reinterpret_cast<uv_tcp_t*>(client));
+  } else {
+    uv_pipe_init(config_.loop, reinterpret_cast<uv_pipe_t*>(client), 0);
+  }
   auto drop = [](uv_handle_t* h) noexcept {
-    if (h->type == UV_TCP) delete reinterpret_cast<uv_tcp_t*>(h);
-    else delete reinterpret_cast<uv_pipe_t*>(h);
+    if (h->type == UV_TCP) {
+      delete reinterpret_cast<uv_tcp_t*>(h);
+    } else {
+      delete reinterpret_cast<uv_pipe_t*>(h);
+    }
   };
   if (uv_accept(listener, client) != 0 || all_.size() >= kMaxConnections || closed_) {
     uv_close(reinterpret_cast<uv_handle_t*>(client), drop);
@@ -541,8 +555,11 @@ void Server::close_all(std::function<void()> closed) {
   closed_ = std::move(closed);
   auto listener_closed = [](uv_handle_t* h) noexcept {
     auto* self = static_cast<Server*>(h->data);
-    if (h->type == UV_TCP) delete reinterpret_cast<uv_tcp_t*>(h);
-    else delete reinterpret_cast<uv_pipe_t*>(h);
+    if (h->type == UV_TCP) {
+      delete reinterpret_cast<uv_tcp_t*>(h);
+    } else {
+      delete reinterpret_cast<uv_pipe_t*>(h);
+    }
     if (--self->closing_ == 0 && self->all_.empty() && self->closed_) {
       auto done = std::move(self->closed_);
       self->closed_ = [] {};
@@ -563,8 +580,9 @@ void Server::close_all(std::function<void()> closed) {
   }
   // A stream the dispatcher holds comes back through its Giveback (Dispatcher::close_all first).
   std::list<Connection*> copy = all_;
-  for (Connection* c : copy)
+  for (Connection* c : copy) {
     if (!c->handed_off()) c->close();
+  }
 }
 
 }  // namespace controller::serve

@@ -12,7 +12,6 @@
 #include <future>
 
 #include "appliance/http/parser.h"
-#include "policy/number.h"
 
 namespace dispatch_test {
 
@@ -257,7 +256,7 @@ Answer Client::read_upgrade(int timeout_ms) {
   const std::string head = buf_.substr(0, end + 2);
   buf_.erase(0, end + 4);
   if (head.size() < 12 || head.compare(0, 9, "HTTP/1.1 ") != 0) return a;
-  a.status = policy::parse_number<int>(head.substr(9, 3)).value_or(0);
+  a.status = std::atoi(head.substr(9, 3).c_str());
   std::size_t at = head.find("\r\n") + 2;
   while (at < head.size()) {
     const std::size_t e = head.find("\r\n", at);
