@@ -7,6 +7,7 @@
 #include <set>
 
 #include "escape-suite/report.h"
+#include "policy/number.h"
 
 #include <nlohmann/json.hpp>
 
@@ -255,7 +256,9 @@ Result<std::vector<SpaceProcess>> parse_top(std::string_view text) {
       const std::size_t b = i;
       while (i < line.size() && line[i] >= '0' && line[i] <= '9') ++i;
       if (i == b || i - b > 9) return false;
-      value = std::stol(std::string(line.substr(b, i - b)));
+      const std::optional<long> parsed = policy::parse_number<long>(line.substr(b, i - b));
+      if (!parsed) return false;
+      value = *parsed;
       return i < line.size() && line[i] == ' ';
     };
     if (!field(p.pid) || !field(p.ppid)) return fail(Code::kCommandFailed, "docker top: a line without pid and ppid");
