@@ -275,6 +275,18 @@ TEST_F(HttpsLiveTest, CurlFetchesAnAllowedNameThroughTheCorridorAndNotAnotherNam
   EXPECT_EQ(std::count(records.begin(), records.end(), "deny:not-on-allowlist blocked.test:443"), 1)
       << ::testing::PrintToString(records);
 
+  // git's own HTTPS transport works through the corridor too (the agent's `git clone https://`):
+  // git-remote-https asks the upstream for the repository's refs over TLS. The test upstream is
+  // no git server, so the command itself fails; what counts is the request git made.
+  const ProcessOutcome ls_remote = inside(id, {"git", "-c", "http.sslCAInfo=/tmp/test-ca.pem",
+                                               "ls-remote", "https://upstream.test/project.git"});
+  EXPECT_EQ(ls_remote.err.find("remote helper"), std::string::npos) << ls_remote.describe();
+  const std::vector<gk_it::SeenRequest> after_git = upstream->requests();
+  ASSERT_EQ(after_git.size(), 2u) << ls_remote.describe();
+  EXPECT_EQ(after_git[1].method, "GET");
+  EXPECT_EQ(after_git[1].target, "/project.git/info/refs?service=git-upload-pack");
+  EXPECT_EQ(after_git[1].host, "upstream.test");
+
   // git works in the space: a repository, a commit by the space's user, its log.
   const ProcessOutcome git =
       inside(id, {"sh", "-c",
