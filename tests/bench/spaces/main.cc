@@ -193,7 +193,8 @@ int main(int argc, char** argv) {
   for (std::size_t i = 1; i <= count; ++i) {
     // A busy machine can make N creates take longer than a run may: the budget ends the creating
     // (reported as where it stopped), and list, verify, memory and removal still run.
-    if (budget_minutes > 0 && Clock::now() - creating_started > std::chrono::minutes(budget_minutes)) {
+    if (budget_minutes > 0 &&
+        Clock::now() - creating_started > std::chrono::minutes(budget_minutes)) {
       stopped_because = "the creating budget of " + std::to_string(budget_minutes) +
                         " minutes was used up (load average " + load_average() + ")";
       break;
@@ -298,9 +299,10 @@ int main(int argc, char** argv) {
       "Spaces made one after another by `spacectl space create` (create → verify → start).");
   std::printf("Spaces created: %zu of %zu%s\n\n", n, count,
               stopped_because.empty() ? "" : (" — stopped: " + stopped_because).c_str());
-  std::printf("Load average (1, 5, 15 min) before the creates: %s; after them: %s; creating took "
-              "%s min.\n\n",
-              load_before.c_str(), load_after.c_str(), bench::fixed(creating_minutes, 1).c_str());
+  std::printf(
+      "Load average (1, 5, 15 min) before the creates: %s; after them: %s; creating took "
+      "%s min.\n\n",
+      load_before.c_str(), load_after.c_str(), bench::fixed(creating_minutes, 1).c_str());
   std::printf("| measure | value |\n| --- | ---: |\n");
   for (const Window w : {Window{1, 10}, Window{91, 100}, Window{191, 200}}) {
     if (n < w.to) continue;
