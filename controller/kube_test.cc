@@ -178,7 +178,7 @@ TEST(KubePolicyTest, HostileNamesAndCommandsChangeNoRule) {
   s.command = {"--privileged", "hostPath", "secretKeyRef", "$(POD_IP)"};
   for (const json& o : {namespace_object(s), space_pod(s), gatekeeper_pod(s)}) {
     for (const std::string& w : weakenings(o)) ADD_FAILURE() << w;
-    EXPECT_FALSE(o["spec"].is_object() && o["spec"].contains("hostNetwork") &&
+    EXPECT_FALSE(o.contains("spec") && o["spec"].is_object() && o["spec"].contains("hostNetwork") &&
                  o["spec"]["hostNetwork"] == true);
   }
   EXPECT_EQ(namespace_object(s)["metadata"]["annotations"][std::string(kAnnotationName)], s.name);

@@ -82,7 +82,8 @@ class FakeCluster {
   // Namespaces of `owner` still in the cluster, and every argv the fake refused.
   [[nodiscard]] std::string leftovers(const std::string& owner) const {
     std::string out = refused();
-    for (const nlohmann::json& o : state()["objects"])
+    const nlohmann::json doc = state();  // held: a range-for over state()["objects"] dangles
+    for (const nlohmann::json& o : doc["objects"])
       if (o["kind"] == "Namespace" &&
           o["metadata"]["labels"].value("spacectl.space.owner", "") == owner)
         out += "namespace " + o["metadata"]["name"].get<std::string>() + " is left\n";
