@@ -46,11 +46,13 @@ Result<Project> open_for_apply(const std::string& repository, const std::string&
 }
 
 Result<void> require_refs(const SpaceRefs& refs, const std::string& id, const std::string& top) {
-  if (!refs.start)
+  if (!refs.start) {
     return fail(Code::kSpaceStartMissing, "apply " + top + ": no " + space_ref(id, "start") +
                                               "; work comes out only into the repository its code came from");
-  if (!refs.result)
+  }
+  if (!refs.result) {
     return fail(Code::kResultMissing, "apply " + top + ": no " + space_ref(id, "result") + "; bring the space's work out first (code out)");
+  }
   return {};
 }
 
@@ -77,7 +79,9 @@ std::string listed(const std::vector<std::string>& items) {
   return s;
 }
 
-// Records a finished apply: applied, applied-from, applied-head move together and the intent goes.
+// Records a finished apply: applied, applied-from, applied-head, then the intent goes (`applying`
+// first). Until `applying` is gone a later call reads the apply back as finished and records it
+// again, so a kill between two of these refs leaves nothing it cannot redo.
 Result<void> record_applied(git_repository* repo, const std::string& id, const git_oid& result, const git_oid& from,
                             const std::optional<git_oid>& head) {
   std::vector<RefUpdate> updates = {{"applied", result}, {"applied-from", from}, {"applied-head", head}};
@@ -87,41 +91,68 @@ Result<void> record_applied(git_repository* repo, const std::string& id, const g
 
 }  // namespace
 
-Result<BranchApplied> apply_as_branch(const std::string& repository, const std::string& space_id, const std::string& name) {
+Result<BranchApplied> apply_as_branch(const std::string& repository, const std::string& space_id,
+                                      const std::string& name, const ApplyProgress& progress) {
+  const auto say = [&progress](const std::string& line) {
+    if (progress) progress(line);
+  };
   Result<Project> project = open_for_apply(repository, space_id, "apply as branch");
   if (!project) return project.error();
   git_repository* repo = project->repo.get();
-  if (!branch_name_ok(name) || name.find("@{") != std::string::npos || name == "HEAD")
+  if (!branch_name_ok(name) || name.find("@{") != std::string::npos || name == "HEAD") {
     return fail(Code::kInvalidBranchName, "apply as branch: \"" + name + "\" is not a branch name git accepts as it is");
+  }
   const SpaceRefs refs = read_space_refs(repo, space_id);
-  if (!refs.result)
+  if (!refs.result) {
     return fail(Code::kResultMissing, "apply as branch " + project->top + ": no " + space_ref(space_id, "result") +
                                           "; bring the space's work out first (code out)");
+  }
   const std::string ref = "refs/heads/" + name;
   if (ref_exists(repo, ref)) return fail(Code::kBranchExists, "apply as branch: " + ref + " already exists; it is never moved");
-  if (const std::string n = folder_neighbour(repo, name); !n.empty())
+  if (const std::string n = folder_neighbour(repo, name); !n.empty()) {
     return fail(Code::kBranchExists, "apply as branch: " + ref + " cannot be made beside " + n);
+  }
+  say("creating " + ref + " at " + oid_hex(*refs.result));
   git_reference* created = nullptr;
   const std::string message = "openchamber: work of space " + space_id;
   // force = 0: create-only; a branch that appeared meanwhile is never moved.
   const int rc = git_reference_create(&created, repo, ref.c_str(), &*refs.result, 0, message.c_str());
   git_reference_free(created);
+  const git_error* last = git_error_last();  // before ref_exists sets its own
+  const std::string why =
+      rc < 0 && last != nullptr && last->message != nullptr ? last->message : "locked";
   if (rc == GIT_EEXISTS || (rc < 0 && ref_exists(repo, ref))) return fail(Code::kBranchExists, "apply as branch: " + ref + " already exists");
+  // refs/heads/ is the user's: a lock file there may be a running git's, so it is named, never
+  // removed.
+  if (rc == GIT_ELOCKED) {
+    return fail(Code::kApplyFailed,
+                "apply as branch: create " + ref + ": " + why +
+                    "; if no git command is running in this repository, a killed one left that "
+                    "lock file: remove it and run apply again");
+  }
   if (auto r = git2_check(rc, "apply as branch: create " + ref, Code::kApplyFailed); !r) return r.error();
   return BranchApplied{ref, oid_hex(*refs.result)};
 }
 
-Result<ChangesApplied> apply_as_changes(const std::string& repository, const std::string& space_id, const ApplyLimits& limits) {
-  if (limits.max_changed_bytes == 0 || limits.max_changed_entries == 0 || limits.read_back_ms == 0)
+Result<ChangesApplied> apply_as_changes(const std::string& repository, const std::string& space_id,
+                                        const ApplyLimits& limits, const ApplyProgress& progress) {
+  const auto say = [&progress](const std::string& line) {
+    if (progress) progress(line);
+  };
+  if (limits.max_changed_bytes == 0 || limits.max_changed_entries == 0 ||
+      limits.read_back_ms == 0) {
     return fail(Code::kInvalidArgument, "apply as changes: every limit must be at least 1");
+  }
   Result<Project> project = open_for_apply(repository, space_id, "apply as changes");
   if (!project) return project.error();
   git_repository* repo = project->repo.get();
+  clear_stale_ref_locks(repo, space_id);
   SpaceRefs refs = read_space_refs(repo, space_id);
   if (auto r = require_refs(refs, space_id, project->top); !r) return r.error();
-  if (refs.closed)
+  if (refs.closed) {
     return fail(Code::kChangesRouteClosed, "apply as changes: an earlier refusal closed this route at " + oid_hex(*refs.closed) +
                                                "; from now on this space is applied as a branch, which holds its whole work, the rounds you already applied included");
+  }
   const git_oid result = *refs.result;
   Result<WorkTree> opened = WorkTree::open(project->top);
   if (!opened) return opened.error();
@@ -129,23 +160,47 @@ Result<ChangesApplied> apply_as_changes(const std::string& repository, const std
   const Budget budget{std::chrono::steady_clock::now() + std::chrono::milliseconds(limits.read_back_ms)};
   ChangesApplied out;
 
+  // Intent refs without `applying`: a kill while the intent was being written or removed left
+  // them (`applying` is set last and removed first); nobody reads them, so they go.
+  if (!refs.applying && (refs.applying_from || refs.applying_head || refs.applying_manifest)) {
+    if (auto r = update_refs(repo, space_id, intent_removal(),
+                             "openchamber: dropped what a killed apply left");
+        !r) {
+      return r.error();
+    }
+    refs = read_space_refs(repo, space_id);
+  }
+
   // An apply that was interrupted: finish or drop it, or close the route when it cannot be told.
   if (refs.applying) {
+    say("reading back an interrupted apply of " + oid_hex(*refs.applying));
     Result<Interrupted> intent = read_intent(repo, tree, refs, limits, budget);
     if (!intent) return close_route(repo, space_id, *refs.applying, intent.error(), true);
     out.recovered = intent->state;
-    if (intent->state == "edited_since")
+    // A write killed between its temporary name and the rename left that name beside its path.
+    std::size_t leftovers = 0;
+    for (const ManifestEntry& m : intent->entries) {
+      leftovers += tree.remove_leftover_temporaries(m.path);
+    }
+    say("the interrupted apply: " + intent->state +
+        (leftovers == 0 ? ""
+                        : "; removed " + std::to_string(leftovers) + " temporary file(s) it left"));
+    if (intent->state == "edited_since") {
       return close_route(repo, space_id, *refs.applying,
                          fail(Code::kChangesPartlyApplied, "apply as changes: an earlier apply of " + oid_hex(*refs.applying) +
                                                                " was interrupted and its paths changed since; part of it may be in your project already: look"),
                          true);
+    }
     if (intent->state == "cut_short") {
+      say("writing the " + std::to_string(intent->remaining.size()) + " paths it left");
       if (Result<void> done = finish_writes(repo, tree, intent->remaining); !done) {
         Failure why = done.error();
         why.code = why.code == Code::kChangesBlockedByLink ? why.code : Code::kChangesPartlyApplied;
         return close_route(repo, space_id, *refs.applying, why, true);
       }
     }
+    say(intent->state == "not_started" ? "dropping the interrupted apply"
+                                       : "recording the interrupted apply");
     const Result<void> r = intent->state == "not_started"
                                ? update_refs(repo, space_id, intent_removal(), "openchamber: dropped an apply that never started")
                                : record_applied(repo, space_id, *refs.applying, *refs.applying_from, refs.applying_head);
@@ -167,15 +222,18 @@ Result<ChangesApplied> apply_as_changes(const std::string& repository, const std
     out.nothing_to_apply = true;
     return out;
   }
+  say("checking " + std::to_string(changes->size()) + " paths new since " + base->reason + " " +
+      out.from);
   if (auto r = measure(repo, *changes, limits); !r) return r.error();
   if (auto r = check_names(repo, project->top, name_rules_of(repo), base->from, result, *changes); !r) return r.error();
   Result<Plan> plan = make_plan(repo, tree, *changes, limits);
   if (!plan) return plan.error();
-  if (!plan->blocked_by_link.empty())
+  if (!plan->blocked_by_link.empty()) {
     return close_route(repo, space_id, result,
                        fail(Code::kChangesBlockedByLink, "apply as changes: " + plan->blocked_by_link +
                                                              " in your work tree is a symbolic link on the way to a path the change writes; nothing was written"),
                        false);
+  }
   if (!plan->conflicts.empty()) {
     std::string why = plan->ignored_in_the_way.empty()
                           ? (refs.applied ? "your project changed since the space's work was last applied here"
@@ -188,6 +246,7 @@ Result<ChangesApplied> apply_as_changes(const std::string& repository, const std
 
   // The content each write will leave, kept as blobs so an interrupted apply can be finished
   // (most are the result's own blobs already: only converted or merged content is new).
+  say("keeping the new content");
   git_odb* odb_raw = nullptr;
   if (auto r = git2_check(git_repository_odb(&odb_raw, repo), "apply: open the object store", Code::kApplyFailed); !r) return r.error();
   const Odb odb(odb_raw);
@@ -195,33 +254,55 @@ Result<ChangesApplied> apply_as_changes(const std::string& repository, const std
     if (a.kind != Action::Kind::kWriteFile && a.kind != Action::Kind::kWriteLink) continue;
     git_oid oid;
     if (git_oid_fromstr(&oid, a.post.c_str() + 1) == 0 && git_odb_exists(odb.get(), &oid) != 0) continue;
-    if (auto r = git2_check(git_blob_create_from_buffer(&oid, repo, a.bytes.data(), a.bytes.size()), "apply: keep the new " + a.path,
-                            Code::kApplyFailed);
-        !r)
+    if (auto r = git2_check(git_blob_create_from_buffer(&oid, repo, a.bytes.data(), a.bytes.size()),
+                            "apply: keep the new " + a.path, Code::kApplyFailed);
+        !r) {
       return r.error();
+    }
   }
   const std::string manifest = manifest_text(plan->actions);
   git_oid manifest_id;
-  if (auto r = git2_check(git_blob_create_from_buffer(&manifest_id, repo, manifest.data(), manifest.size()), "apply: write the intent",
-                          Code::kApplyFailed);
-      !r)
+  if (auto r = git2_check(
+          git_blob_create_from_buffer(&manifest_id, repo, manifest.data(), manifest.size()),
+          "apply: write the intent", Code::kApplyFailed);
+      !r) {
     return r.error();
+  }
   const std::optional<git_oid> head = head_commit(repo);
+  say("recording the intent");
+  // `applying` last: without it the other three are leftovers nobody reads.
   if (auto r = update_refs(repo, space_id,
-                           {{"applying", result}, {"applying-from", base->from}, {"applying-head", head}, {"applying-manifest", manifest_id}},
+                           {{"applying-from", base->from},
+                            {"applying-head", head},
+                            {"applying-manifest", manifest_id},
+                            {"applying", result}},
                            "openchamber: applying the work of space " + space_id);
-      !r)
+      !r) {
     return r.error();
+  }
   if (limits.testing_stop_after_writes != static_cast<std::size_t>(-1)) {
     (void)run_plan(tree, plan->actions, limits.testing_stop_after_writes);
     return fail(Code::kInternal, "apply as changes: stopped for a test after " + std::to_string(limits.testing_stop_after_writes) + " writes");
   }
-  if (Result<void> written = run_plan(tree, plan->actions); !written) {
+  const std::size_t writes = static_cast<std::size_t>(
+      std::count_if(plan->actions.begin(), plan->actions.end(),
+                    [](const Action& a) { return a.kind != Action::Kind::kLeave; }));
+  say("writing " + std::to_string(writes) + " paths");
+  // About ten lines however many paths: the first write, every tenth part, the last.
+  const std::size_t every = std::max<std::size_t>(1, writes / 10);
+  const auto wrote = [&](std::size_t k) {
+    if (k == 1 || k % every == 0 || k == writes) {
+      say("wrote " + std::to_string(k) + " of " + std::to_string(writes) + " paths");
+    }
+  };
+  if (Result<void> written = run_plan(tree, plan->actions, static_cast<std::size_t>(-1), wrote);
+      !written) {
     Failure why = written.error();
     why.code = Code::kChangesPartlyApplied;
     why.message += "; part of it may be in your project already: look";
     return close_route(repo, space_id, result, why, true);
   }
+  say("recording the apply");
   out.remembered = static_cast<bool>(record_applied(repo, space_id, result, base->from, head));
   for (const Action& a : plan->actions) {
     if (a.kind == Action::Kind::kLeave) continue;
@@ -239,9 +320,10 @@ Result<ApplyState> describe_apply_state(const std::string& repository, const std
   if (!project) return project.error();
   git_repository* repo = project->repo.get();
   const SpaceRefs refs = read_space_refs(repo, space_id);
-  if (!refs.start)
+  if (!refs.start) {
     return fail(Code::kSpaceStartMissing, "apply-state " + project->top + ": no " + space_ref(space_id, "start") +
                                               "; work comes out only into the repository its code came from");
+  }
   ApplyState state;
   if (refs.result) state.result = oid_hex(*refs.result);
   if (refs.applied) state.last_applied = oid_hex(*refs.applied);

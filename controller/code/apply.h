@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,10 @@ struct ApplyLimits {
 };
 inline constexpr std::uint64_t kStepsPerEntry = 32;  // nesting steps cap = 32 × entries
 
+// One line per step of an apply, for the user (and the tests that kill spacectl at each step).
+// Each line starts with the step's fixed words; README.md "An interrupted apply" lists them.
+using ApplyProgress = std::function<void(const std::string&)>;
+
 // Names of this space's refs in the user's repository.
 std::string space_ref(const std::string& space_id, const char* leaf);  // refs/openchamber/spaces/<id>/<leaf>
 
@@ -34,7 +39,8 @@ struct BranchApplied {
 
 // A new branch at the result (create-only: an existing name, or one beside a folder of names or
 // a name of its folder, is refused). Nothing is checked out; the applied refs are not touched.
-Result<BranchApplied> apply_as_branch(const std::string& repository, const std::string& space_id, const std::string& name);
+Result<BranchApplied> apply_as_branch(const std::string& repository, const std::string& space_id,
+                                      const std::string& name, const ApplyProgress& progress = {});
 
 struct ChangesApplied {
   bool nothing_to_apply = false;
@@ -50,8 +56,11 @@ struct ChangesApplied {
 // The uncommitted-changes route: only what is new since the last apply, checked whole before
 // anything is written (caps, names, links, every path read back), then written path by path
 // under an intent recorded in refs. A refusal writes nothing but, where the route closes,
-// refs/openchamber/spaces/<id>/changes-closed.
-Result<ChangesApplied> apply_as_changes(const std::string& repository, const std::string& space_id, const ApplyLimits& limits);
+// refs/openchamber/spaces/<id>/changes-closed. The caller holds the space's lock (apply_work
+// does): a lock file of this space's own refs found here is one a killed apply left, and goes.
+Result<ChangesApplied> apply_as_changes(const std::string& repository, const std::string& space_id,
+                                        const ApplyLimits& limits,
+                                        const ApplyProgress& progress = {});
 
 struct ApplyState {
   bool route_open = true;

@@ -1,5 +1,7 @@
 #include "controller/code/apply_cli.h"
 
+#include <csignal>
+#include <cstdlib>
 #include <iostream>
 #include <optional>
 
@@ -16,8 +18,9 @@ Result<std::string> repository_of(Manager& manager, const std::string& id, const
   if (!is_space_id(id)) return fail(Code::kInvalidArgument, std::string(what) + " " + id + ": not 12 lowercase hex");
   Result<SpaceRecord> record = read_record(manager.state, id);
   if (!record) return record.error();
-  if (record->code.repository.empty())
+  if (record->code.repository.empty()) {
     return fail(Code::kInvalidArgument, std::string(what) + " " + id + ": no code in is recorded for this space");
+  }
   return record->code.repository;
 }
 
@@ -39,11 +42,11 @@ Result<json> apply_work(Manager& manager, const ApplyRequest& cli) {
   if (!repo) return repo.error();
   say(as_branch ? "applying as branch " + cli.branch : std::string("applying as changes"));
   if (as_branch) {
-    Result<BranchApplied> b = apply_as_branch(*repo, cli.id, cli.branch);
+    Result<BranchApplied> b = apply_as_branch(*repo, cli.id, cli.branch, cli.progress);
     if (!b) return b.error();
     return json{{"id", cli.id}, {"repository", *repo}, {"as", "branch"}, {"branch", b->branch}, {"commit", b->commit}};
   }
-  Result<ChangesApplied> c = apply_as_changes(*repo, cli.id, ApplyLimits{});
+  Result<ChangesApplied> c = apply_as_changes(*repo, cli.id, ApplyLimits{}, cli.progress);
   if (!c) return c.error();
   json out = {{"id", cli.id},
               {"repository", *repo},
@@ -121,6 +124,15 @@ std::optional<Result<json>> run_apply_cli(const ApplyCli& cli, Manager& manager)
     request.as_branch = !cli.branch.empty() || cli.apply->count("--as-branch") != 0;
     request.as_changes = cli.as_changes;
     request.remove_afterwards = cli.remove_afterwards;
+    // Tests only (README.md "An interrupted apply"): stop this process right after the step line
+    // that starts with this text, so a test can kill it exactly there. Stopping ourselves is
+    // nothing a user could not do with `kill -STOP`.
+    const char* stop_at = std::getenv("SPACECTL_TEST_STOP_AT_STEP");
+    const std::string stop = stop_at != nullptr ? stop_at : "";
+    request.progress = [id = cli.id, stop](const std::string& line) {
+      std::cerr << "spacectl: apply " << id << ": " << line << "\n" << std::flush;
+      if (!stop.empty() && line.rfind(stop, 0) == 0) ::raise(SIGSTOP);
+    };
     return apply_work(manager, request);
   }
   if (cli.state != nullptr && cli.state->parsed()) return apply_state(manager, cli.id);

@@ -1,7 +1,11 @@
 // `spacectl apply` and `apply-state` end to end on a real repository: the repository comes from
 // the space's host record, every answer is one JSON document with --json, and each refusal exits
 // with its own status.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <fstream>
 
@@ -9,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/code/testing/apply_fixture.h"
+
+extern char** environ;
 
 namespace controller::code {
 namespace {
@@ -44,6 +50,34 @@ class ApplyCliTest : public testing::ApplyTest {
     ran.status = o.exited ? o.exit_code : -1;
     ran.doc = json::parse(o.out, nullptr, false);
     return ran;
+  }
+  // Starts `spacectl` told to stop itself right after the step line starting with `step`, and
+  // waits until it has: it holds the space's lock there, as a slow or hung apply would. -1 when
+  // it ended instead.
+  pid_t stopped_at(const std::vector<std::string>& args, const std::string& step) {
+    std::vector<std::string> argv = {SPACECTL, "--json", "--state-dir", state_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> cargv;
+    for (std::string& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    std::vector<std::string> env_text;
+    for (char** e = environ; *e != nullptr; ++e) env_text.emplace_back(*e);
+    env_text.push_back("SPACECTL_TEST_STOP_AT_STEP=" + step);
+    std::vector<char*> env;
+    for (std::string& e : env_text) env.push_back(e.data());
+    env.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    pid_t pid = -1;
+    const int spawned = posix_spawn(&pid, argv[0].c_str(), &fa, nullptr, cargv.data(), env.data());
+    posix_spawn_file_actions_destroy(&fa);
+    if (spawned != 0) return -1;
+    int status = 0;
+    if (waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status)) return -1;
+    return pid;
   }
   std::string state_;
 };
@@ -92,6 +126,42 @@ TEST_F(ApplyCliTest, ChangesApplyAndTheSecondCallHasNothingToApply) {
   Ran again = spacectl({"apply", kSpace, "--as-changes"});
   ASSERT_EQ(again.status, 0);
   EXPECT_EQ(again.doc["status"], "nothing_to_apply");
+}
+
+// A second apply (either way) or apply-state while an apply holds the space: space_busy at once,
+// nothing written. The first, killed with SIGKILL in the middle of its writes, releases the
+// space, apply-state names what it left, and the next apply finishes it.
+TEST_F(ApplyCliTest, ASecondApplyWhileOneRunsIsSpaceBusyAndAKilledOneIsFinishedByTheNext) {
+  code_in();
+  const std::string result = make_result([](const std::string& s) {
+    write_file(s + "/new.txt", "new\n");
+    write_file(s + "/src/b.txt", "bee (agent)\n");
+  });
+  const pid_t first = stopped_at({"apply", kSpace, "--as-changes"}, "wrote 1 of 2 paths");
+  ASSERT_GT(first, 0);
+  const RepoState before = state();
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"apply", kSpace, "--as-changes"},
+        {"apply", kSpace, "--as-branch", "w"},
+        {"apply-state", kSpace}}) {
+    const Ran busy = spacectl(args);
+    EXPECT_NE(busy.status, 0) << args[0];
+    EXPECT_EQ(busy.doc["error"]["code"], "space_busy") << args[0] << ": " << busy.doc.dump();
+  }
+  for (const auto& f : forbidden_changes(before, state(), Allowed{})) ADD_FAILURE() << f;
+  ASSERT_EQ(kill(first, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(first, &status, 0), first);
+
+  const Ran left = spacectl({"apply-state", kSpace});
+  ASSERT_EQ(left.status, 0) << left.doc.dump();
+  EXPECT_EQ(left.doc["interrupted_apply"], "cut_short");
+  const Ran next = spacectl({"apply", kSpace, "--as-changes"});
+  ASSERT_EQ(next.status, 0) << next.doc.dump();
+  EXPECT_EQ(next.doc["recovered"], "cut_short");
+  EXPECT_EQ(work_tree_tree(), tree_of(result));
+  EXPECT_EQ(testing::trim(testing::git(repo_, {"rev-parse", space_ref(kSpace, "applied")})),
+            result);
 }
 
 }  // namespace

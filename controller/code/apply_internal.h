@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -71,6 +72,10 @@ class WorkTree {
   Result<void> write_link(const std::string& path, const std::string& target) const;
   Result<void> make_folder(const std::string& path) const;
   Result<void> remove(const std::string& path) const;
+  // Removes what a write killed between its temporary name and the rename left beside `path`
+  // (a file or link named as write_file/write_link name their temporaries; nothing else).
+  // Answers how many went.
+  std::size_t remove_leftover_temporaries(const std::string& path) const;
 
  private:
   // Opens the folder holding `path`'s last name (creating folders when asked). -1 on failure
@@ -132,7 +137,10 @@ struct Plan {
 Result<Plan> make_plan(git_repository* repo, const WorkTree& tree, const std::vector<Change>& changes, const ApplyLimits& limits);
 
 // Runs the actions in order; stops at the first failure (the caller closes the route).
-Result<void> run_plan(const WorkTree& tree, const std::vector<Action>& actions, std::size_t at_most = static_cast<std::size_t>(-1));
+// after_write(k): called once the k-th write (kLeave does not count) is in place.
+Result<void> run_plan(const WorkTree& tree, const std::vector<Action>& actions,
+                      std::size_t at_most = static_cast<std::size_t>(-1),
+                      const std::function<void(std::size_t)>& after_write = {});
 
 // A deadline for the read-back (each step asks it).
 struct Budget {

@@ -22,8 +22,11 @@ std::size_t depth(const std::string& path) { return static_cast<std::size_t>(std
 
 Result<std::string> blob_bytes(git_repository* repo, const git_oid& oid, const std::string& path) {
   git_blob* raw = nullptr;
-  if (auto r = git2_check(git_blob_lookup(&raw, repo, &oid), "apply: read blob " + oid_hex(oid) + " of " + path, Code::kApplyFailed); !r)
+  if (auto r = git2_check(git_blob_lookup(&raw, repo, &oid),
+                          "apply: read blob " + oid_hex(oid) + " of " + path, Code::kApplyFailed);
+      !r) {
     return r.error();
+  }
   std::string bytes(static_cast<const char*>(git_blob_rawcontent(raw)), static_cast<std::size_t>(git_blob_rawsize(raw)));
   git_blob_free(raw);
   return bytes;
@@ -31,17 +34,21 @@ Result<std::string> blob_bytes(git_repository* repo, const git_oid& oid, const s
 
 Result<std::string> odb_to_worktree(git_repository* repo, const std::string& path, const std::string& bytes) {
   git_filter_list* raw = nullptr;
-  if (auto r = git2_check(git_filter_list_load(&raw, repo, nullptr, path.c_str(), GIT_FILTER_TO_WORKTREE, GIT_FILTER_DEFAULT),
+  if (auto r = git2_check(git_filter_list_load(&raw, repo, nullptr, path.c_str(),
+                                               GIT_FILTER_TO_WORKTREE, GIT_FILTER_DEFAULT),
                           "apply: load the conversions of " + path, Code::kApplyFailed);
-      !r)
+      !r) {
     return r.error();
+  }
   if (raw == nullptr) return bytes;
   std::unique_ptr<git_filter_list, decltype(&git_filter_list_free)> filters(raw, git_filter_list_free);
   git_buf out = GIT_BUF_INIT;
-  if (auto r = git2_check(git_filter_list_apply_to_buffer(&out, filters.get(), bytes.data(), bytes.size()), "apply: convert " + path,
-                          Code::kApplyFailed);
-      !r)
+  if (auto r = git2_check(
+          git_filter_list_apply_to_buffer(&out, filters.get(), bytes.data(), bytes.size()),
+          "apply: convert " + path, Code::kApplyFailed);
+      !r) {
     return r.error();
+  }
   std::string converted(out.ptr, out.size);
   git_buf_dispose(&out);
   return converted;
@@ -75,8 +82,11 @@ std::string user_filter(git_repository* repo, git_config* config, const std::str
 Result<std::vector<Change>> changes_between(git_repository* repo, const git_oid& from, const git_oid& to) {
   auto tree_of = [&](const git_oid& id, Tree& out) -> Result<void> {
     git_commit* c = nullptr;
-    if (auto r = git2_check(git_commit_lookup(&c, repo, &id), "apply: look up commit " + oid_hex(id), Code::kApplyFailed); !r)
+    if (auto r = git2_check(git_commit_lookup(&c, repo, &id),
+                            "apply: look up commit " + oid_hex(id), Code::kApplyFailed);
+        !r) {
       return r.error();
+    }
     Commit commit(c);
     git_tree* t = nullptr;
     if (auto r = git2_check(git_commit_tree(&t, commit.get()), "apply: tree of " + oid_hex(id), Code::kApplyFailed); !r) return r.error();
@@ -91,9 +101,11 @@ Result<std::vector<Change>> changes_between(git_repository* repo, const git_oid&
   options.flags = GIT_DIFF_INCLUDE_TYPECHANGE;
   git_diff* raw = nullptr;
   if (auto r = git2_check(git_diff_tree_to_tree(&raw, repo, a.get(), b.get(), &options),
-                          "apply: compare " + oid_hex(from) + " with " + oid_hex(to), Code::kApplyFailed);
-      !r)
+                          "apply: compare " + oid_hex(from) + " with " + oid_hex(to),
+                          Code::kApplyFailed);
+      !r) {
     return r.error();
+  }
   std::unique_ptr<git_diff, decltype(&git_diff_free)> diff(raw, git_diff_free);
   std::vector<Change> changes;
   const std::size_t n = git_diff_num_deltas(diff.get());
@@ -112,9 +124,10 @@ Result<std::vector<Change>> changes_between(git_repository* repo, const git_oid&
 
 Result<void> measure(git_repository* repo, const std::vector<Change>& changes, const ApplyLimits& limits) {
   const std::string advice = "; apply it as a branch, which holds any result";
-  if (changes.size() > limits.max_changed_entries)
+  if (changes.size() > limits.max_changed_entries) {
     return fail(Code::kChangesTooLarge, "apply as changes: " + std::to_string(changes.size()) + " changed paths, over the cap of " +
                                             std::to_string(limits.max_changed_entries) + advice);
+  }
   git_odb* odb_raw = nullptr;
   if (auto r = git2_check(git_repository_odb(&odb_raw, repo), "apply: open the object store", Code::kApplyFailed); !r) return r.error();
   Odb odb(odb_raw);
@@ -126,14 +139,19 @@ Result<void> measure(git_repository* repo, const std::vector<Change>& changes, c
       if (!s->present() || s->mode == kModeGitlink) continue;
       std::size_t size = 0;
       git_object_t type = GIT_OBJECT_INVALID;
-      if (auto r = git2_check(git_odb_read_header(&size, &type, odb.get(), &s->oid), "apply: size of " + c.path, Code::kApplyFailed); !r)
+      if (auto r = git2_check(git_odb_read_header(&size, &type, odb.get(), &s->oid),
+                              "apply: size of " + c.path, Code::kApplyFailed);
+          !r) {
         return r.error();
+      }
       bytes += size;
     }
     // Folders entered anew (the listing is sorted, so a folder's paths come together).
     std::size_t common = 0;
-    for (std::size_t i = 0; i < c.path.size() && i < previous.size() && c.path[i] == previous[i]; ++i)
+    for (std::size_t i = 0; i < c.path.size() && i < previous.size() && c.path[i] == previous[i];
+         ++i) {
       if (c.path[i] == '/') common = i + 1;
+    }
     for (std::size_t i = common; i < c.path.size(); ++i) {
       if (c.path[i] != '/') continue;
       ++folders;
@@ -141,15 +159,18 @@ Result<void> measure(git_repository* repo, const std::vector<Change>& changes, c
     }
     steps += depth(c.path);
     previous = c.path;
-    if (bytes > limits.max_changed_bytes)
+    if (bytes > limits.max_changed_bytes) {
       return fail(Code::kChangesTooLarge, "apply as changes: more than " + std::to_string(limits.max_changed_bytes) +
                                               " bytes change (both sides counted)" + advice);
-    if (folders > limits.max_changed_entries)
+    }
+    if (folders > limits.max_changed_entries) {
       return fail(Code::kChangesTooLarge, "apply as changes: more than " + std::to_string(limits.max_changed_entries) +
                                               " folders hold changed paths" + advice);
-    if (steps > step_cap)
+    }
+    if (steps > step_cap) {
       return fail(Code::kChangesTooLarge, "apply as changes: the changed paths nest more than " + std::to_string(step_cap) +
                                               " folder steps in all" + advice);
+    }
   }
   return {};
 }
@@ -157,19 +178,24 @@ Result<void> measure(git_repository* repo, const std::vector<Change>& changes, c
 Result<Plan> make_plan(git_repository* repo, const WorkTree& tree, const std::vector<Change>& changes, const ApplyLimits& limits) {
   Plan plan;
   git_config* config_raw = nullptr;
-  if (auto r = git2_check(git_repository_config_snapshot(&config_raw, repo), "apply: read the configuration", Code::kApplyFailed); !r)
+  if (auto r = git2_check(git_repository_config_snapshot(&config_raw, repo),
+                          "apply: read the configuration", Code::kApplyFailed);
+      !r) {
     return r.error();
+  }
   Config config(config_raw);
   for (const Change& c : changes) {
     if (!is_regular(c.before) && !is_regular(c.after)) continue;
     const std::string filter = user_filter(repo, config.get(), c.path);
-    if (!filter.empty())
+    if (!filter.empty()) {
       return fail(Code::kChangesNeedFilter, "apply as changes: " + c.path + " is kept by your filter \"" + filter +
                                                 "\", a program of yours that apply never runs; apply it as a branch");
+    }
   }
   std::set<std::string> gone;
-  for (const Change& c : changes)
+  for (const Change& c : changes) {
     if (c.before.present() && !c.after.present()) gone.insert(c.path);
+  }
 
   std::vector<Action> removals, writes;
   for (const Change& c : changes) {
@@ -241,9 +267,11 @@ Result<Plan> make_plan(git_repository* repo, const WorkTree& tree, const std::ve
       in_theirs.ptr = theirs->data();
       in_theirs.size = theirs->size();
       git_merge_file_result merged{};
-      if (auto r = git2_check(git_merge_file(&merged, &in_base, &in_ours, &in_theirs, nullptr), "apply: merge " + c.path, Code::kApplyFailed);
-          !r)
+      if (auto r = git2_check(git_merge_file(&merged, &in_base, &in_ours, &in_theirs, nullptr),
+                              "apply: merge " + c.path, Code::kApplyFailed);
+          !r) {
         return r.error();
+      }
       const bool clean = merged.automergeable != 0 && merged.ptr != nullptr;
       std::string content = clean ? std::string(merged.ptr, merged.len) : std::string();
       git_merge_file_result_free(&merged);
@@ -277,7 +305,9 @@ Result<Plan> make_plan(git_repository* repo, const WorkTree& tree, const std::ve
   return plan;
 }
 
-Result<void> run_plan(const WorkTree& tree, const std::vector<Action>& actions, std::size_t at_most) {
+Result<void> run_plan(const WorkTree& tree, const std::vector<Action>& actions, std::size_t at_most,
+                      const std::function<void(std::size_t)>& after_write) {
+  std::size_t written = 0;
   for (const Action& a : actions) {
     if (at_most-- == 0) break;
     Result<void> r;
@@ -289,6 +319,7 @@ Result<void> run_plan(const WorkTree& tree, const std::vector<Action>& actions, 
       case Action::Kind::kLeave: break;
     }
     if (!r) return r.error();
+    if (a.kind != Action::Kind::kLeave && after_write) after_write(++written);
   }
   return {};
 }

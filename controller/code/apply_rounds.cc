@@ -3,7 +3,11 @@
 // is new since the last apply, or from further back when the user threw applied work away.
 #include "controller/code/apply_rounds.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <memory>
 
 namespace controller::code::apply_detail {
 namespace {
@@ -28,8 +32,9 @@ Result<std::set<std::string>> changed_by_user(git_repository* repo, const SpaceR
   if (auto r = git2_check(git_revwalk_new(&raw, repo), "apply: walk your commits", Code::kApplyFailed); !r) return r.error();
   Revwalk walk(raw);
   if (auto r = git2_check(git_revwalk_push(walk.get(), &head), "apply: walk from HEAD", Code::kApplyFailed); !r) return r.error();
-  if (refs.applied_head && git_revwalk_hide(walk.get(), &*refs.applied_head) != 0)
+  if (refs.applied_head && git_revwalk_hide(walk.get(), &*refs.applied_head) != 0) {
     return fail(Code::kChangesUndecided, "apply as changes: the commit HEAD named at the last apply is gone; cannot tell your changes apart");
+  }
   std::vector<std::string> specs(wanted.begin(), wanted.end());
   std::vector<char*> pointers;
   for (std::string& s : specs) pointers.push_back(s.data());
@@ -52,10 +57,11 @@ Result<std::set<std::string>> changed_by_user(git_repository* repo, const SpaceR
     }
     Tree pt(parent_tree);
     git_diff* diff = nullptr;
-    if (auto r = git2_check(git_diff_tree_to_tree(&diff, repo, pt.get(), t.get(), &options), "apply: read commit " + oid_hex(id),
-                            Code::kApplyFailed);
-        !r)
+    if (auto r = git2_check(git_diff_tree_to_tree(&diff, repo, pt.get(), t.get(), &options),
+                            "apply: read commit " + oid_hex(id), Code::kApplyFailed);
+        !r) {
       return r.error();
+    }
     const std::size_t n = git_diff_num_deltas(diff);
     for (std::size_t i = 0; i < n; ++i) {
       const git_diff_delta* d = git_diff_get_delta(diff, i);
@@ -78,11 +84,13 @@ Result<std::map<std::string, Became>> what_became_of(git_repository* repo, const
   for (const Change& c : changes) {
     if (budget.spent()) return fail(Code::kChangesUndecided, "apply as changes: reading your work tree back ran out of time");
     const WtEntry e = tree.read(c.path, nullptr, limits.max_changed_bytes);
-    if (e.kind == WtKind::kUnreadable)
+    if (e.kind == WtKind::kUnreadable) {
       return fail(Code::kChangesUndecided, "apply as changes: " + c.path + " cannot be read back from your work tree");
+    }
     Became b = Became::kEdited;
-    if (holds(repo, c.path, e, c.after)) b = Became::kKept;
-    else if (holds(repo, c.path, e, c.before)) {
+    if (holds(repo, c.path, e, c.after)) {
+      b = Became::kKept;
+    } else if (holds(repo, c.path, e, c.before)) {
       b = Became::kThrownAway;
       back.insert(c.path);
     }
@@ -90,8 +98,9 @@ Result<std::map<std::string, Became>> what_became_of(git_repository* repo, const
   }
   Result<std::set<std::string>> user = changed_by_user(repo, refs, back, budget);
   if (!user) return user.error();
-  for (const std::string& p : *user)
+  for (const std::string& p : *user) {
     if (auto it = out.find(p); it != out.end() && it->second == Became::kThrownAway) it->second = Became::kEdited;
+  }
   return out;
 }
 
@@ -119,26 +128,61 @@ SpaceRefs read_space_refs(git_repository* repo, const std::string& id) {
   return r;
 }
 
-Result<void> update_refs(git_repository* repo, const std::string& id, const std::vector<RefUpdate>& updates, const std::string& message) {
-  git_transaction* raw = nullptr;
+Result<void> update_refs(git_repository* repo, const std::string& id,
+                         const std::vector<RefUpdate>& updates, const std::string& message) {
   const std::string what = "apply: record in refs/openchamber/spaces/" + id + "/";
-  if (auto r = git2_check(git_transaction_new(&raw, repo), what, Code::kApplyFailed); !r) return r.error();
-  std::unique_ptr<git_transaction, decltype(&git_transaction_free)> tx(raw, git_transaction_free);
   git_signature* sig_raw = nullptr;
-  if (auto r = git2_check(git_signature_now(&sig_raw, kIdentityName, kIdentityEmail), what, Code::kApplyFailed); !r) return r.error();
+  if (auto r = git2_check(git_signature_now(&sig_raw, kIdentityName, kIdentityEmail), what,
+                          Code::kApplyFailed);
+      !r) {
+    return r.error();
+  }
   Signature sig(sig_raw);
-  bool any = false;
+  // One ref at a time, in the caller's order: a transaction of several refs is not one step on
+  // disk (libgit2 renames each lock file in turn, in no set order), so a kill could leave any mix.
+  // One ref alone is one rename.
   for (const RefUpdate& u : updates) {
     const std::string name = space_ref(id, u.leaf);
     if (!u.target && !lookup(repo, name)) continue;  // deleting what is not there
-    if (auto r = git2_check(git_transaction_lock_ref(tx.get(), name.c_str()), what + u.leaf, Code::kApplyFailed); !r) return r.error();
-    const int rc = u.target ? git_transaction_set_target(tx.get(), name.c_str(), &*u.target, sig.get(), message.c_str())
-                            : git_transaction_remove(tx.get(), name.c_str());
+    git_transaction* raw = nullptr;
+    if (auto r = git2_check(git_transaction_new(&raw, repo), what + u.leaf, Code::kApplyFailed);
+        !r) {
+      return r.error();
+    }
+    std::unique_ptr<git_transaction, decltype(&git_transaction_free)> tx(raw, git_transaction_free);
+    int rc = git_transaction_lock_ref(tx.get(), name.c_str());
+    if (rc == 0) {
+      rc = u.target ? git_transaction_set_target(tx.get(), name.c_str(), &*u.target, sig.get(),
+                                                 message.c_str())
+                    : git_transaction_remove(tx.get(), name.c_str());
+    }
+    if (rc == 0) rc = git_transaction_commit(tx.get());
+    if (rc == GIT_ELOCKED) {
+      const git_error* e = git_error_last();
+      return fail(Code::kApplyFailed,
+                  what + u.leaf + ": " +
+                      (e != nullptr && e->message != nullptr ? e->message : "locked") +
+                      "; if no git command is running in this repository, a killed one left that "
+                      "lock file: "
+                      "remove it and run the command again");
+    }
     if (auto r = git2_check(rc, what + u.leaf, Code::kApplyFailed); !r) return r.error();
-    any = true;
   }
-  if (!any) return {};
-  return git2_check(git_transaction_commit(tx.get()), what, Code::kApplyFailed);
+  return {};
+}
+
+void clear_stale_ref_locks(git_repository* repo, const std::string& id) {
+  const char* common = git_repository_commondir(repo);
+  if (common == nullptr) return;
+  const std::string folder = std::string(common) + (std::string(common).ends_with("/") ? "" : "/") +
+                             "refs/openchamber/spaces/" + id + "/";
+  for (const char* leaf :
+       {"start", "result", "applied", "applied-from", "applied-head", "applying", "applying-from",
+        "applying-head", "applying-manifest", "changes-closed"}) {
+    const std::string lock = folder + leaf + ".lock";
+    struct stat st {};
+    if (lstat(lock.c_str(), &st) == 0 && S_ISREG(st.st_mode)) ::unlink(lock.c_str());
+  }
 }
 
 std::vector<RefUpdate> intent_removal() {
@@ -147,8 +191,9 @@ std::vector<RefUpdate> intent_removal() {
 
 Failure close_route(git_repository* repo, const std::string& id, const git_oid& at, Failure why, bool drop_intent) {
   std::vector<RefUpdate> updates = {{"changes-closed", at}};
-  if (drop_intent)
+  if (drop_intent) {
     for (RefUpdate& u : intent_removal()) updates.push_back(u);
+  }
   Result<void> closed = update_refs(repo, id, updates, "openchamber: changes route of space " + id + " closed");
   why.message += closed ? "; from now on this space is applied as a branch, which holds its whole work, the rounds you already applied included"
                         : "; closing the route failed too: " + closed.error().message;
@@ -197,33 +242,43 @@ Result<Interrupted> read_intent(git_repository* repo, const WorkTree& tree, cons
   for (const ManifestEntry& m : out.entries) {
     if (budget.spent()) return fail(Code::kChangesUndecided, "apply as changes: reading an interrupted apply back ran out of time");
     const std::string now = signature(tree.read(m.path, nullptr, std::max<std::uint64_t>(limits.max_changed_bytes, 1)));
-    if (now == m.post) ++written;
-    else if (now == m.pre) {
+    if (now == m.post) {
+      ++written;
+    } else if (now == m.pre) {
       ++not_written;
       out.remaining.push_back(m);
     } else {
       ++other;
     }
   }
-  if (other != 0) out.state = "edited_since";
-  else if (not_written == 0) out.state = "finished";
-  else if (written == 0) out.state = "not_started";
-  else out.state = "cut_short";
+  if (other != 0) {
+    out.state = "edited_since";
+  } else if (not_written == 0) {
+    out.state = "finished";
+  } else if (written == 0) {
+    out.state = "not_started";
+  } else {
+    out.state = "cut_short";
+  }
   return out;
 }
 
 Result<void> finish_writes(git_repository* repo, const WorkTree& tree, const std::vector<ManifestEntry>& remaining) {
   for (const ManifestEntry& m : remaining) {
     const WtEntry e = tree.read(m.path, nullptr, 1);
-    if (e.kind == WtKind::kLinkOnTheWay || e.kind == WtKind::kNotFolderOnTheWay)
+    if (e.kind == WtKind::kLinkOnTheWay || e.kind == WtKind::kNotFolderOnTheWay) {
       return fail(Code::kChangesBlockedByLink, "apply as changes: " + e.blocker + " is a link or file on the way to " + m.path);
+    }
     Result<void> r;
-    if (m.post == "-") r = tree.remove(m.path);
-    else if (m.post == "d") r = tree.make_folder(m.path);
-    else {
+    if (m.post == "-") {
+      r = tree.remove(m.path);
+    } else if (m.post == "d") {
+      r = tree.make_folder(m.path);
+    } else {
       git_oid oid;
-      if (m.post.size() != 41 || git_oid_fromstr(&oid, m.post.c_str() + 1) != 0)
+      if (m.post.size() != 41 || git_oid_fromstr(&oid, m.post.c_str() + 1) != 0) {
         return fail(Code::kApplyFailed, "apply: the interrupted apply's record of " + m.path + " is not readable");
+      }
       git_blob* raw = nullptr;
       if (auto rr = git2_check(git_blob_lookup(&raw, repo, &oid), "apply: content of " + m.path, Code::kApplyFailed); !rr) return rr.error();
       const std::string bytes(static_cast<const char*>(git_blob_rawcontent(raw)), static_cast<std::size_t>(git_blob_rawsize(raw)));
@@ -245,18 +300,21 @@ Result<Base> decide_base(git_repository* repo, const WorkTree& tree, const Space
   std::vector<std::string> thrown, still;
   for (const auto& [path, b] : *became) (b == Became::kThrownAway ? thrown : still).push_back(path);
   if (thrown.empty()) return Base{*refs.applied, "last_apply"};
-  if (!still.empty())
+  if (!still.empty()) {
     return fail(Code::kChangesDoNotApply,
                 "apply as changes: part of the last apply was thrown away (" + some_paths(thrown) + ") and part is still there (" +
                     some_paths(still) + "); remove or commit what is still there before you merge the branch, where it differs from HEAD");
+  }
   // Every path of the last apply is back as before; was every earlier round thrown away too?
   if (refs.start && !git_oid_equal(&*refs.applied_from, &*refs.start)) {
     Result<std::vector<Change>> whole = changes_between(repo, *refs.start, *refs.applied);
     if (!whole) return whole.error();
     Result<std::map<std::string, Became>> all = what_became_of(repo, tree, refs, *whole, limits, budget);
     if (!all) return all.error();
-    if (std::all_of(all->begin(), all->end(), [](const auto& p) { return p.second == Became::kThrownAway; }))
+    if (std::all_of(all->begin(), all->end(),
+                    [](const auto& p) { return p.second == Became::kThrownAway; })) {
       return Base{*refs.start, "all_thrown_away"};
+    }
   }
   return Base{*refs.applied_from, "thrown_away"};
 }

@@ -21,10 +21,18 @@ struct RefUpdate {
   const char* leaf;
   std::optional<git_oid> target;
 };
-// All in one transaction, or none.
+// One ref at a time, in the order given (each one rename on disk, so a kill leaves every ref
+// either old or new, and the earlier ones done): the callers order them so that `applying` is
+// set last and removed first, and whatever a kill leaves is read back as one of the states of
+// an interrupted apply. A lock file in the way is named with what to do.
 Result<void> update_refs(git_repository* repo, const std::string& space_id, const std::vector<RefUpdate>& updates,
                          const std::string& message);
-std::vector<RefUpdate> intent_removal();
+std::vector<RefUpdate> intent_removal();  // `applying` first
+
+// Removes the lock files of this space's own refs (refs/openchamber/spaces/<id>/<leaf>.lock):
+// only spacectl writes those refs, under the space's lock, so one found by a holder of that lock
+// is what a killed spacectl left (it would refuse every later write of that ref).
+void clear_stale_ref_locks(git_repository* repo, const std::string& space_id);
 
 // Writes changes-closed at `at` (and drops the intent with it, in the same transaction) and
 // returns `why` with the closing sentence.

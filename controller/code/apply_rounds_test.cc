@@ -222,5 +222,121 @@ TEST_F(ApplyInterruptedTest, CutShortThenEditedIsPartlyAppliedAndClosesTheRoute)
   expect_refused(apply(), Code::kChangesRouteClosed);
 }
 
+// A kill between a ref's lock file and its rename leaves the lock: every later write of that
+// ref would be refused. Only spacectl writes the space's own refs (under the space's lock), so
+// the next apply clears such locks and goes on.
+TEST_F(ApplyInterruptedTest, LockFilesAKilledApplyLeftOnTheSpacesRefsAreCleared) {
+  interrupted_after(1);
+  const std::string folder = repo_ + "/.git/refs/openchamber/spaces/" + kSpace + "/";
+  write_file(folder + "applying.lock", "");
+  write_file(folder + "applied.lock", "");
+  Result<ChangesApplied> r = apply();
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->recovered, "cut_short");
+  EXPECT_EQ(work_tree_tree(), tree_of(result_));
+  EXPECT_FALSE(has_ref("applying"));
+  EXPECT_EQ(access((folder + "applying.lock").c_str(), F_OK), -1);
+  EXPECT_EQ(access((folder + "applied.lock").c_str(), F_OK), -1);
+}
+
+// A write killed between its temporary file and the rename leaves the temporary beside its path;
+// the next apply removes exactly those names (a user's file of a similar name stays).
+TEST_F(ApplyInterruptedTest, TemporaryFilesAKilledWriteLeftAreRemoved) {
+  interrupted_after(1);
+  write_file(repo_ + "/src/.c.txt.openchamber-0123456789abcdef", "half a file");
+  write_file(repo_ + "/src/.b.txt.openchamber-fedcba9876543210", "half another");
+  write_file(repo_ + "/src/.c.txt.openchamber-mine", "the user's");
+  write_file(repo_ + "/src/.c.txt.openchamber-0123456789abcdeF", "the user's too");
+  Result<ChangesApplied> r = apply();
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->recovered, "cut_short");
+  EXPECT_EQ(access((repo_ + "/src/.c.txt.openchamber-0123456789abcdef").c_str(), F_OK), -1);
+  EXPECT_EQ(access((repo_ + "/src/.b.txt.openchamber-fedcba9876543210").c_str(), F_OK), -1);
+  EXPECT_EQ(read_file(repo_ + "/src/.c.txt.openchamber-mine"), "the user's");
+  EXPECT_EQ(read_file(repo_ + "/src/.c.txt.openchamber-0123456789abcdeF"), "the user's too");
+  EXPECT_EQ(read_file(repo_ + "/src/c.txt"), "sea (agent)\n");
+}
+
+// The refs are written one at a time: the intent with `applying` last, the record with
+// `applying` removed first. A kill after any prefix of either order is read back and finished,
+// and no intent ref is left behind.
+TEST_F(ApplyInterruptedTest, AKillAfterAnyPrefixOfTheRefWritesIsFinishedByTheNextApply) {
+  interrupted_after(0);  // the whole intent, nothing written
+  const std::string from = trim(git(repo_, {"rev-parse", space_ref(kSpace, "applying-from")}));
+  const std::string head = trim(git(repo_, {"rev-parse", space_ref(kSpace, "applying-head")}));
+  const std::string manifest =
+      trim(git(repo_, {"rev-parse", space_ref(kSpace, "applying-manifest")}));
+  const std::string old_tree = work_tree_tree();
+  const std::vector<std::pair<std::string, std::string>> intent = {{"applying-from", from},
+                                                                   {"applying-head", head},
+                                                                   {"applying-manifest", manifest},
+                                                                   {"applying", result_}};
+  const auto set = [&](const std::string& leaf, const std::string& to) {
+    if (to.empty()) {
+      git(repo_, {"update-ref", "-d", space_ref(kSpace, leaf.c_str())});
+    } else {
+      git(repo_, {"update-ref", space_ref(kSpace, leaf.c_str()), to});
+    }
+  };
+  const auto clear = [&] {
+    for (const char* leaf : {"applied", "applied-from", "applied-head", "applying", "applying-from",
+                             "applying-head", "applying-manifest"}) {
+      (void)testing::git_status(repo_, {"update-ref", "-d", space_ref(kSpace, leaf)});
+    }
+  };
+  const auto expect_finished = [&](const std::string& where) {
+    Result<ChangesApplied> r = apply();
+    ASSERT_TRUE(r) << where << ": " << r.error().message;
+    EXPECT_EQ(work_tree_tree(), tree_of(result_)) << where;
+    EXPECT_EQ(trim(git(repo_, {"rev-parse", space_ref(kSpace, "applied")})), result_) << where;
+    for (const char* leaf : {"applying", "applying-from", "applying-head", "applying-manifest"}) {
+      EXPECT_FALSE(has_ref(leaf)) << where << ": " << leaf << " left";
+    }
+    EXPECT_FALSE(has_ref("changes-closed")) << where;
+  };
+  // Killed while writing the intent (the work tree untouched): the first k refs of its order.
+  for (std::size_t k = 0; k < intent.size(); ++k) {
+    clear();
+    git(repo_, {"checkout", "-q", "HEAD", "--", "."});
+    ASSERT_EQ(work_tree_tree(), old_tree);
+    for (std::size_t i = 0; i < k; ++i) set(intent[i].first, intent[i].second);
+    expect_finished("intent prefix " + std::to_string(k));
+  }
+  // Killed while recording (the work tree all new): the whole intent, then the first k of
+  // applied, applied-from, applied-head, -applying, -applying-from, -applying-head,
+  // -applying-manifest.
+  const std::vector<std::pair<std::string, std::string>> record = {
+      {"applied", result_},  {"applied-from", from}, {"applied-head", head},   {"applying", ""},
+      {"applying-from", ""}, {"applying-head", ""},  {"applying-manifest", ""}};
+  for (std::size_t k = 0; k < record.size(); ++k) {
+    clear();
+    for (const auto& [leaf, to] : intent) set(leaf, to);
+    for (std::size_t i = 0; i < k; ++i) set(record[i].first, record[i].second);
+    expect_finished("record prefix " + std::to_string(k));
+  }
+}
+
+// Each step of an apply is named, in order, to the progress callback (spacectl prints them and
+// its kill-at-each-step test stops at each).
+TEST_F(ApplyInterruptedTest, EveryStepIsNamedInOrder) {
+  code_in();
+  result_ = make_result([](const std::string& s) {
+    write_file(s + "/a.txt", "one (agent)\ntwo\nthree\nfour\nfive\nsix\nseven\n");
+    write_file(s + "/src/b.txt", "bee (agent)\n");
+  });
+  std::vector<std::string> lines;
+  Result<ChangesApplied> r =
+      apply_as_changes(repo_, kSpace, {}, [&lines](const std::string& l) { lines.push_back(l); });
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(lines.size(), 7u);
+  EXPECT_EQ(lines[0].rfind("checking 2 paths new since start ", 0), 0u) << lines[0];
+  EXPECT_EQ(lines[1], "keeping the new content");
+  EXPECT_EQ(lines[2], "recording the intent");
+  EXPECT_EQ(lines[3], "writing 2 paths");
+  EXPECT_EQ(lines[4], "wrote 1 of 2 paths");
+  EXPECT_EQ(lines[5], "wrote 2 of 2 paths");
+  EXPECT_EQ(lines[6], "recording the apply");
+}
+
 }  // namespace
 }  // namespace controller::code

@@ -33,9 +33,26 @@ TEST_F(ApplyTest, BranchPointsAtTheResultAndTouchesNothingElse) {
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->branch, "refs/heads/agent/work");
   EXPECT_EQ(trim(git(repo_, {"rev-parse", "refs/heads/agent/work"})), result);
-  for (const auto& f : forbidden_changes(before, state(), Allowed{}))
+  for (const auto& f : forbidden_changes(before, state(), Allowed{})) {
     if (f.find("/refs/heads/agent") == std::string::npos && f.find("/logs/") == std::string::npos) ADD_FAILURE() << f;
+  }
   EXPECT_EQ(testing::git_status(repo_, {"rev-parse", "--verify", "-q", space_ref(kSpace, "applied")}), 1);
+}
+
+// refs/heads/ is the user's: a lock file there may belong to a git that is running, so apply
+// names it and says what to do, and removes nothing.
+TEST_F(ApplyTest, BranchBehindALockFileNamesItAndLeavesIt) {
+  code_in();
+  make_result([](const std::string& s) { write_file(s + "/new.txt", "new\n"); });
+  write_file(repo_ + "/.git/refs/heads/w.lock", "");
+  const RepoState before = state();
+  Result<BranchApplied> r = apply_as_branch(repo_, kSpace, "w");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Code::kApplyFailed) << r.error().message;
+  EXPECT_NE(r.error().message.find("w.lock"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("remove it and run apply again"), std::string::npos)
+      << r.error().message;
+  for (const auto& f : forbidden_changes(before, state(), Allowed{})) ADD_FAILURE() << f;
 }
 
 TEST_F(ApplyTest, BranchRefusesAnExistingNameAndNeverMovesIt) {

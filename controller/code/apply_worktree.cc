@@ -1,5 +1,6 @@
 // The work tree seen by apply: every folder opened with O_NOFOLLOW from the top down, every leaf
 // looked at with AT_SYMLINK_NOFOLLOW, every write a temporary name renamed over the path.
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -38,11 +39,27 @@ struct Fd {
   Fd& operator=(const Fd&) = delete;
 };
 
+constexpr std::size_t kTempLeafChars = 64, kTempSuffixChars = 16;
+
+std::string temp_prefix(const std::string& leaf) {
+  return "." + leaf.substr(0, kTempLeafChars) + ".openchamber-";
+}
+
 std::string temp_name(const std::string& leaf) {
   static std::mt19937_64 random{std::random_device{}()};
-  char suffix[17];
+  char suffix[kTempSuffixChars + 1];
   std::snprintf(suffix, sizeof suffix, "%016llx", static_cast<unsigned long long>(random()));
-  return "." + leaf.substr(0, 64) + ".openchamber-" + suffix;
+  return temp_prefix(leaf) + suffix;
+}
+
+// A temporary name of `leaf` exactly: the prefix, then 16 lowercase hex digits.
+bool is_temp_of(const std::string& name, const std::string& leaf) {
+  const std::string prefix = temp_prefix(leaf);
+  if (name.size() != prefix.size() + kTempSuffixChars ||
+      name.compare(0, prefix.size(), prefix) != 0) {
+    return false;
+  }
+  return name.find_first_not_of("0123456789abcdef", prefix.size()) == std::string::npos;
 }
 
 Failure write_error(const std::string& what, const std::string& path) {
@@ -215,8 +232,10 @@ Result<void> WorkTree::make_folder(const std::string& path) const {
   if (dir.fd < 0) return write_error("open the folder of", path);
   struct stat st {};
   // A file or link the change turns into a gitlink goes first (its content was checked).
-  if (fstatat(dir.fd, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) && unlinkat(dir.fd, leaf.c_str(), 0) != 0)
+  if (fstatat(dir.fd, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) &&
+      unlinkat(dir.fd, leaf.c_str(), 0) != 0) {
     return write_error("remove", path);
+  }
   if (mkdirat(dir.fd, leaf.c_str(), 0777) != 0 && errno != EEXIST) return write_error("make the folder", path);
   return {};
 }
@@ -230,8 +249,10 @@ Result<void> WorkTree::remove(const std::string& path) const {
     if (fstatat(dir.fd, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
       // A gitlink's folder goes only when empty (a nested repository is never deleted).
       const int flags = S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0;
-      if (unlinkat(dir.fd, leaf.c_str(), flags) != 0 && !(flags != 0 && (errno == ENOTEMPTY || errno == EEXIST)))
+      if (unlinkat(dir.fd, leaf.c_str(), flags) != 0 &&
+          !(flags != 0 && (errno == ENOTEMPTY || errno == EEXIST))) {
         return write_error("remove", path);
+      }
     } else if (errno != ENOENT) {
       return write_error("look at", path);
     }
@@ -270,17 +291,21 @@ std::string signature(const WtEntry& e) {
 
 Result<std::string> worktree_to_odb(git_repository* repo, const std::string& path, const std::string& bytes) {
   git_filter_list* raw = nullptr;
-  if (auto r = git2_check(git_filter_list_load(&raw, repo, nullptr, path.c_str(), GIT_FILTER_TO_ODB, GIT_FILTER_DEFAULT),
+  if (auto r = git2_check(git_filter_list_load(&raw, repo, nullptr, path.c_str(), GIT_FILTER_TO_ODB,
+                                               GIT_FILTER_DEFAULT),
                           "apply: load the clean conversions of " + path, Code::kApplyFailed);
-      !r)
+      !r) {
     return r.error();
+  }
   if (raw == nullptr) return bytes;
   std::unique_ptr<git_filter_list, decltype(&git_filter_list_free)> filters(raw, git_filter_list_free);
   git_buf out = GIT_BUF_INIT;
-  if (auto r = git2_check(git_filter_list_apply_to_buffer(&out, filters.get(), bytes.data(), bytes.size()),
-                          "apply: clean " + path, Code::kApplyFailed);
-      !r)
+  if (auto r = git2_check(
+          git_filter_list_apply_to_buffer(&out, filters.get(), bytes.data(), bytes.size()),
+          "apply: clean " + path, Code::kApplyFailed);
+      !r) {
     return r.error();
+  }
   std::string cleaned(out.ptr, out.size);
   git_buf_dispose(&out);
   return cleaned;
@@ -288,13 +313,19 @@ Result<std::string> worktree_to_odb(git_repository* repo, const std::string& pat
 
 Result<std::string> blob_to_worktree(git_repository* repo, const std::string& path, const git_oid& oid) {
   git_blob* raw = nullptr;
-  if (auto r = git2_check(git_blob_lookup(&raw, repo, &oid), "apply: read blob " + oid_hex(oid) + " of " + path, Code::kApplyFailed); !r)
+  if (auto r = git2_check(git_blob_lookup(&raw, repo, &oid),
+                          "apply: read blob " + oid_hex(oid) + " of " + path, Code::kApplyFailed);
+      !r) {
     return r.error();
+  }
   std::unique_ptr<git_blob, decltype(&git_blob_free)> blob(raw, git_blob_free);
   git_blob_filter_options options = GIT_BLOB_FILTER_OPTIONS_INIT;
   git_buf out = GIT_BUF_INIT;
-  if (auto r = git2_check(git_blob_filter(&out, blob.get(), path.c_str(), &options), "apply: convert " + path, Code::kApplyFailed); !r)
+  if (auto r = git2_check(git_blob_filter(&out, blob.get(), path.c_str(), &options),
+                          "apply: convert " + path, Code::kApplyFailed);
+      !r) {
     return r.error();
+  }
   std::string bytes(out.ptr, out.size);
   git_buf_dispose(&out);
   return bytes;
@@ -317,6 +348,35 @@ bool holds(git_repository* repo, const std::string& path, const WtEntry& e, cons
       return git_odb_hash(&oid, cleaned->data(), cleaned->size(), GIT_OBJECT_BLOB) == 0 && git_oid_equal(&oid, &side.oid) != 0;
     }
   }
+}
+
+std::size_t WorkTree::remove_leftover_temporaries(const std::string& path) const {
+  for (const std::string& part : split(path)) {
+    if (part.empty() || part == "." || part == "..") return 0;  // never in a manifest's path
+  }
+  std::string leaf;
+  Fd dir(open_parent(path, false, leaf));
+  if (dir.fd < 0) return 0;
+  const int listing_fd = ::dup(dir.fd);
+  if (listing_fd < 0) return 0;
+  DIR* listing = fdopendir(listing_fd);
+  if (listing == nullptr) {
+    ::close(listing_fd);
+    return 0;
+  }
+  std::vector<std::string> found;
+  while (const dirent* d = readdir(listing)) {
+    if (is_temp_of(d->d_name, leaf)) found.emplace_back(d->d_name);
+  }
+  closedir(listing);
+  std::size_t removed = 0;
+  for (const std::string& name : found) {
+    struct stat st {};
+    if (fstatat(dir.fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) continue;
+    removed += unlinkat(dir.fd, name.c_str(), 0) == 0;
+  }
+  return removed;
 }
 
 }  // namespace controller::code::apply_detail
