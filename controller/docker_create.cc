@@ -9,6 +9,7 @@
 #include "controller/host_guard.h"
 #include "controller/inspect_json.h"
 #include "controller/podman_inspect.h"
+#include "controller/signals.h"
 #include "controller/text.h"
 
 namespace controller {
@@ -178,6 +179,12 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   };
   auto step = [&](const std::vector<std::string>& args,
                   const std::string& what) -> Result<std::string> {
+    // The volumes' half and the gatekeeper's run at once: after a stop signal, the half that was
+    // not in a call when it came starts nothing new (the other's call was killed by it).
+    if (stop_requests() > 0) {
+      return fail(Code::kInterrupted, cli_.program() + " " + args[0] + " " + what +
+                                          ": stopped by a signal to spacectl");
+    }
     return cli_.run(args, what, kChangeTimeout);
   };
   progress("creating_networks");
