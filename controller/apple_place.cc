@@ -28,8 +28,9 @@ SpaceSpec label_spec(const AppleSpec& s) {
 }
 
 void add_labels(std::vector<std::string>& a, const AppleSpec& spec, Role role) {
-  for (const auto& [k, v] : labels_for(label_spec(spec), role))
+  for (const auto& [k, v] : labels_for(label_spec(spec), role)) {
     a.insert(a.end(), {"--label", k + "=" + v});
+  }
 }
 
 const json& member(const json& o, const char* key) {
@@ -195,19 +196,22 @@ Result<std::string> AppleContainerPlace::run(const std::vector<std::string>& arg
   r.stdin_bytes = stdin_bytes;
   const ProcessOutcome o = run_process(r);
   const std::string op = "container " + (args.empty() ? std::string() : args[0]) + " " + what;
-  if (o.spawn_failed)
+  if (o.spawn_failed) {
     return fail(o.spawn_errno == ENOENT ? Code::kPlaceUnreachable : Code::kInternal,
                 op + ": " + program() + " is not installed");
+  }
   if (o.timed_out) return fail(Code::kCommandTimeout, op + ": " + o.describe());
   if (o.interrupted) return fail(Code::kInterrupted, op + ": " + o.describe());
   if (!o.succeeded()) {
     if (o.err.find("XPC connection error") != std::string::npos ||
-        o.err.find("container system start") != std::string::npos)
+        o.err.find("container system start") != std::string::npos) {
       return fail(Code::kPlaceUnreachable,
                   op + ": the container API server does not answer (container system start): " +
                       o.describe());
-    if (o.err.find("not found") != std::string::npos)
+    }
+    if (o.err.find("not found") != std::string::npos) {
       return fail(Code::kSpaceNotFound, op + ": " + o.describe());
+    }
     return fail(Code::kCommandFailed, op + ": " + o.describe());
   }
   return o.out;
@@ -218,9 +222,10 @@ Result<json> AppleContainerPlace::run_json(const std::vector<std::string>& args,
   Result<std::string> out = run(args, what);
   if (!out) return out.error();
   json doc = json::parse(*out, nullptr, false);
-  if (doc.is_discarded() || !doc.is_array())
+  if (doc.is_discarded() || !doc.is_array()) {
     return fail(Code::kInternal,
                 "container " + args[0] + " " + what + ": the answer is not a JSON array");
+  }
   return doc;
 }
 
@@ -240,8 +245,9 @@ Result<json> AppleContainerPlace::owned(const std::string& id) {
           conf.is_object() && conf.contains("labels") ? conf["labels"] : member(o, "labels");
       if (!labels.is_object() || labels.value(std::string(kLabelMarker), "") != "true" ||
           labels.value(std::string(kLabelOwner), "") != options_.owner ||
-          (!id.empty() && labels.value(std::string(kLabelId), "") != id))
+          (!id.empty() && labels.value(std::string(kLabelId), "") != id)) {
         continue;
+      }
       out[kind].push_back(o);
     }
   }
@@ -249,16 +255,20 @@ Result<json> AppleContainerPlace::owned(const std::string& id) {
 }
 
 Result<json> AppleContainerPlace::container(const std::string& id, Role role) {
-  if (!is_space_id(id))
+  if (!is_space_id(id)) {
     return fail(Code::kInvalidArgument, "space " + id + ": an id is 12 lowercase hex digits");
+  }
   Result<json> mine = owned(id);
   if (!mine) return mine.error();
-  for (const json& c : (*mine)["containers"])
+  for (const json& c : (*mine)["containers"]) {
     if (member(member(c, "configuration"), "labels").value(std::string(kLabelRole), "") ==
-        role_word(role))
+        role_word(role)) {
       return c;
-  if ((*mine)["containers"].empty() && (*mine)["networks"].empty() && (*mine)["volumes"].empty())
+    }
+  }
+  if ((*mine)["containers"].empty() && (*mine)["networks"].empty() && (*mine)["volumes"].empty()) {
     return fail(Code::kSpaceNotFound, "space " + id + ": nothing of this owner carries that id");
+  }
   return fail(Code::kSpaceNotFound,
               "space " + id + ": its " + std::string(role_word(role)) + " container is missing");
 }
@@ -288,26 +298,29 @@ Result<AppleSpec> AppleContainerPlace::spec_of(const std::string& id, const json
     s.gatekeeper_address = text.substr(window.size(), colon - window.size());
     s.window_key = text.substr(key + 3);
   }
-  if (s.window_key.size() != 64)
+  if (s.window_key.size() != 64) {
     return fail(Code::kVerifyFailed,
                 "space " + id + ": its window variable is missing or malformed");
+  }
   Result<std::string> gk = read_digest_record(options_.gatekeeper_image_file);
   if (!gk) return gk.error();
   s.gatekeeper_image = *gk;
   Result<json> net =
       run_json({"network", "inspect", names_for(id).inner}, "network " + names_for(id).inner);
   if (!net) return net.error();
-  if (!net->empty())
+  if (!net->empty()) {
     s.inner_subnet = member(member((*net)[0], "status"), "ipv4Subnet").is_string()
                          ? member(member((*net)[0], "status"), "ipv4Subnet").get<std::string>()
                          : "";
+  }
   return s;
 }
 
 Result<void> AppleContainerPlace::start_gatekeeper(const std::string& id, const std::string& key) {
   const Names n = names_for(id);
-  if (Result<std::string> s = run({"start", n.gatekeeper}, n.gatekeeper, kAppleChangeTimeout); !s)
+  if (Result<std::string> s = run({"start", n.gatekeeper}, n.gatekeeper, kAppleChangeTimeout); !s) {
     return s.error();
+  }
   if (Result<void> r = wait_gatekeeper_ready(*this, id); !r) return r;
   return deliver_window_key(*this, id, key);
 }
@@ -315,17 +328,20 @@ Result<void> AppleContainerPlace::start_gatekeeper(const std::string& id, const 
 Result<SpaceSummary> AppleContainerPlace::create(const CreateRequest& request) {
   AppleSpec spec;
   spec.id = request.id.empty() ? random_hex(6) : request.id;
-  if (!is_space_id(spec.id))
+  if (!is_space_id(spec.id)) {
     return fail(Code::kInvalidArgument, "space create: an id is 12 lowercase hex digits");
-  if (!is_display_name(request.name))
+  }
+  if (!is_display_name(request.name)) {
     return fail(Code::kInvalidArgument,
                 "space create: a name is 1 to 100 bytes of UTF-8 without control characters");
+  }
   spec.owner = options_.owner;
   spec.name = request.name;
   spec.created = now_utc_iso();
   spec.memory_bytes = request.memory_bytes > 0 ? request.memory_bytes : kDefaultSpaceMemory;
-  if (spec.memory_bytes < kMinSpaceMemory)
+  if (spec.memory_bytes < kMinSpaceMemory) {
     return fail(Code::kInvalidArgument, "space create: --memory is below 64 MiB");
+  }
   spec.memory_bytes = (spec.memory_bytes >> 20) << 20;  // the CLI's granularity is 1 MiB
   spec.cpus = std::max<std::int64_t>(
       1, (request.nano_cpus > 0 ? request.nano_cpus : kNanoCpusPerCpu) / kNanoCpusPerCpu);
@@ -338,67 +354,85 @@ Result<SpaceSummary> AppleContainerPlace::create(const CreateRequest& request) {
                                ? read_digest_record(options_.space_image_file)
                                : Result<std::string>(request.space_image);
   if (!sp) return sp.error();
-  if (gk->empty() || !is_digest_reference(*sp))
+  if (gk->empty() || !is_digest_reference(*sp)) {
     return fail(
         Code::kImageMissing,
         "space create: container pulls images by registry digest; run spacectl image push first");
+  }
   spec.gatekeeper_image = *gk;
   spec.space_image = *sp;
   Result<json> taken = owned(spec.id);
   if (!taken) return taken.error();
   if (!(*taken)["containers"].empty() || !(*taken)["networks"].empty() ||
-      !(*taken)["volumes"].empty())
+      !(*taken)["volumes"].empty()) {
     return fail(Code::kInvalidArgument, "space create: id " + spec.id + " is in use");
+  }
   auto rollback = [&](Failure f) -> Failure {
-    if (Result<void> r = remove_everything(spec.id); !r)
+    if (Result<void> r = remove_everything(spec.id); !r) {
       f.message += "; rollback: " + r.error().message;
+    }
     return f;
   };
   const Names n = names_for(spec.id);
-  for (const std::string& image : {spec.gatekeeper_image, spec.space_image})
-    if (Result<std::string> p = run({"image", "pull", image}, image, kApplePullTimeout); !p)
+  for (const std::string& image : {spec.gatekeeper_image, spec.space_image}) {
+    if (Result<std::string> p = run({"image", "pull", image}, image, kApplePullTimeout); !p) {
       return p.error();
+    }
+  }
   for (const std::vector<std::string>& step :
        {network_create_argv(spec, Role::kInnerNetwork),
         network_create_argv(spec, Role::kOuterNetwork), volume_create_argv(spec, Role::kHomeVolume),
-        volume_create_argv(spec, Role::kWorkVolume), setup_run_argv(spec)})
-    if (Result<std::string> r = run(step, step.back(), kAppleChangeTimeout); !r)
+        volume_create_argv(spec, Role::kWorkVolume), setup_run_argv(spec)}) {
+    if (Result<std::string> r = run(step, step.back(), kAppleChangeTimeout); !r) {
       return rollback(r.error());
+    }
+  }
   Result<json> inner = run_json({"network", "inspect", n.inner}, "network " + n.inner);
   if (!inner) return rollback(inner.error());
   const json entry = inner->empty() ? json() : (*inner)[0];
   const json subnet = member(member(entry, "status"), "ipv4Subnet");
-  if (!subnet.is_string())
+  if (!subnet.is_string()) {
     return rollback(fail(Code::kVerifyFailed, "network " + n.inner + ": no IPv4 subnet"));
-  if (member(member(entry, "configuration"), "mode") != json("hostOnly"))
+  }
+  if (member(member(entry, "configuration"), "mode") != json("hostOnly")) {
     return rollback(fail(Code::kVerifyFailed, "network " + n.inner + ": not host-only"));
+  }
   spec.inner_subnet = subnet;
   if (Result<std::string> r = run(gatekeeper_create_argv(spec), n.gatekeeper, kAppleChangeTimeout);
-      !r)
+      !r) {
     return rollback(r.error());
+  }
   Result<json> gk_entry = container(spec.id, Role::kGatekeeper);
   if (!gk_entry) return rollback(gk_entry.error());
-  if (std::vector<Difference> d = verify_container(*gk_entry, spec, Role::kGatekeeper); !d.empty())
+  if (std::vector<Difference> d = verify_container(*gk_entry, spec, Role::kGatekeeper);
+      !d.empty()) {
     return rollback(fail(Code::kVerifyFailed, "space create: gatekeeper: " + d.front().check +
                                                   ": " + d.front().message));
+  }
   if (Result<void> r = start_gatekeeper(spec.id, spec.window_key); !r) return rollback(r.error());
   gk_entry = container(spec.id, Role::kGatekeeper);
   if (!gk_entry) return rollback(gk_entry.error());
-  for (const json& att : member(member(*gk_entry, "status"), "networks"))
-    if (member(att, "network") == json(n.inner))
+  for (const json& att : member(member(*gk_entry, "status"), "networks")) {
+    if (member(att, "network") == json(n.inner)) {
       spec.gatekeeper_address = address_only(member(att, "ipv4Address").get<std::string>());
-  if (spec.gatekeeper_address.empty())
+    }
+  }
+  if (spec.gatekeeper_address.empty()) {
     return rollback(
         fail(Code::kVerifyFailed, "gatekeeper " + n.gatekeeper + ": no address on " + n.inner));
-  if (Result<std::string> r = run(space_create_argv(spec), n.space, kAppleChangeTimeout); !r)
+  }
+  if (Result<std::string> r = run(space_create_argv(spec), n.space, kAppleChangeTimeout); !r) {
     return rollback(r.error());
+  }
   Result<std::vector<Difference>> v = verify(spec.id);
   if (!v) return rollback(v.error());
-  if (!v->empty())
+  if (!v->empty()) {
     return rollback(
         fail(Code::kVerifyFailed, "space create: " + v->front().check + ": " + v->front().message));
-  if (Result<std::string> r = run({"start", n.space}, n.space, kAppleChangeTimeout); !r)
+  }
+  if (Result<std::string> r = run({"start", n.space}, n.space, kAppleChangeTimeout); !r) {
     return rollback(r.error());
+  }
   SpaceSummary s;
   s.id = spec.id;
   s.name = spec.name;
@@ -447,8 +481,9 @@ Result<ExecOutput> AppleContainerPlace::exec(const std::string& id, ExecTarget t
   const Role role = target == ExecTarget::kSpace ? Role::kSpace : Role::kGatekeeper;
   Result<json> c = container(id, role);
   if (!c) return c.error();
-  if (member(member(*c, "status"), "state") != json("running"))
+  if (member(member(*c, "status"), "state") != json("running")) {
     return fail(Code::kSpaceNotRunning, "space " + id + ": not running");
+  }
   ProcessRequest r;
   r.argv = {program(),
             "exec",
@@ -460,19 +495,29 @@ Result<ExecOutput> AppleContainerPlace::exec(const std::string& id, ExecTarget t
   r.stdin_bytes = stdin_bytes;
   r.timeout = timeout;
   ProcessOutcome o = run_process(r);
-  if (!o.exited || o.timed_out)
+  if (!o.exited || o.timed_out) {
     return fail(o.timed_out ? Code::kCommandTimeout : Code::kCommandFailed,
                 "container exec " + r.argv[5] + ": " + o.describe());
+  }
   return ExecOutput{o.exit_code, std::move(o.out), std::move(o.err)};
 }
 
 Result<std::vector<std::string>> AppleContainerPlace::exec_argv(const std::string& id) {
   Result<json> c = container(id, Role::kSpace);
   if (!c) return c.error();
-  if (member(member(*c, "status"), "state") != json("running"))
+  if (member(member(*c, "status"), "state") != json("running")) {
     return fail(Code::kSpaceNotRunning, "space " + id + ": not running");
+  }
   return std::vector<std::string>{
       program(), "exec", "--interactive", "--user", std::string(kSpaceUser), names_for(id).space};
+}
+
+Result<std::vector<std::string>> AppleContainerPlace::interactive_exec_argv(const std::string& id,
+                                                                            bool terminal) {
+  Result<std::vector<std::string>> a = exec_argv(id);
+  if (!a || !terminal) return a;
+  a->insert(a->begin() + 2, "--tty");  // after `container exec`
+  return a;
 }
 
 Result<std::vector<std::string>> AppleContainerPlace::connect(const std::string& id,
@@ -486,9 +531,12 @@ Result<std::vector<std::string>> AppleContainerPlace::connect(const std::string&
 Result<void> AppleContainerPlace::stop(const std::string& id) {
   Result<json> c = container(id, Role::kSpace);
   if (!c) return c.error();
-  for (const std::string& name : {names_for(id).space, names_for(id).gatekeeper})
-    if (Result<std::string> r = run({"stop", "--time", "10", name}, name, kAppleChangeTimeout); !r)
+  for (const std::string& name : {names_for(id).space, names_for(id).gatekeeper}) {
+    if (Result<std::string> r = run({"stop", "--time", "10", name}, name, kAppleChangeTimeout);
+        !r) {
       return r.error();
+    }
+  }
   return {};
 }
 
@@ -499,13 +547,15 @@ Result<void> AppleContainerPlace::start(const std::string& id) {
   if (!spec) return spec.error();
   Result<std::vector<Difference>> v = verify(id);
   if (!v) return v.error();
-  if (!v->empty())
+  if (!v->empty()) {
     return fail(Code::kVerifyFailed,
                 "space start: " + v->front().check + ": " + v->front().message);
+  }
   Result<json> gk = container(id, Role::kGatekeeper);
   if (!gk) return gk.error();
-  if (member(member(*gk, "status"), "state") != json("running"))
+  if (member(member(*gk, "status"), "state") != json("running")) {
     if (Result<void> r = start_gatekeeper(id, spec->window_key); !r) return r;
+  }
   if (member(member(*space, "status"), "state") == json("running")) return {};
   Result<std::string> r =
       run({"start", names_for(id).space}, names_for(id).space, kAppleChangeTimeout);
@@ -523,32 +573,40 @@ Result<void> AppleContainerPlace::remove_everything(const std::string& id) {
     if (member(c, "name").is_string()) return member(c, "name").get<std::string>();
     return member(o, "name").is_string() ? member(o, "name").get<std::string>() : std::string();
   };
-  for (const json& c : (*mine)["containers"])
+  for (const json& c : (*mine)["containers"]) {
     if (Result<std::string> r =
             run({"delete", "--force", name_of(c)}, name_of(c), kAppleChangeTimeout);
-        !r)
+        !r) {
       failed += r.error().message + "; ";
-  for (const json& v : (*mine)["volumes"])
+    }
+  }
+  for (const json& v : (*mine)["volumes"]) {
     if (Result<std::string> r =
             run({"volume", "delete", name_of(v)}, name_of(v), kAppleChangeTimeout);
-        !r)
+        !r) {
       failed += r.error().message + "; ";
-  for (const json& n : (*mine)["networks"])
+    }
+  }
+  for (const json& n : (*mine)["networks"]) {
     if (Result<std::string> r =
             run({"network", "delete", name_of(n)}, name_of(n), kAppleChangeTimeout);
-        !r)
+        !r) {
       failed += r.error().message + "; ";
+    }
+  }
   if (!failed.empty()) return fail(Code::kCommandFailed, "space remove " + id + ": " + failed);
   return {};
 }
 
 Result<void> AppleContainerPlace::remove(const std::string& id) {
-  if (!is_space_id(id))
+  if (!is_space_id(id)) {
     return fail(Code::kInvalidArgument, "space " + id + ": an id is 12 lowercase hex digits");
+  }
   Result<json> mine = owned(id);
   if (!mine) return mine.error();
-  if ((*mine)["containers"].empty() && (*mine)["networks"].empty() && (*mine)["volumes"].empty())
+  if ((*mine)["containers"].empty() && (*mine)["networks"].empty() && (*mine)["volumes"].empty()) {
     return fail(Code::kSpaceNotFound, "space " + id + ": nothing of this owner carries that id");
+  }
   return remove_everything(id);
 }
 

@@ -20,6 +20,7 @@
 
 #include "controller/docker_place.h"
 #include "controller/host_guard.h"
+#include "policy/number.h"
 
 namespace controller {
 
@@ -117,8 +118,9 @@ std::vector<std::string> local_addresses_from_fib_trie(std::string_view text) {
     if (line.rfind("/32 host LOCAL", 0) == 0) {
       in_addr a{};
       if (!last.empty() && inet_pton(AF_INET, last.c_str(), &a) == 1 &&
-          last.rfind("127.", 0) != 0 && std::find(out.begin(), out.end(), last) == out.end())
+          last.rfind("127.", 0) != 0 && std::find(out.begin(), out.end(), last) == out.end()) {
         out.push_back(last);
+      }
       continue;
     }
     const std::size_t sp = line.find(' ');
@@ -144,8 +146,10 @@ Result<CheckReport> DockerPlace::check() {
   const auto started = std::chrono::steady_clock::now();
   Result<std::string> version = cli_.run({"version", "--format", "{{json .}}"}, "", kProbeTimeout);
   if (!version) {
-    if (version.error().code == Code::kCommandFailed || version.error().code == Code::kCommandTimeout)
+    if (version.error().code == Code::kCommandFailed ||
+        version.error().code == Code::kCommandTimeout) {
       return fail(Code::kPlaceUnreachable, version.error().message);
+    }
     return version.error();
   }
   // One round trip, measured: later deadlines grow with it (engine.h scaled_timeout).
@@ -160,9 +164,10 @@ Result<CheckReport> DockerPlace::check() {
   const json v = json::parse(*version, nullptr, false);
   // Podman on this machine has no server half: its client is the engine.
   const char* half = podman() ? "Client" : "Server";
-  if (v.is_discarded() || !v.contains(half) || !v[half].is_object())
+  if (v.is_discarded() || !v.contains(half) || !v[half].is_object()) {
     return fail(Code::kPlaceUnreachable,
                 cli_.program() + " version: the engine gave no " + std::string(half) + " section");
+  }
   report.engine_version = v[half].value("Version", "");
   report.os_arch = podman() ? v[half].value("OsArch", "")
                             : v[half].value("Os", "") + "/" + v[half].value("Arch", "");
@@ -191,10 +196,11 @@ Result<CheckReport> DockerPlace::check() {
                                            : "the engine lists no seccomp support: spaces cannot be confined");
   // The gatekeeper's pin is loaded now too, so that `space create` finds it (an installed package
   // ships both images as archives next to their pins).
-  if (Result<std::string> gk = pinned_image(options_.gatekeeper_image_file); gk)
+  if (Result<std::string> gk = pinned_image(options_.gatekeeper_image_file); gk) {
     report.findings.push_back("the pinned gatekeeper image " + *gk + " is in the engine");
-  else
+  } else {
     report.findings.push_back("the pinned gatekeeper image is not usable: " + gk.error().message);
+  }
   Result<std::string> image = pinned_image(options_.space_image_file);
   if (!image) {
     report.findings.push_back("host isolation not tried: " + image.error().message);
@@ -213,8 +219,9 @@ Result<CheckReport> DockerPlace::probe_isolation(CheckReport report, const std::
   std::optional<HostListener> own;
   if (local) {
     own.emplace();
-    if (!own->ok())
+    if (!own->ok()) {
       return fail(Code::kInternal, "place check: cannot open a host listener on 0.0.0.0");
+    }
   }
   const std::string probe_id = random_hex(6);
   SpaceSpec spec;
@@ -228,7 +235,9 @@ Result<CheckReport> DockerPlace::probe_isolation(CheckReport report, const std::
   // 0 to 65535: unreduced it named ports up to 9830267, which nc refused, and isolation was never
   // proved).
   const std::string port = std::to_string(
-      local ? own->port() : 20000 + (std::stoi(random_hex(2), nullptr, 16) % 256) * 150 + 17);
+      local ? own->port()
+            : 20000 + (policy::parse_number<unsigned>(random_hex(2), 16).value_or(0) % 256) * 150 +
+                  17);
   auto accepted = [&]() { return local ? own->accepted() : 0; };
   // Both networks are built by the same argv as a space's inner and outer network, so the probe
   // tests exactly what a space gets.
@@ -269,10 +278,12 @@ Result<CheckReport> DockerPlace::probe_isolation(CheckReport report, const std::
   const std::string inside = "gk-probe-" + probe_id + "-inside", outside = "gk-probe-" + probe_id + "-outside";
   const std::string remote_listener = "gk-probe-" + probe_id + "-listener";
   auto cleanup = [&] {
-    for (const std::string& name : {inside, outside, remote_listener})
+    for (const std::string& name : {inside, outside, remote_listener}) {
       (void)cli_.run_raw({"rm", "--force", "--", name}, name, kChangeTimeout);
-    for (const std::string& name : {isolated, bridge})
+    }
+    for (const std::string& name : {isolated, bridge}) {
       (void)cli_.run_raw({"network", "rm", "--", name}, name, kChangeTimeout);
+    }
     if (podman()) (void)guard_remove("probe-" + probe_id);
   };
   auto failed = [&](Failure f) -> Failure {
@@ -305,8 +316,9 @@ Result<CheckReport> DockerPlace::probe_isolation(CheckReport report, const std::
     std::vector<std::string> listen = probe_run("host", remote_listener);
     listen.insert(listen.begin() + 1, "--detach");
     listen.insert(listen.end(), {"--", image, "nc", "-ll", "-p", port, "-e", "/bin/true"});
-    if (Result<std::string> r = cli_.run(listen, remote_listener, kChangeTimeout); !r)
+    if (Result<std::string> r = cli_.run(listen, remote_listener, kChangeTimeout); !r) {
       return failed(r.error());
+    }
     Result<std::string> fib =
         cli_.run({"exec", "--", remote_listener, "cat", "/proc/net/fib_trie"}, remote_listener);
     if (!fib) return failed(fib.error());
@@ -315,8 +327,9 @@ Result<CheckReport> DockerPlace::probe_isolation(CheckReport report, const std::
                               ": a listener container on its host network holds port " + port +
                               "; the probes' exit statuses count what reached it");
   }
-  for (const std::string& g : {gateway_of(*isolated_doc), gateway_of(*bridge_doc)})
+  for (const std::string& g : {gateway_of(*isolated_doc), gateway_of(*bridge_doc)}) {
     if (!g.empty() && std::find(candidates.begin(), candidates.end(), g) == candidates.end()) candidates.push_back(g);
+  }
   if (candidates.size() > kMaxProbeAddresses) candidates.resize(kMaxProbeAddresses);
   const std::string bridge_gateway = gateway_of(*bridge_doc);
 
@@ -332,8 +345,11 @@ Result<CheckReport> DockerPlace::probe_isolation(CheckReport report, const std::
     if (!o) return failed(o.error());
     // busybox nc: 0 connected, 1 refused/unreachable/timed out; anything else (126/127 from docker
     // exec) means the probe itself did not run, which proves nothing.
-    if (o->exited && o->exit_code == 0) reached += " " + address;
-    else if (!o->exited || o->exit_code != 1) not_run += " " + address + " (" + o->describe() + ")";
+    if (o->exited && o->exit_code == 0) {
+      reached += " " + address;
+    } else if (!o->exited || o->exit_code != 1) {
+      not_run += " " + address + " (" + o->describe() + ")";
+    }
   }
   const int after_negative = accepted();
 
@@ -352,14 +368,15 @@ Result<CheckReport> DockerPlace::probe_isolation(CheckReport report, const std::
   report.isolation_proved = after_negative == 0 && reached.empty() && not_run.empty() && !candidates.empty();
   report.positive_control =
       !bridge_gateway.empty() && positive_connected && (!local || after_positive > after_negative);
-  if (report.isolation_proved)
+  if (report.isolation_proved) {
     report.findings.push_back("a container on an isolated internal network could not reach a host listener on port " + port +
                               " at any of " + addresses);
-  else if (after_negative > 0 || !reached.empty())
+  } else if (after_negative > 0 || !reached.empty()) {
     report.findings.push_back("a container on an isolated internal network reached the host listener (at" + reached +
                               "): host isolation does NOT hold");
-  else
+  } else {
     report.findings.push_back("host isolation is not proved: the isolated probe did not run for" + not_run);
+  }
   report.findings.push_back(report.positive_control
                                 ? "a container on the outer side (a normal bridge, where the gatekeeper sits) reached the same listener at " +
                                       bridge_gateway + " (positive control)"

@@ -33,6 +33,7 @@
 #include "controller/docker_place.h"
 #include "controller/escape_host.h"
 #include "controller/process.h"
+#include "controller/testing/live_space.h"
 #include "tests/integration/http_upstream.h"
 #include "tests/support/environment.h"
 
@@ -41,74 +42,26 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kBin = std::string(GK_BINARY_DIR) + "/bin";
+using testing::docker;
+using testing::profile;
 
-// SPACECTL_UNDER_TEST: the same tests against another build (the binary from before a fix).
-std::string spacectl_binary() {
-  const char* other = std::getenv("SPACECTL_UNDER_TEST");
-  return other != nullptr && other[0] != '\0' ? std::string(other) : std::string(SPACECTL);
-}
+const std::string& kBin = testing::kLiveBin;
 
-bool exists(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
+bool exists(const std::string& path) { return testing::readable(path); }
+bool ensure_images() { return testing::ensure_images(testing::kReleasePin); }
 
-ProcessOutcome docker(std::vector<std::string> args) {
-  ProcessRequest r;
-  r.argv = {"docker"};
-  r.argv.insert(r.argv.end(), args.begin(), args.end());
-  r.timeout = std::chrono::minutes(2);
-  return run_process(r);
-}
-
-// The pinned images come from `cmake --build <dir> --target images` (image/CMakeLists.txt).
-bool ensure_images() {
-  if (exists(kBin + "/gatekeeper-image.id") && exists(kBin + "/space-image.id")) return true;
-  ProcessRequest r;
-  r.argv = {"cmake", "--build", GK_BINARY_DIR, "--target", "images"};
-  r.timeout = std::chrono::minutes(15);
-  (void)run_process(r);
-  return exists(kBin + "/gatekeeper-image.id") && exists(kBin + "/space-image.id");
-}
-
-std::string profile(const std::string& name) {
-  for (const std::string& p : {kBin + "/seccomp/" + name, std::string(GK_SOURCE_DIR) + "/seccomp-profiles/" + name})
-    if (exists(p)) return p;
-  return {};
-}
-
+// The shared live fixture (testing/live_space.h), with SPACECTL_UNDER_TEST honoured.
 class LiveTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    owner_ = "ctltest" + random_hex(6);
-    char tmpl[] = "/tmp/spacectl-live-XXXXXX";
-    state_ = mkdtemp(tmpl);
-  }
-  void TearDown() override {
-    if (gk_test::docker_engine_answers()) {
-      const std::string filter = "label=spacectl.space.owner=" + owner_;
-      for (const std::vector<std::string>& kind : {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
-        std::vector<std::string> args = kind;
-        args.insert(args.end(), {"-q", "--filter", filter});
-        const ProcessOutcome o = docker(args);
-        EXPECT_EQ(o.out, "") << "left behind (" << kind[0] << ") for owner " << owner_;
-      }
-    }
-    std::error_code ignored;
-    std::filesystem::remove_all(state_, ignored);
-  }
-  bool ready() {
-    return gk_test::docker_engine_answers() && ensure_images() && !profile("space.json").empty() &&
-           !profile("gatekeeper.json").empty();
-  }
+  LiveTest()
+      : live_(testing::LiveSpaceOptions{"ctltest", testing::kReleasePin, std::chrono::minutes(5), 0,
+                                        true}) {}
+  bool ready() { return live_.ready(); }
+  std::string spacectl_binary() const { return live_.binary(); }
   ProcessOutcome spacectl(const std::vector<std::string>& args, const std::string& stdin_bytes = {}) {
-    ProcessRequest r;
-    r.argv = {spacectl_binary(), "--json", "--owner", owner_, "--state-dir", state_,
-              "--gatekeeper-image-file", kBin + "/" + gatekeeper_id_file_, "--space-image-file", kBin + "/space-image.id",
-              "--seccomp-space", profile("space.json"), "--seccomp-gatekeeper", profile("gatekeeper.json")};
-    r.argv.insert(r.argv.end(), args.begin(), args.end());
-    r.stdin_bytes = stdin_bytes;
-    r.timeout = std::chrono::minutes(5);
-    return run_process(r);
+    return live_.spacectl(args, stdin_bytes);
   }
+  void use_gatekeeper_pin(const char* pin) { live_.set_gatekeeper_pin(pin); }
   static json doc(const ProcessOutcome& o) { return json::parse(o.out, nullptr, false); }
   // The one space of this owner in `space list`, or null.
   json listed() {
@@ -123,8 +76,9 @@ class LiveTest : public ::testing::Test {
     return d.is_object() && d.contains("id") && d["id"].is_string() ? d["id"].get<std::string>() : std::string();
   }
 
-  std::string owner_, state_;
-  std::string gatekeeper_id_file_ = "gatekeeper-image.id";
+  testing::LiveSpace live_;
+  const std::string& owner_ = live_.owner();
+  const std::string& state_ = live_.state();
 };
 
 TEST_F(LiveTest, ListWhileTheDaemonIsUnreachableSaysPlaceUnreachable) {
@@ -143,13 +97,13 @@ TEST_F(LiveTest, ListWhileTheDaemonIsUnreachableSaysPlaceUnreachable) {
 TEST_F(LiveTest, PlaceCheckWarnsWhenARunningGatekeeperIsNotThePinnedImage) {
   GK_REQUIRE(gk_test::docker_engine_answers(), "no Docker engine answers");
   GK_REQUIRE(ensure_images() && exists(kBin + "/gatekeeper-test-image.id"), "the images target did not produce the pins");
-  gatekeeper_id_file_ = "gatekeeper-test-image.id";
+  use_gatekeeper_pin(testing::kTestPin);
   const std::string id = create();
   ASSERT_FALSE(id.empty());
   const json same = doc(spacectl({"place", "check"}));
   ASSERT_TRUE(same.is_object());
   EXPECT_TRUE(same["warnings"].empty()) << same.dump();
-  gatekeeper_id_file_ = "gatekeeper-image.id";
+  use_gatekeeper_pin(testing::kReleasePin);
   const ProcessOutcome o = spacectl({"place", "check"});
   const json d = doc(o);
   ASSERT_TRUE(d.is_object()) << o.out << o.err;
@@ -321,8 +275,9 @@ TEST_F(LiveTest, EachVolumeIsABoundedFilesystemThatVerifyProvesAndStartReattache
   EXPECT_EQ(o.exit_code, 5) << o.out;
   std::vector<std::string> checks;
   const json verified = doc(o);
-  if (verified.is_object() && verified["result"]["differences"].is_array())
+  if (verified.is_object() && verified["result"]["differences"].is_array()) {
     for (const json& x : verified["result"]["differences"]) checks.push_back(x["check"]);
+  }
   EXPECT_EQ(checks, std::vector<std::string>{"volume_disk_detached"}) << o.out;
   o = ctl({"space", "start", id});
   EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
@@ -384,7 +339,7 @@ TEST_F(LiveTest, AnExecPastItsDeadlineLeavesNothingRunningInside) {
   ASSERT_TRUE(is_space_id(id));
   PlaceOptions po;
   po.owner = owner_;
-  po.gatekeeper_image_file = kBin + "/" + gatekeeper_id_file_;
+  po.gatekeeper_image_file = kBin + "/" + testing::kReleasePin;
   po.space_image_file = kBin + "/space-image.id";
   po.seccomp_space = profile("space.json");
   po.seccomp_gatekeeper = profile("gatekeeper.json");
@@ -540,7 +495,7 @@ TEST_F(LiveTest, AfterAGatekeeperRestartTheSpaceNeedsAccessForEachGrantThatIsGon
 // journaled `allow`, sent nothing upstream and closed the space's connection with no answer.
 TEST_F(LiveTest, GrantsReachTheWindowAndTheUpstreamSeesTheInjectedKey) {
   GK_REQUIRE(ready() && exists(kBin + "/gatekeeper-test-image.id"), "no Docker engine, images or seccomp profiles");
-  gatekeeper_id_file_ = "gatekeeper-test-image.id";
+  use_gatekeeper_pin(testing::kTestPin);
   ProcessOutcome o = spacectl({"space", "create", "--name", "window", "--memory", "256m"});
   ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
   const std::string id = doc(o)["id"], window = doc(o)["window"];
@@ -606,10 +561,13 @@ TEST_F(LiveTest, GrantsReachTheWindowAndTheUpstreamSeesTheInjectedKey) {
   const std::string journal = spacectl({"journal", id}).out;
   std::vector<std::string> window_records;  // "decision host:port" of each window record
   const json records = json::parse(journal, nullptr, false);
-  if (records.is_object() && records.contains("records") && records["records"].is_array())
-    for (const json& r : records["records"])
-      if (r.is_object() && r.value("listener", "") == "window")
+  if (records.is_object() && records.contains("records") && records["records"].is_array()) {
+    for (const json& r : records["records"]) {
+      if (r.is_object() && r.value("listener", "") == "window") {
         window_records.push_back(r.value("decision", "") + " " + r.value("host", "") + ":" + std::to_string(r.value("port", 0)));
+      }
+    }
+  }
 
   EXPECT_EQ(asked.exit_code, 0) << asked.describe();
   EXPECT_EQ(asked.out.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << "the space did not get the upstream's answer: " << asked.out

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/docker_cli.h"
+#include "controller/ids.h"
 #include "controller/place.h"
 #include "controller/remote_disk.h"
 #include "controller/spec.h"
@@ -24,7 +25,7 @@ namespace controller {
 // processes inside can be found from the host.
 inline constexpr std::string_view kExecTagEnv = "SPACECTL_EXEC";
 
-class DockerPlace final : public Place {
+class DockerPlace final : public Place, public PrivilegedExec {
  public:
   // The CLI is the engine's of options.engine (engine.h).
   explicit DockerPlace(PlaceOptions options);
@@ -35,6 +36,8 @@ class DockerPlace final : public Place {
   Result<ExecOutput> exec(const std::string& id, ExecTarget target, const std::vector<std::string>& argv,
                           const std::string& stdin_bytes, std::chrono::milliseconds timeout) override;
   Result<std::vector<std::string>> exec_argv(const std::string& id) override;
+  Result<std::vector<std::string>> interactive_exec_argv(const std::string& id,
+                                                         bool terminal) override;
   Result<std::vector<std::string>> connect(const std::string& id, std::uint16_t port) override;
   Result<void> stop(const std::string& id) override;
   Result<void> start(const std::string& id) override;
@@ -57,14 +60,16 @@ class DockerPlace final : public Place {
   // no-new-privileges. The escape runner places its binary with it in a root-owned directory, so
   // the space user cannot replace the program whose report the host trusts.
   Result<ExecOutput> exec_as_root(const std::string& id, const std::vector<std::string>& argv,
-                                  const std::string& stdin_bytes, std::chrono::milliseconds timeout);
+                                  const std::string& stdin_bytes,
+                                  std::chrono::milliseconds timeout) override;
 
   // Docker only: exec in the space as its user, stderr handed to on_stderr as it arrives, stdout
   // kept up to `cap` bytes (more is kOutputTooLarge once it ended; the deadline bounds the time).
   // The escape runner reads the suite's per-case progress this way.
   Result<ExecOutput> exec_watched(const std::string& id, const std::vector<std::string>& argv,
                                   std::chrono::milliseconds timeout, std::size_t cap,
-                                  const std::function<void(std::string_view)>& on_stderr);
+                                  const std::function<void(std::string_view)>& on_stderr) override;
+  PrivilegedExec* privileged_exec() override { return this; }
 
   // Tests replace the host-address proof (verify.h).
   void set_host_address_probe(HostAddressProbe probe) { probe_ = std::move(probe); }
@@ -155,7 +160,6 @@ class DockerPlace final : public Place {
 };
 
 Result<std::string> read_small_file(const std::string& path, std::size_t cap = 1u << 20);
-bool is_image_id(std::string_view text);         // sha256:<64 lowercase hex>
 // The IPv4 addresses a host delivers to itself (/proc/net/fib_trie's "/32 host LOCAL" entries),
 // loopback left out: what a remote engine's host answers on (docker_check.cc).
 std::vector<std::string> local_addresses_from_fib_trie(std::string_view text);
@@ -165,7 +169,6 @@ std::vector<std::string> ipv6_addresses_from_if_inet6(std::string_view text);
 std::vector<std::string> public_ranges_of(const std::vector<std::string>& addresses);
 // Why a rootless Podman engine is refused (CheckReport::unsupported, create).
 std::string rootless_podman_refusal();
-bool is_image_reference(std::string_view text);  // a reference `docker create` takes, never a flag
 
 // A `docker --env-file` in a fresh 0700 directory, file 0600; both removed when it goes.
 class EnvFile {
@@ -182,7 +185,6 @@ class EnvFile {
   EnvFile() = default;
   std::optional<OwnedTempDir> dir_;  // removed with the file in it
 };
-std::string random_hex(std::size_t bytes);
 // The non-empty lines of a docker CLI's output.
 std::vector<std::string> output_lines(const std::string& text);
 // Whether docker's stderr says the object (container, volume, network) does not exist.

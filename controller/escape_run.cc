@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/docker_place.h"
+#include "controller/escape_binary.h"
 #include "controller/escape_dns.h"
 #include "controller/escape_facts.h"
 #include "controller/escape_host.h"
@@ -19,11 +20,13 @@
 #include "controller/escape_runner.h"
 #include "controller/gatekeeper_channel.h"
 #include "controller/records.h"
+#include "controller/registry.h"
 #include "controller/signals.h"
 #include "controller/spec.h"
 #include "escape-suite/report.h"
 #include "escape-suite/sha256.h"
 #include "escape-suite/upstream_answer.h"
+#include "policy/number.h"
 
 namespace controller {
 
@@ -32,8 +35,6 @@ using escape::Verdict;
 using nlohmann::json;
 
 namespace {
-
-constexpr std::chrono::milliseconds kCopyTimeout{120000};
 
 class Teardown {
  public:
@@ -49,173 +50,6 @@ class Teardown {
   std::vector<std::function<void()>> steps_;
 };
 
-// Tries each spelling until one is found in the image: images link different busybox applets (the
-// default image has busybox but no dd link); 126 and 127 mean "not found here".
-Result<ExecOutput> exec_spelled(DockerPlace& place, const std::string& id, bool as_root,
-                                const std::vector<std::vector<std::string>>& spellings, const std::string& stdin_bytes) {
-  Result<ExecOutput> r = fail(Code::kInternal, "no spelling tried");
-  for (const std::vector<std::string>& argv : spellings) {
-    r = as_root ? place.exec_as_root(id, argv, stdin_bytes, kCopyTimeout)
-                : place.exec(id, ExecTarget::kSpace, argv, stdin_bytes, kCopyTimeout);
-    if (!r || (r->exit_code != 126 && r->exit_code != 127)) break;
-  }
-  return r;
-}
-
-std::string inside_text(const std::string& text) { return escape::printable(text.substr(0, 200)); }
-
-// dd (or tee) with the bytes on stdin: `docker exec -i`, no shell redirection, no mount.
-Result<void> copy_into(DockerPlace& place, const std::string& id, const std::string& path, const std::string& bytes,
-                       bool executable, bool as_root) {
-  Result<ExecOutput> r = exec_spelled(place, id, as_root,
-                                      {{"dd", "of=" + path, "bs=65536"}, {"busybox", "dd", "of=" + path, "bs=65536"},
-                                       {"tee", path}, {"busybox", "tee", path}}, bytes);
-  if (!r) return r.error();
-  if (r->exit_code != 0) return fail(Code::kCommandFailed, "copy into " + id + ":" + path + ": exit " + std::to_string(r->exit_code) + ": " + inside_text(r->err));
-  if (!executable) return {};
-  Result<ExecOutput> c = exec_spelled(place, id, as_root, {{"chmod", "755", path}, {"busybox", "chmod", "755", path}}, {});
-  if (!c) return c.error();
-  if (c->exit_code != 0) return fail(Code::kCommandFailed, "chmod 755 " + path + " in " + id + ": exit " + std::to_string(c->exit_code));
-  return {};
-}
-
-// The suite binary goes into a directory uid 0 makes in the space's /tmp: the file and the
-// directory belong to root (mode 0755), and /tmp is sticky, so the space user can neither write,
-// replace, rename nor remove the program whose report the host trusts. mkdir fails when the name
-// already exists, so nothing the space prepared is adopted. Returns the binary's path.
-Result<std::string> place_binary(DockerPlace& place, const std::string& id, const std::string& run, const std::string& bytes) {
-  const std::string dir = "/tmp/escape-suite-" + run;
-  Result<ExecOutput> m = exec_spelled(place, id, true, {{"mkdir", "-m", "755", dir}, {"busybox", "mkdir", "-m", "755", dir}}, {});
-  if (!m) return m.error();
-  if (m->exit_code != 0) return fail(Code::kCommandFailed, "mkdir " + dir + " in " + id + " as root: exit " + std::to_string(m->exit_code) + ": " + inside_text(m->err));
-  const std::string path = dir + "/escape-suite";
-  if (Result<void> c = copy_into(place, id, path, bytes, true, true); !c) return c.error();
-  return path;
-}
-
-// The window's upstream: the suite binary in the upstream container's /tmp, run per connection
-// on port 80 by busybox nc as `escape-suite answer-upstream` (escape-suite/upstream_answer.h): a
-// 200 with the marker only for a request carrying the fake key (by digest; the key itself is never
-// in an argv), else 401. The window control needs that 200. "" or what failed.
-std::string start_window_upstream(const DockerCli& cli, const std::string& container, const std::string& binary,
-                                  const std::string& key_sha) {
-  const std::string path = "/tmp/escape-suite";
-  std::string last;
-  bool copied = false;
-  for (const std::vector<std::string>& copy : {std::vector<std::string>{"dd", "of=" + path, "bs=65536"},
-                                               std::vector<std::string>{"busybox", "dd", "of=" + path, "bs=65536"}}) {
-    std::vector<std::string> args = {"exec", "--interactive", "--", container};
-    args.insert(args.end(), copy.begin(), copy.end());
-    Result<ProcessOutcome> o = cli.run_raw(args, container, kCopyTimeout, binary);
-    if (o && o->succeeded()) {
-      copied = true;
-      break;
-    }
-    last = o ? o->describe() : o.error().message;
-  }
-  if (!copied) return "copy the suite into " + container + ": " + last;
-  for (const std::vector<std::string>& step : {std::vector<std::string>{"chmod", "755", path},
-                                               std::vector<std::string>{"nc", "-ll", "-p", "80", "-e", path,
-                                                                        std::string(escape::kAnswerUpstreamMode), "--key-sha256", key_sha}}) {
-    std::vector<std::string> args = {"exec"};
-    if (step[0] == "nc") args.emplace_back("--detach");
-    args.insert(args.end(), {"--", container});
-    args.insert(args.end(), step.begin(), step.end());
-    if (Result<std::string> r = cli.run(args, container, kCopyTimeout); !r) return r.error().message;
-  }
-  return {};
-}
-
-// sha256 of the placed binary, read inside by root; empty when it cannot be read.
-std::string placed_sha256(DockerPlace& place, const std::string& id, const std::string& path) {
-  Result<ExecOutput> r = exec_spelled(place, id, true, {{"sha256sum", path}, {"busybox", "sha256sum", path}}, {});
-  if (!r || r->exit_code != 0 || r->out.size() < 64) return {};
-  return r->out.substr(0, 64);
-}
-
-// The ids `escape-suite --list` names for this selection, from the same bytes run on the host (a
-// private copy, so what is listed is what went in).
-Result<std::vector<std::string>> host_listed_ids(const std::string& bytes, const std::vector<std::string>& only) {
-  char tmpl[] = "/tmp/spacectl-escape-list-XXXXXX";
-  const char* d = ::mkdtemp(tmpl);
-  if (d == nullptr) return fail(Code::kInternal, "escape-test: mkdtemp for the host list failed");
-  const std::string dir = d, file = dir + "/escape-suite";
-  Result<std::vector<std::string>> out = fail(Code::kInternal, "escape-test: escape-suite --list on the host did not run");
-  {
-    std::ofstream f(file, std::ios::binary | std::ios::trunc);
-    f << bytes;
-  }
-  if (::chmod(file.c_str(), 0700) == 0) {
-    ProcessRequest req;
-    req.argv = {file, "--list"};
-    for (const std::string& g : only) req.argv.insert(req.argv.end(), {"--only", g});
-    req.timeout = std::chrono::milliseconds(30000);
-    const ProcessOutcome o = run_process(req);
-    if (o.succeeded()) out = listed_ids(o.out);
-    else out = fail(Code::kCommandFailed, "escape-test: escape-suite --list on the host: " + o.describe());
-  }
-  ::unlink(file.c_str());
-  ::rmdir(dir.c_str());
-  return out;
-}
-
-// host.forged-report-refused: from inside, the space user tries to replace the placed binary
-// (write, remove, open up its directory) and the placed bytes must be unchanged; and reports
-// printed inside the space (too few cases, a duplicate, an unknown id, an id carrying a newline and
-// a terminal escape, a wrong-typed field) must each be refused by the same checks as the real one.
-escape::Outcome forged_report_refused(DockerPlace& place, const std::string& id, const std::string& path,
-                                      const std::string& bytes, const std::vector<std::string>& expected) {
-  std::string ev;
-  const std::string forged_script = "#!/bin/sh\necho '{\"suite\":\"escape-suite\",\"version\":1,\"cases\":[]}'\n";
-  const std::string dir = path.substr(0, path.rfind('/'));
-  // A file the space user owns, to move over the binary.
-  const std::string own = dir + "-forged";
-  if (Result<void> c = copy_into(place, id, own, forged_script, true, false); !c)
-    return escape::inconclusive("the space user could not write " + own + ": " + c.error().message);
-  const std::vector<std::pair<std::string, std::vector<std::vector<std::string>>>> attempts = {
-      {"overwrite", {{"dd", "of=" + path}, {"busybox", "dd", "of=" + path}}},
-      {"remove", {{"rm", "-f", path}, {"busybox", "rm", "-f", path}}},
-      {"replace", {{"mv", "-f", own, path}, {"busybox", "mv", "-f", own, path}}},
-      {"chmod", {{"chmod", "777", dir}, {"busybox", "chmod", "777", dir}}},
-  };
-  for (const auto& [what, spellings] : attempts) {
-    Result<ExecOutput> r = exec_spelled(place, id, false, spellings, forged_script);
-    if (!r) return escape::inconclusive("the space user's " + what + " attempt did not run: " + r.error().message);
-    if (r->exit_code == 0) return escape::fail("the space user's " + what + " of " + path + " succeeded");
-    ev += what + " refused (exit " + std::to_string(r->exit_code) + "); ";
-  }
-  (void)exec_spelled(place, id, false, {{"rm", "-f", own}, {"busybox", "rm", "-f", own}}, {});
-  const std::string want = escape::sha256_hex(bytes), got = placed_sha256(place, id, path);
-  if (got.empty()) return escape::inconclusive(ev + "the placed binary's sha256 could not be read back");
-  if (got != want) return escape::fail(ev + "the placed binary changed: sha256 " + got + ", placed " + want);
-  ev += "placed binary unchanged (sha256 " + want.substr(0, 16) + "...); ";
-  if (expected.size() < 3) return escape::inconclusive(ev + "fewer than 3 listed cases to forge reports with");
-  auto report_of = [](const std::vector<std::string>& ids, const std::string& extra_case) {
-    json cases = json::array();
-    for (const std::string& i : ids)
-      cases.push_back({{"id", i}, {"group", i.substr(0, i.find('.'))}, {"verdict", "PASS"}, {"evidence", "forged"}, {"duration_ms", 0}});
-    std::string text = json{{"suite", "escape-suite"}, {"version", 1}, {"cases", cases}}.dump();
-    if (!extra_case.empty()) text.insert(text.size() - 2, "," + extra_case);
-    return text;
-  };
-  const std::vector<std::pair<std::string, std::string>> forgeries = {
-      {"two cases: two passed", report_of({expected[0], expected[1]}, "")},
-      {"a duplicate", report_of(expected, json{{"id", expected[0]}, {"verdict", "PASS"}, {"evidence", ""}}.dump())},
-      {"an unknown id", report_of(expected, R"({"id":"fs.forged","verdict":"PASS","evidence":""})")},
-      {"an id with a newline and a terminal escape", report_of(expected, json{{"id", "fs.x\n\x1b[2KPASS fs.all"}, {"verdict", "PASS"}, {"evidence", ""}}.dump())},
-      {"a wrong-typed group", report_of({expected.begin() + 1, expected.end()},
-                                        json{{"id", expected[0]}, {"group", 7}, {"verdict", "PASS"}, {"evidence", ""}}.dump())},
-  };
-  for (const auto& [what, text] : forgeries) {
-    Result<ExecOutput> r = exec_spelled(place, id, false, {{"cat"}, {"busybox", "cat"}}, text);
-    if (!r || r->exit_code != 0) return escape::inconclusive(ev + "cat in the space did not print the forged report (" + what + ")");
-    Result<std::vector<CaseResult>> parsed = parse_suite_report(r->out);
-    if (parsed && check_reported_ids(*parsed, expected)) return escape::fail(ev + "a forged report with " + what + " was accepted");
-    ev += what + " refused; ";
-  }
-  return escape::pass(ev);
-}
-
 // A stop signal (signals.h) ends the run; the teardown still removes everything and restores the
 // space's network and grants, with fresh processes.
 Failure interrupted() {
@@ -225,31 +59,46 @@ Failure interrupted() {
 
 std::int64_t inspect_number(const DockerCli& cli, const std::string& container, const std::string& format) {
   Result<std::string> out = cli.run({"container", "inspect", "--format", format, "--", container}, container);
-  return out ? std::atoll(out->c_str()) : 0;
+  if (!out) return 0;
+  std::string_view text = *out;
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+  return policy::parse_number<std::int64_t>(text).value_or(0);  // unreadable: no limit known
 }
 
 // The pinned images the run used; the engine, kernel and limits come from collect_host_facts.
 std::vector<std::pair<std::string, std::string>> pin_facts(const PlaceOptions& po) {
   std::vector<std::pair<std::string, std::string>> facts;
-  for (const auto& [name, file] : {std::pair{"image.gatekeeper", po.gatekeeper_image_file}, std::pair{"image.space", po.space_image_file}})
+  for (const auto& [name, file] : {std::pair{"image.gatekeeper", po.gatekeeper_image_file},
+                                   std::pair{"image.space", po.space_image_file}}) {
     if (Result<std::string> id = read_small_file(file, 256); id) facts.emplace_back(name, id->substr(0, id->find('\n')));
+  }
   return facts;
 }
 
 std::string window_base_of(Place& place, const std::string& id) {
   Result<std::vector<SpaceSummary>> all = place.list();
-  if (all)
-    for (const SpaceSummary& s : *all)
+  if (all) {
+    for (const SpaceSummary& s : *all) {
       if (s.id == id) return s.window_url;
+    }
+  }
   return {};
 }
 
 }  // namespace
 
-Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions& eo) {
+Result<EscapeReport> run_escape_test(const Registry& registry, const PlaceOptions& po,
+                                     const EscapeOptions& eo) {
   if (!is_space_id(eo.space_id)) return fail(Code::kInvalidArgument, "escape-test " + eo.space_id + ": an id is 12 lowercase hex digits");
   const DockerCli cli(po.engine);
-  DockerPlace place(po);
+  Result<std::unique_ptr<Place>> made = registry.make(eo.place_name, po);
+  if (!made) return made.error();
+  if ((*made)->privileged_exec() == nullptr) {
+    return fail(Code::kPlaceUnusable,
+                "escape-test: place " + eo.place_name +
+                    " cannot exec as root in a space (the escape suite runs on docker)");
+  }
+  Place& place = **made;
   const std::string id = eo.space_id;
   const Names main_names = names_for(id);
   Result<std::string> binary = read_small_file(eo.binary, kMaxSuiteBinary);
@@ -278,15 +127,18 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
                                   "--internal", "--subnet", subnet};
     a.insert(a.end(), labels.begin(), labels.end());
     a.insert(a.end(), {"--", upstream_net});
-    if (Result<std::string> r = cli.run(a, upstream_net, kChangeTimeout); !r)
+    if (Result<std::string> r = cli.run(a, upstream_net, kChangeTimeout); !r) {
       upstream_note = r.error().message;
-    else
+    } else {
       host_bridge_ip = subnet.substr(0, subnet.rfind('.')) + ".1";
+    }
   }
   std::string resolver_note;
-  if (!host_bridge_ip.empty())
-    if (Result<void> r = resolver.start(host_bridge_ip); !r)
+  if (!host_bridge_ip.empty()) {
+    if (Result<void> r = resolver.start(host_bridge_ip); !r) {
       resolver_note = r.error().message + "; ";
+    }
+  }
 
   // Declared before the teardown, which uses it while it is still alive.
   PlaceOptions twin_options = po;
@@ -298,7 +150,9 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     // public addresses reach the gatekeeper as --block the same way (spec.h blocked_ranges).
     twin_options.unsafe_test_blocked_ranges = {host_bridge_ip + "/32"};
   }
-  DockerPlace twin_place(twin_options);
+  Result<std::unique_ptr<Place>> twin_made = registry.make(eo.place_name, twin_options);
+  if (!twin_made) return twin_made.error();
+  Place& twin_place = **twin_made;
   HostListeners listeners;
   std::optional<SpaceLock> twin_lock;  // declared first: released after the teardown removed the twin
   Teardown teardown;
@@ -314,20 +168,22 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
       }
       (void)cli.run_raw(rm, run, kChangeTimeout);
     }
-    if (Result<std::string> r = cli.run({"network", "ls", "--quiet", "--filter", filter}, run); r)
+    if (Result<std::string> r = cli.run({"network", "ls", "--quiet", "--filter", filter}, run); r) {
       for (std::size_t s = 0, e; s < r->size(); s = e + 1) {
         e = r->find('\n', s);
         if (e == std::string::npos) e = r->size();
         if (e > s) (void)cli.run_raw({"network", "rm", "--", r->substr(s, e - s)}, run, kChangeTimeout);
       }
+    }
   });
 
   // The ids this selection must report, from the same bytes run on the host.
   Result<std::vector<std::string>> ids = host_listed_ids(*binary, eo.only);
   if (!ids) return ids.error();
   bool need_twin = false;
-  for (const std::string& c : *ids)
+  for (const std::string& c : *ids) {
     need_twin = need_twin || is_twin_case(c) || c.find("other-space") != std::string::npos || c.rfind("dns.", 0) == 0;
+  }
 
   // The space under test must be ours and running (exec checks both). The binary goes where the
   // space user cannot replace it (place_binary); the bait is the space user's own file.
@@ -335,7 +191,7 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
   Result<std::string> binary_path = place_binary(place, id, run, *binary);
   if (!binary_path) return binary_path.error();
   teardown.add([&place, id, dir = binary_path->substr(0, binary_path->rfind('/')), bait_path] {
-    (void)place.exec_as_root(id, {"rm", "-rf", dir}, {}, kCopyTimeout);
+    (void)place.privileged_exec()->exec_as_root(id, {"rm", "-rf", dir}, {}, kCopyTimeout);
     (void)place.exec(id, ExecTarget::kSpace, {"rm", "-f", bait_path}, {}, kCopyTimeout);
   });
 
@@ -428,9 +284,12 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     u.insert(u.end(), {"--tmpfs", "/tmp:rw,exec,nosuid,nodev,size=16m"});
     // -ll: keep listening; each connection echoes (a CONNECT only needs the dial to succeed).
     u.insert(u.end(), {"--", image, "nc", "-ll", "-p", "443", "-e", "cat"});
-    if (Result<std::string> r2 = cli.run(u, upstream_net, kChangeTimeout); !r2)
+    if (Result<std::string> r2 = cli.run(u, upstream_net, kChangeTimeout); !r2) {
       upstream_note = r2.error().message;
-    else upstream_note = start_window_upstream(cli, "gk-escape-" + run + "-upstream", *binary, key_sha);
+    } else {
+      upstream_note =
+          start_window_upstream(cli, "gk-escape-" + run + "-upstream", *binary, key_sha);
+    }
     for (const std::string* gk : {&main_names.gatekeeper, &twin_names.gatekeeper}) {
       if (!upstream_note.empty() || gk->empty()) continue;
       if (Result<std::string> r = cli.run({"network", "connect", "--", upstream_net, *gk}, *gk, kChangeTimeout); !r) {
@@ -438,8 +297,9 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
         continue;
       }
       // The reviewer's gatekeeper leaves the test network again before the network goes.
-      if (gk == &main_names.gatekeeper)
+      if (gk == &main_names.gatekeeper) {
         teardown.add([&cli, upstream_net, gk_name = *gk] { (void)cli.run_raw({"network", "disconnect", "--force", "--", upstream_net, gk_name}, gk_name, kChangeTimeout); });
+      }
     }
   }
 
@@ -451,20 +311,22 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
   // The grant goes to the upstream's address literal over http, which only a grant the host marks
   // unsafe_private_upstream may do; no name, so the control does not hang on the corridor's checks.
   const std::string upstream_ip = upstream_note.empty() ? container_address(cli, "gk-escape-" + run + "-upstream", upstream_net) : std::string();
-  if (!upstream_ip.empty() && !twin_id.empty())
+  if (!upstream_ip.empty() && !twin_id.empty()) {
     fill_test_resolver(resolver, std::string(kUpstreamAlias), upstream_ip,
                        container_address(cli, twin_names.gatekeeper, upstream_net), host_bridge_ip);
+  }
   std::string grant_body = json{{"id", std::string(kEscapeGrant)},
                                 {"upstream", upstream_ip.empty() ? "https://" + std::string(kUpstreamAlias) + "/v1" : "http://" + upstream_ip + "/v1"},
                                 {"header", "x-api-key"}, {"secret", key}, {"unsafe_private_upstream", !upstream_ip.empty()}}.dump();
   std::string setup_note;
   for (const std::string* sid : {static_cast<const std::string*>(&id), static_cast<const std::string*>(&twin_id)}) {
     if (sid->empty()) continue;
-    Place& p = sid == &id ? static_cast<Place&>(place) : static_cast<Place&>(twin_place);
+    Place& p = sid == &id ? place : twin_place;
     if (Result<json> r = gatekeeper_control(p, *sid, "POST", "/network",
                                             sid == &id ? network_body : twin_network_body);
-        !r)
+        !r) {
       setup_note += r.error().message + "; ";
+    }
     if (Result<json> r = gatekeeper_control(p, *sid, "POST", "/grants", grant_body); !r) setup_note += r.error().message + "; ";
   }
   std::fill(grant_body.begin(), grant_body.end(), '\0');
@@ -497,9 +359,14 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
   controls.memory_limit = static_cast<std::uint64_t>(inspect_number(cli, main_names.space, "{{.HostConfig.Memory}}"));
   controls.cpu_limit = static_cast<std::uint64_t>(inspect_number(cli, main_names.space, "{{.HostConfig.NanoCpus}}"));
   // Each volume's size (the filesystem behind it, loop_disk.h): what the disk-fill cases may write.
-  if (Result<std::string> q = cli.run({"volume", "inspect", "--format", "{{index .Labels \"" + std::string(kLabelDisk) + "\"}}", "--",
-                                       main_names.home}, main_names.home))
-    controls.home_quota = std::strtoull(q->c_str(), nullptr, 10);
+  if (Result<std::string> q =
+          cli.run({"volume", "inspect", "--format",
+                   "{{index .Labels \"" + std::string(kLabelDisk) + "\"}}", "--", main_names.home},
+                  main_names.home)) {
+    std::string_view text = *q;
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+    controls.home_quota = policy::parse_number<std::uint64_t>(text).value_or(0);
+  }
   controls.log_flood_mib = eo.log_flood_mib;
   controls.exhaustion = eo.exhaustion;
   controls.unsafe_privileged = eo.unsafe_privileged;
@@ -509,9 +376,12 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     if (eo.progress) eo.progress(line);
   };
 
-  auto run_suite = [&](DockerPlace& p, const std::string& sid, const std::string& path, const SuiteControls& c,
-                       const std::vector<std::string>& expected, const std::string& what) -> Result<std::vector<CaseResult>> {
-    if (expected.empty()) return std::vector<CaseResult>{};  // the selection names no case (host list)
+  auto run_suite = [&](Place& p, const std::string& sid, const std::string& path,
+                       const SuiteControls& c, const std::vector<std::string>& expected,
+                       const std::string& what) -> Result<std::vector<CaseResult>> {
+    if (expected.empty()) {
+      return std::vector<CaseResult>{};  // the selection names no case (host list)
+    }
     std::vector<std::string> argv = {path};
     const std::vector<std::string> rest = suite_argv(c);
     argv.insert(argv.end(), rest.begin(), rest.end());
@@ -521,13 +391,14 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
       ProgressLines lines(expected);
       std::size_t done = 0;
       const std::string where = sid == id ? std::string() : " (twin)";
-      r = p.exec_watched(sid, argv, kSuiteTimeout, kMaxSuiteReport, [&](std::string_view bytes) {
-        lines.feed(bytes, [&](const std::string& case_id, const std::string& verdict) {
-          ++done;
-          eo.progress("case " + case_id + " " + verdict + where + " (" + std::to_string(done) +
-                      " of " + std::to_string(expected.size()) + ")");
-        });
-      });
+      r = p.privileged_exec()->exec_watched(
+          sid, argv, kSuiteTimeout, kMaxSuiteReport, [&](std::string_view bytes) {
+            lines.feed(bytes, [&](const std::string& case_id, const std::string& verdict) {
+              ++done;
+              eo.progress("case " + case_id + " " + verdict + where + " (" + std::to_string(done) +
+                          " of " + std::to_string(expected.size()) + ")");
+            });
+          });
     } else {
       r = p.exec(sid, ExecTarget::kSpace, argv, {}, kSuiteTimeout);
     }
@@ -536,8 +407,9 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     if (parsed) {
       if (Result<void> same = check_reported_ids(*parsed, expected); !same) parsed = same.error();
     }
-    if (!parsed)
+    if (!parsed) {
       return fail(parsed.error().code, what + ": exit " + std::to_string(r->exit_code) + ": " + parsed.error().message + "; stderr: " + inside_text(r->err));
+    }
     return parsed;
   };
 
@@ -563,9 +435,11 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     std::string main_args;
     if (Result<std::string> a = cli.run({"container", "inspect", "--format", "{{json .Config.Cmd}}", "--", main_names.space}, main_names.space); a) {
       const json cmd = json::parse(*a, nullptr, false);
-      if (cmd.is_array())
-        for (const json& x : cmd)
+      if (cmd.is_array()) {
+        for (const json& x : cmd) {
           if (x.is_string()) main_args += (main_args.empty() ? "" : " ") + x.get<std::string>();
+        }
+      }
     }
     host.push_back(host_result("host.space-quiet", sampler.error().empty()
                                                        ? judge_quiet(sampler.samples(), *binary_path, init_pid, main_args)
@@ -604,9 +478,11 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
 
   // What the twin's gatekeeper decided for each name: the resolution cases' proof.
   std::map<std::string, std::vector<std::string>> twin_decisions;
-  if (twin_ran)
-    if (Result<json> j = gatekeeper_control(twin_place, twin_id, "GET", "/journal"); j)
+  if (twin_ran) {
+    if (Result<json> j = gatekeeper_control(twin_place, twin_id, "GET", "/journal"); j) {
       twin_decisions = corridor_decisions(*j);
+    }
+  }
 
   if (stop_requests() > 0) return interrupted();
   // Merge: corridor/window cases need the twin's positive control.
@@ -634,14 +510,15 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
     // The release image must refuse what the test image allows: proves the twin's only difference.
     auto it = twin_results.find("corridor.allowed-target-works");
     escape::Outcome o;
-    if (release_control->evidence.find("-> 200") != std::string::npos)
+    if (release_control->evidence.find("-> 200") != std::string::npos) {
       o = escape::fail("the release gatekeeper opened a tunnel to the 198.18/15 upstream: " + release_control->evidence);
-    else if (it == twin_results.end() || it->second.verdict != Verdict::kPass)
+    } else if (it == twin_results.end() || it->second.verdict != Verdict::kPass) {
       o = escape::inconclusive("control: the twin's CONNECT did not answer 200; " + release_control->evidence + " " + twin_note + upstream_note + setup_note);
-    else if (release_control->evidence.find("-> 403") != std::string::npos)
+    } else if (release_control->evidence.find("-> 403") != std::string::npos) {
       o = escape::pass("release: " + release_control->evidence + "; test twin: " + it->second.evidence);
-    else
+    } else {
       o = escape::inconclusive("release: " + release_control->evidence);
+    }
     host.push_back(host_result("host.release-gatekeeper-refuses-test-range", o));
   }
 
@@ -665,18 +542,20 @@ Result<EscapeReport> run_escape_test(const PlaceOptions& po, const EscapeOptions
   host.push_back(host_result("host.control-channel-outer",
                              outer_network_refuses(cli, labels, run, image, main_names.outer,
                                                    container_address(cli, main_names.gatekeeper, main_names.outer))));
-  if (!upstream_note.empty() || !setup_note.empty() || !resolver_note.empty())
+  if (!upstream_note.empty() || !setup_note.empty() || !resolver_note.empty()) {
     host.push_back(host_result(
         "host.controls-ready",
         escape::fail("controls not ready: " + upstream_note + " " + setup_note + resolver_note)));
-  else
+  } else {
     host.push_back(host_result(
         "host.controls-ready",
         escape::pass("upstream " + subnet + ", test resolver " + resolver.endpoint() +
                      ", allowlist switched, fake grant held; listeners " + listener_note)));
+  }
 
-  for (CaseResult& h : host)
+  for (CaseResult& h : host) {
     if (escape::selected(selection, h.id)) results.push_back(std::move(h));
+  }
 
   EscapeReport report;
   const std::vector<escape::Fact> facts = collect_host_facts(cli, main_names.space, main_names.gatekeeper);

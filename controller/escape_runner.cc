@@ -7,6 +7,7 @@
 #include <set>
 
 #include "escape-suite/report.h"
+#include "policy/number.h"
 
 #include <nlohmann/json.hpp>
 
@@ -52,26 +53,38 @@ Result<std::vector<CaseResult>> parse_suite_report(std::string_view json_text) {
   if (json_text.size() > kMaxSuiteReport) return refuse("over 8 MiB");
   const json doc = json::parse(json_text, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) return refuse("not a JSON object");
-  for (auto it = doc.begin(); it != doc.end(); ++it)
-    if (it.key() != "suite" && it.key() != "version" && it.key() != "summary" && it.key() != "cases")
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    if (it.key() != "suite" && it.key() != "version" && it.key() != "summary" &&
+        it.key() != "cases") {
       return refuse("unknown member " + escape::printable(it.key().substr(0, 40)));
-  if (!doc.contains("suite") || !doc["suite"].is_string() || doc["suite"].get<std::string>() != "escape-suite")
+    }
+  }
+  if (!doc.contains("suite") || !doc["suite"].is_string() ||
+      doc["suite"].get<std::string>() != "escape-suite") {
     return refuse("not an escape-suite report (suite)");
-  if (!doc.contains("version") || !doc["version"].is_number_integer() || doc["version"].get<std::int64_t>() != 1)
+  }
+  if (!doc.contains("version") || !doc["version"].is_number_integer() ||
+      doc["version"].get<std::int64_t>() != 1) {
     return refuse("version is not 1");
+  }
   if (doc.contains("summary") && !doc["summary"].is_object()) return refuse("summary is not an object");
   if (!doc.contains("cases") || !doc["cases"].is_array()) return refuse("no cases array");
   if (doc["cases"].size() > kMaxSuiteCases) return refuse("too many cases");
   std::vector<CaseResult> out;
   for (const json& c : doc["cases"]) {
     if (!c.is_object()) return refuse("a case is not an object");
-    for (auto it = c.begin(); it != c.end(); ++it)
-      if (it.key() != "id" && it.key() != "group" && it.key() != "verdict" && it.key() != "evidence" && it.key() != "duration_ms")
+    for (auto it = c.begin(); it != c.end(); ++it) {
+      if (it.key() != "id" && it.key() != "group" && it.key() != "verdict" &&
+          it.key() != "evidence" && it.key() != "duration_ms") {
         return refuse("a case has an unknown member " + escape::printable(it.key().substr(0, 40)));
-    if (!c.contains("id") || !c["id"].is_string() || !c.contains("verdict") || !c["verdict"].is_string() ||
-        !c.contains("evidence") || !c["evidence"].is_string() || (c.contains("group") && !c["group"].is_string()) ||
-        (c.contains("duration_ms") && !c["duration_ms"].is_number_integer()))
+      }
+    }
+    if (!c.contains("id") || !c["id"].is_string() || !c.contains("verdict") ||
+        !c["verdict"].is_string() || !c.contains("evidence") || !c["evidence"].is_string() ||
+        (c.contains("group") && !c["group"].is_string()) ||
+        (c.contains("duration_ms") && !c["duration_ms"].is_number_integer())) {
       return refuse("a case lacks id, verdict or evidence, or a field has the wrong type");
+    }
     CaseResult r;
     r.id = c["id"].get<std::string>();
     if (!is_case_id(r.id)) return refuse("case id " + escape::printable(r.id.substr(0, 60)) + " is not a case id");
@@ -88,8 +101,9 @@ Result<std::vector<CaseResult>> parse_suite_report(std::string_view json_text) {
 
 bool is_case_id(std::string_view id) {
   if (id.empty() || id.size() > 128 || id.find('.') == std::string_view::npos || id.front() == '.') return false;
-  for (const char c : id)
+  for (const char c : id) {
     if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_')) return false;
+  }
   return true;
 }
 
@@ -115,16 +129,19 @@ Result<void> check_reported_ids(const std::vector<CaseResult>& reported, const s
     if (want.count(r.id) == 0) return fail(Code::kCommandFailed, "escape-suite report refused: case " + r.id + " is not one the binary lists");
     if (!seen.insert(r.id).second) return fail(Code::kCommandFailed, "escape-suite report refused: case " + r.id + " reported twice");
   }
-  if (seen.size() != want.size())
+  if (seen.size() != want.size()) {
     return fail(Code::kCommandFailed, "escape-suite report refused: " + std::to_string(seen.size()) + " cases reported, the binary lists " +
                                           std::to_string(want.size()));
+  }
   return {};
 }
 
 bool refusal_seen(std::string_view evidence) {
   // The binary's INCONCLUSIVE texts that are not "refused, but the control failed" (cases_corridor.cc).
-  for (std::string_view word : {"no answer", "gatekeeper busy", "no targets", "has no address", "passed no", "bad --"})
+  for (std::string_view word :
+       {"no answer", "gatekeeper busy", "no targets", "has no address", "passed no", "bad --"}) {
     if (contains(evidence, word)) return false;
+  }
   return contains(evidence, " -> 403") || contains(evidence, " -> 400") || contains(evidence, " -> 404");
 }
 
@@ -188,8 +205,9 @@ Outcome judge_gatekeeper_status(std::string_view status) {
 
 Outcome judge_log_size(std::uint64_t log_bytes, bool flood_delivered, bool flood_seen_in_log) {
   const std::string size = std::to_string(log_bytes) + " bytes of log";
-  if (log_bytes > kLogCapBytes + kLogCapSlack)
+  if (log_bytes > kLogCapBytes + kLogCapSlack) {
     return escape::fail(size + ", over the 10 MiB cap (Docker `local` driver, max-size=10m max-file=1)");
+  }
   if (!flood_delivered) return escape::inconclusive(size + "; control: res.log-flood-delivered did not pass, nothing to cap");
   if (!flood_seen_in_log) return escape::inconclusive(size + "; control: the flood's lines are not in the log (delivered elsewhere?)");
   return escape::pass(size + " after the flood (cap 10 MiB)");
@@ -238,14 +256,17 @@ Result<std::vector<SpaceProcess>> parse_top(std::string_view text) {
       const std::size_t b = i;
       while (i < line.size() && line[i] >= '0' && line[i] <= '9') ++i;
       if (i == b || i - b > 9) return false;
-      value = std::stol(std::string(line.substr(b, i - b)));
+      const std::optional<long> parsed = policy::parse_number<long>(line.substr(b, i - b));
+      if (!parsed) return false;
+      value = *parsed;
       return i < line.size() && line[i] == ' ';
     };
     if (!field(p.pid) || !field(p.ppid)) return fail(Code::kCommandFailed, "docker top: a line without pid and ppid");
     while (i < line.size() && line[i] == ' ') ++i;
     p.args = std::string(line.substr(i, 200));
-    while (!p.args.empty() && p.args.back() == ' ')
+    while (!p.args.empty() && p.args.back() == ' ') {
       p.args.pop_back();  // Podman pads its last column
+    }
     if (out.size() == kMaxTopProcesses) return fail(Code::kCommandFailed, "docker top: more than 4096 processes");
     out.push_back(std::move(p));
   }
@@ -256,8 +277,9 @@ Outcome judge_quiet(const std::vector<std::vector<SpaceProcess>>& samples, std::
                     std::string_view main_args) {
   if (samples.empty()) return escape::inconclusive("no process list of the space was taken during the run");
   std::set<long> main_pids;  // the command as the first sample saw it
-  for (const SpaceProcess& p : samples.front())
+  for (const SpaceProcess& p : samples.front()) {
     if (p.ppid == init_pid && p.args == main_args) main_pids.insert(p.pid);
+  }
   std::map<long, std::string> others;
   for (const std::vector<SpaceProcess>& sample : samples) {
     std::map<long, const SpaceProcess*> by_pid;
@@ -278,9 +300,10 @@ Outcome judge_quiet(const std::vector<std::vector<SpaceProcess>>& samples, std::
     }
   }
   std::string ev = std::to_string(samples.size()) + " process lists taken from the host during the run";
-  if (others.empty())
+  if (others.empty()) {
     return escape::pass(ev + "; beside the suite only the init (pid " + std::to_string(init_pid) + ") and its command '" +
                         std::string(main_args) + "' ran");
+  }
   std::string names;
   for (const auto& [pid, args] : others) {
     if (names.size() > 300) {
@@ -310,8 +333,9 @@ escape::Boundary boundary_from_policy(const std::string& space_id, const std::st
   }
   auto strings = [&doc](const char* key, std::vector<std::string>& out) {
     if (!doc.contains(key) || !doc[key].is_array()) return;
-    for (const json& v : doc[key])
+    for (const json& v : doc[key]) {
       if (v.is_string() && out.size() < escape::kMaxContextItems) out.push_back(v.get<std::string>().substr(0, escape::kMaxContextText));
+    }
   };
   strings("domains", b.allowed);
   strings("grants", b.grants);

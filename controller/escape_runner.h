@@ -52,6 +52,7 @@ struct EscapeOptions {
   std::vector<std::string> only;    // globs over case ids (also host.* ids)
   std::string binary;               // the static escape-suite
   std::string test_gatekeeper_image_file;  // gatekeeper-test-image.id; missing: twin uses release
+  std::string place_name = "docker";       // the registry's name of the space's place
   bool exhaustion = true;           // fork bomb, OOM, disk fill, log flood (the space's own limits)
   std::uint64_t log_flood_mib = 50;
   // Test-only: weakened-space tests run as root in the space and need --unsafe-privileged.
@@ -72,7 +73,11 @@ struct EscapeReport {
 
 // The whole run. Fails only when the run could not happen at all (space missing, binary missing);
 // a broken control turns cases INCONCLUSIVE instead.
-Result<EscapeReport> run_escape_test(const PlaceOptions& place_options, const EscapeOptions& options);
+// The space's place and the twin's come from `registry` under options.place_name; a place that
+// offers no PrivilegedExec (place.h) cannot run it (kPlaceUnusable).
+Result<EscapeReport> run_escape_test(const class Registry& registry,
+                                     const PlaceOptions& place_options,
+                                     const EscapeOptions& options);
 
 // ---- pure pieces (escape_runner_test.cc) ----
 

@@ -166,13 +166,14 @@ Result<json> Manager::grant_add(const std::string& id, const GrantRequest& reque
   return out;
 }
 
-json Manager::restore_grants_locked(const std::string& id, SpaceRecord& record, bool& changed) {
-  json restored = json::array(), needs = json::array(), failures = json::array();
+GrantsRestored Manager::restore_grants_locked(const std::string& id, SpaceRecord& record,
+                                              bool& changed) {
+  GrantsRestored out;
   // One run per helper argv in this start, shared by every grant that names it.
   std::map<std::vector<std::string>, Result<grants::Token>> helpers;
   for (GrantRecord& g : record.grants) {
     if (!grants::rereadable(g.source.kind)) {
-      needs.push_back(g.id);  // a typed secret is never kept, so only the user can say it again
+      out.needs_access.push_back(g.id);  // a typed secret is never kept: only the user can say it
       continue;
     }
     Result<void> said = {};
@@ -203,13 +204,13 @@ json Manager::restore_grants_locked(const std::string& id, SpaceRecord& record, 
       }
     }
     if (said) {
-      restored.push_back(g.id);
+      out.restored.push_back(g.id);
     } else {
-      needs.push_back(g.id);
-      failures.push_back(failure_json(g.id, said.error()));
+      out.needs_access.push_back(g.id);
+      out.failures.push_back(GrantFailure{g.id, said.error()});
     }
   }
-  return {{"grants_restored", restored}, {"needs_access", needs}, {"grant_failures", failures}};
+  return out;
 }
 
 Result<json> Manager::grant_refresh(const std::string& id, const std::string& grant) {

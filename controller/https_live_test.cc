@@ -33,6 +33,7 @@
 #include "controller/docker_place.h"
 #include "controller/escape_host.h"
 #include "controller/process.h"
+#include "controller/testing/live_space.h"
 #include "tests/integration/http_upstream.h"
 #include "tests/support/environment.h"
 
@@ -41,34 +42,9 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kBin = std::string(GK_BINARY_DIR) + "/bin";
+using testing::docker;
 
-bool exists(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
-
-ProcessOutcome docker(std::vector<std::string> args) {
-  ProcessRequest r;
-  r.argv = {"docker"};
-  r.argv.insert(r.argv.end(), args.begin(), args.end());
-  r.timeout = std::chrono::minutes(2);
-  return run_process(r);
-}
-
-// The pinned images come from `cmake --build <dir> --target images` (image/CMakeLists.txt).
-bool ensure_images() {
-  if (exists(kBin + "/gatekeeper-test-image.id") && exists(kBin + "/space-image.id")) return true;
-  ProcessRequest r;
-  r.argv = {"cmake", "--build", GK_BINARY_DIR, "--target", "images"};
-  r.timeout = std::chrono::minutes(15);
-  (void)run_process(r);
-  return exists(kBin + "/gatekeeper-test-image.id") && exists(kBin + "/space-image.id");
-}
-
-std::string profile(const std::string& name) {
-  for (const std::string& p :
-       {kBin + "/seccomp/" + name, std::string(GK_SOURCE_DIR) + "/seccomp-profiles/" + name})
-    if (exists(p)) return p;
-  return {};
-}
+const std::string& kBin = testing::kLiveBin;
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -80,72 +56,40 @@ std::string trimmed(std::string s) {
   return s;
 }
 
+// The shared live fixture (testing/live_space.h) behind the TEST-ONLY gatekeeper.
 class HttpsLiveTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    owner_ = "httpstest" + random_hex(6);
-    char tmpl[] = "/tmp/spacectl-https-XXXXXX";
-    state_ = mkdtemp(tmpl);
-  }
-  void TearDown() override {
-    if (gk_test::docker_engine_answers()) {
-      const std::string filter = "label=spacectl.space.owner=" + owner_;
-      for (const std::vector<std::string>& kind :
-           {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
-        std::vector<std::string> args = kind;
-        args.insert(args.end(), {"-q", "--filter", filter});
-        EXPECT_EQ(docker(args).out, "") << "left behind (" << kind[0] << ") for owner " << owner_;
-      }
-    }
-    std::error_code ignored;
-    std::filesystem::remove_all(state_, ignored);
-  }
-  bool ready() {
-    return gk_test::docker_engine_answers() && ensure_images() && !profile("space.json").empty() &&
-           !profile("gatekeeper.json").empty();
-  }
+  HttpsLiveTest()
+      : live_(testing::LiveSpaceOptions{"httpstest", testing::kTestPin, std::chrono::minutes(2), 0,
+                                        false}) {}
+  bool ready() { return live_.ready(); }
   ProcessOutcome spacectl(const std::vector<std::string>& args, const std::string& stdin_bytes = {},
                           bool as_json = true) {
-    ProcessRequest r;
-    r.argv = {SPACECTL,
-              "--owner",
-              owner_,
-              "--state-dir",
-              state_,
-              "--gatekeeper-image-file",
-              kBin + "/gatekeeper-test-image.id",
-              "--space-image-file",
-              kBin + "/space-image.id",
-              "--seccomp-space",
-              profile("space.json"),
-              "--seccomp-gatekeeper",
-              profile("gatekeeper.json")};
-    if (as_json) r.argv.push_back("--json");
-    r.argv.insert(r.argv.end(), args.begin(), args.end());
-    r.stdin_bytes = stdin_bytes;
-    r.timeout = std::chrono::minutes(2);
-    return run_process(r);
+    return live_.spacectl(args, stdin_bytes, as_json);
   }
   // A command in the space, as its user; the space's environment (https_proxy) applies.
   ProcessOutcome inside(const std::string& id, const std::vector<std::string>& argv,
                         const std::string& stdin_bytes = {}) {
-    std::vector<std::string> args = {"space", "exec", id, "--"};
-    args.insert(args.end(), argv.begin(), argv.end());
-    return spacectl(args, stdin_bytes, false);
+    return live_.inside(id, argv, stdin_bytes);
   }
   // The corridor's journal records as "decision host:port".
   std::vector<std::string> corridor_records(const std::string& id) {
     std::vector<std::string> out;
     const json records = json::parse(spacectl({"journal", id}).out, nullptr, false);
-    if (records.is_object() && records.contains("records") && records["records"].is_array())
-      for (const json& r : records["records"])
-        if (r.is_object() && r.value("listener", "") == "corridor")
+    if (records.is_object() && records.contains("records") && records["records"].is_array()) {
+      for (const json& r : records["records"]) {
+        if (r.is_object() && r.value("listener", "") == "corridor") {
           out.push_back(r.value("decision", "") + " " + r.value("host", "") + ":" +
                         std::to_string(r.value("port", 0)));
+        }
+      }
+    }
     return out;
   }
 
-  std::string owner_, state_;
+  testing::LiveSpace live_;
+  const std::string& owner_ = live_.owner();
+  const std::string& state_ = live_.state();
 };
 
 TEST_F(HttpsLiveTest, CurlFetchesAnAllowedNameThroughTheCorridorAndNotAnotherName) {

@@ -1,12 +1,10 @@
-// Ids and image words shared by the place and the records (docker_place.h declares them): kept
-// apart from the driver so the record reader and the inspect readers build without it (the fuzz
-// targets link only these).
+// Ids and image words (ids.h).
 #include <sys/random.h>
 
 #include <string>
 #include <string_view>
 
-#include "controller/docker_place.h"
+#include "controller/ids.h"
 
 namespace controller {
 
@@ -28,16 +26,18 @@ std::string random_hex(std::size_t bytes) {
 
 bool is_image_id(std::string_view text) {
   if (text.size() != 71 || text.substr(0, 7) != "sha256:") return false;
-  for (const char c : text.substr(7))
+  for (const char c : text.substr(7)) {
     if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
   return true;
 }
 
 bool is_image_reference(std::string_view text) {
   // Docker's reference grammar, loosely: never a flag, only its alphabet, bounded.
   if (text.empty() || text.size() > 512 || text.front() == '-' || text.front() == '.' ||
-      text.front() == ':')
+      text.front() == ':') {
     return false;
+  }
   for (const char c : text) {
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                     c == '.' || c == '_' || c == '-' || c == '/' || c == ':' || c == '@';

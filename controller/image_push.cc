@@ -11,6 +11,7 @@
 #include "controller/docker_place.h"
 #include "controller/image_ensure.h"
 #include "controller/process.h"
+#include "policy/number.h"
 
 namespace controller {
 
@@ -75,9 +76,10 @@ Result<PushedImage> push_one(const std::string& registry, const PushImage& image
   }
   pushed.id = *pin;
   const std::string archive = archive_for(image.pin_file);
-  if (::access(archive.c_str(), R_OK) != 0)
+  if (::access(archive.c_str(), R_OK) != 0) {
     return fail(Code::kImageMissing, "image push " + image.name + ": no archive " + archive + " next to its pin " + image.pin_file +
                                          " (build it with `cmake --build <build> --target images`)");
+  }
   const bool plain_http = registry_is_loopback(registry);
   const std::string repository = registry + "/" + image.name;
   TempDir dir;
@@ -90,13 +92,15 @@ Result<PushedImage> push_one(const std::string& registry, const PushImage& image
   copy.timeout = kPushTimeout;
   const ProcessOutcome copied = run_process(copy);
   if (copied.spawn_failed) return fail(Code::kCommandFailed, "image push: " + skopeo + ": " + copied.describe() + " (install skopeo)");
-  if (!copied.succeeded())
+  if (!copied.succeeded()) {
     return fail(Code::kCommandFailed, "skopeo copy " + archive + " to " + repository + ":" + image.tag + ": " + copied.describe());
+  }
   Result<std::string> digest_text = read_small_file(dir.path() + "/digest", 256);
   const std::string digest = digest_text ? trim(*digest_text) : std::string();
   const std::string reference = repository + "@" + digest;
-  if (!is_digest_reference(reference))
+  if (!is_digest_reference(reference)) {
     return fail(Code::kCommandFailed, "skopeo copy to " + repository + ": no sha256 digest written (" + digest.substr(0, 80) + ")");
+  }
 
   // What the registry now serves under that digest must be the pinned image: its manifest names
   // the config by digest, and the config digest is the image ID.
@@ -111,12 +115,14 @@ Result<PushedImage> push_one(const std::string& registry, const PushImage& image
   const nlohmann::json manifest = nlohmann::json::parse(read_back.out, nullptr, false);
   std::string config;
   if (manifest.is_object() && manifest.contains("config") && manifest["config"].is_object() &&
-      manifest["config"].contains("digest") && manifest["config"]["digest"].is_string())
+      manifest["config"].contains("digest") && manifest["config"]["digest"].is_string()) {
     config = manifest["config"]["digest"].get<std::string>();
-  if (config != *pin)
+  }
+  if (config != *pin) {
     return fail(Code::kImageMismatch, "image push " + image.name + ": the registry serves " + reference + " with config " +
                                           (config.empty() ? "(none)" : config) + ", the pin (" + image.pin_file + ") is " + *pin +
                                           "; no record written");
+  }
   pushed.reference = reference;
   pushed.record = digest_record_for(image.pin_file);
   if (Result<void> w = write_record(pushed.record, reference); !w) return w.error();
@@ -133,8 +139,9 @@ bool is_registry_location(std::string_view text) {
   const std::size_t colon = host.find(':');
   const std::string_view name = host.substr(0, colon);
   if (name.empty() || name.front() == '-' || name.front() == '.') return false;
-  for (const char c : name)
+  for (const char c : name) {
     if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-')) return false;
+  }
   if (colon != std::string_view::npos) {
     const std::string_view port = host.substr(colon + 1);
     if (port.empty() || port.size() > 5) return false;
@@ -167,9 +174,9 @@ bool registry_is_loopback(std::string_view location) {
     const std::size_t dot = host.find('.', at);
     const std::string part = host.substr(at, dot == std::string::npos ? std::string::npos : dot - at);
     if (part.empty() || part.size() > 3 || part.find_first_not_of("0123456789") != std::string::npos) return false;
-    const unsigned value = static_cast<unsigned>(std::atoi(part.c_str()));
-    if (value > 255) return false;
-    if (parts == 0) first = value;
+    const std::optional<unsigned> value = policy::parse_number<unsigned>(part);
+    if (!value || *value > 255) return false;
+    if (parts == 0) first = *value;
     ++parts;
     if (dot == std::string::npos) break;
     at = dot + 1;
@@ -179,9 +186,10 @@ bool registry_is_loopback(std::string_view location) {
 
 Result<std::vector<PushedImage>> push_images(const std::string& registry, const std::vector<PushImage>& images,
                                              const std::string& skopeo) {
-  if (!is_registry_location(registry))
+  if (!is_registry_location(registry)) {
     return fail(Code::kUsage, "image push --registry " + registry.substr(0, 200) +
                                   ": expected HOST[:PORT]/PATH (e.g. 127.0.0.1:5000/gatekeeper-spaces), no scheme or tag");
+  }
   std::vector<PushedImage> pushed;
   for (const PushImage& image : images) {
     Result<PushedImage> one = push_one(registry, image, skopeo);
@@ -195,10 +203,11 @@ Result<nlohmann::json> push_report(const Result<std::vector<PushedImage>>& pushe
   if (!pushed) return pushed.error();
   nlohmann::json images = nlohmann::json::array();
   for (const PushedImage& p : *pushed) {
-    if (!p.skipped.empty())
+    if (!p.skipped.empty()) {
       images.push_back({{"name", p.name}, {"skipped", p.skipped}});
-    else
+    } else {
       images.push_back({{"name", p.name}, {"id", p.id}, {"reference", p.reference}, {"record", p.record}});
+    }
   }
   return nlohmann::json{{"images", images}};
 }

@@ -4,7 +4,7 @@
 #include <map>
 #include <set>
 
-#include "controller/docker_place.h"
+#include "controller/ids.h"
 #include "controller/inspect_json.h"
 #include "controller/spec.h"
 #include "controller/text.h"
@@ -23,15 +23,17 @@ std::string state_word(const json& container) {
 }
 
 bool is_lower_hex(std::string_view text) {
-  for (const char c : text)
+  for (const char c : text) {
     if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
   return true;
 }
 
 bool is_printable_ascii(std::string_view text, std::size_t max) {
   if (text.size() > max) return false;
-  for (const char c : text)
+  for (const char c : text) {
     if (c < 0x20 || c > 0x7e) return false;
+  }
   return true;
 }
 
@@ -107,17 +109,20 @@ std::vector<SpaceSummary> summarise_spaces(const json& containers,
       // Both containers carry the name and time; a refused one never blanks the other's.
       if (std::string v = checked(
               labels, kLabelName, [](std::string_view t) { return is_display_name(t); }, refused);
-          !v.empty())
+          !v.empty()) {
         s.name = std::move(v);
-      if (std::string v = checked(labels, kLabelCreated, is_utc_time_text, refused); !v.empty())
+      }
+      if (std::string v = checked(labels, kLabelCreated, is_utc_time_text, refused); !v.empty()) {
         s.created = std::move(v);
+      }
       if (role == role_word(Role::kSpace)) {
         s.space_state = state_word(c);
         s.window_url = window_url(c, refused);
         const json& exit_code = member(member(c, "State"), "ExitCode");
         if (exit_code.is_number_integer() && exit_code.get<std::int64_t>() >= 0 &&
-            exit_code.get<std::int64_t>() <= 255)
+            exit_code.get<std::int64_t>() <= 255) {
           s.space_exit_code = static_cast<int>(exit_code.get<std::int64_t>());
+        }
       } else {
         s.gatekeeper_state = state_word(c);
         // A container's labels include its image's: the OCI version and revision it was built from.
@@ -132,17 +137,20 @@ std::vector<SpaceSummary> summarise_spaces(const json& containers,
         s.gatekeeper_revision =
             checked(labels, "org.opencontainers.image.revision", version_ok, refused);
       }
-      for (std::string& r : refused)
+      for (std::string& r : refused) {
         if (std::find(s.refused_labels.begin(), s.refused_labels.end(), r) ==
-            s.refused_labels.end())
+            s.refused_labels.end()) {
           s.refused_labels.push_back(std::move(r));
+        }
+      }
     }
   }
   const std::set<std::string> names(network_names.begin(), network_names.end());
   for (const std::string& name : names) {
     // gk-<12 hex>-network / -outer-network
-    if (name.size() > 16 && name.rfind("gk-", 0) == 0 && is_space_id(name.substr(3, 12)))
+    if (name.size() > 16 && name.rfind("gk-", 0) == 0 && is_space_id(name.substr(3, 12))) {
       entry(name.substr(3, 12));
+    }
   }
   std::vector<SpaceSummary> out;
   for (auto& [id, s] : spaces) {

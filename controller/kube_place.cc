@@ -36,10 +36,12 @@ std::string phase_state(const json& pod) {
 
 const json* item(const json& list, std::string_view kind, std::string_view name) {
   if (!list.is_object() || !list.contains("items") || !list["items"].is_array()) return nullptr;
-  for (const json& o : list["items"])
+  for (const json& o : list["items"]) {
     if (o.value("kind", "") == kind && o.contains("metadata") &&
-        o["metadata"].value("name", "") == name)
+        o["metadata"].value("name", "") == name) {
       return &o;
+    }
+  }
   return nullptr;
 }
 
@@ -51,8 +53,9 @@ KubernetesPlace::KubernetesPlace(PlaceOptions options)
            options_.kube_context) {}
 
 Result<json> KubernetesPlace::owned_namespace(const std::string& id) {
-  if (!is_space_id(id))
+  if (!is_space_id(id)) {
     return fail(Code::kInvalidArgument, "space " + id + ": an id is 12 lowercase hex digits");
+  }
   const std::string ns = space_namespace(options_.kube_namespace, id);
   Result<json> got = cli_.json(
       ns, {"get", "namespace", ns, "--ignore-not-found", "--output", "json"}, "namespace " + ns);
@@ -62,9 +65,10 @@ Result<json> KubernetesPlace::owned_namespace(const std::string& id) {
                            : json::object();
   if (got->is_null() || labels.value(std::string(kLabelMarker), "") != "true" ||
       labels.value(std::string(kLabelOwner), "") != options_.owner ||
-      labels.value(std::string(kLabelId), "") != id)
+      labels.value(std::string(kLabelId), "") != id) {
     return fail(Code::kSpaceNotFound, "space " + id + ": no namespace " + ns +
                                           " of this owner in context " + cli_.context());
+  }
   return got;
 }
 
@@ -76,10 +80,11 @@ Result<KubeSpec> KubernetesPlace::spec_of(const std::string& id, const json& ns)
   const json annotations = ns["metadata"].value("annotations", json::object());
   spec.name = annotations.value(std::string(kAnnotationName), "");
   spec.created = annotations.value(std::string(kAnnotationCreated), "");
-  if (!read_pods_annotation(annotations.value(std::string(kAnnotationPods), ""), spec))
+  if (!read_pods_annotation(annotations.value(std::string(kAnnotationPods), ""), spec)) {
     return fail(Code::kRecordUnreadable, "space " + id + ": the annotation " +
                                              std::string(kAnnotationPods) + " of namespace " +
                                              spec.ns + " is missing or malformed");
+  }
   return spec;
 }
 
@@ -94,8 +99,9 @@ Result<std::string> KubernetesPlace::service_ip(const std::string& ns) {
                 "service " + ns + "/gatekeeper");
   if (!svc) return svc.error();
   const std::string ip = svc->contains("spec") ? (*svc)["spec"].value("clusterIP", "") : "";
-  if (ip.empty() || ip == "None")
+  if (ip.empty() || ip == "None") {
     return fail(Code::kVerifyFailed, "service " + ns + "/gatekeeper: no cluster IP");
+  }
   return ip;
 }
 
@@ -103,15 +109,17 @@ Result<void> KubernetesPlace::wait_running(const std::string& ns, const std::str
   const auto deadline = std::chrono::steady_clock::now() + kPodRunningTimeout;
   std::string last = "not yet read";
   while (std::chrono::steady_clock::now() < deadline) {
-    if (stop_requests() > 0)
+    if (stop_requests() > 0) {
       return fail(Code::kInterrupted, "pod " + ns + "/" + name + ": waiting stopped by a signal");
+    }
     Result<json> p = pod(ns, name);
     if (!p) return p.error();
     const std::string state = phase_state(*p);
     if (state == "running") return {};
-    if (state == "missing" || state == "exited")
+    if (state == "missing" || state == "exited") {
       return fail(Code::kCommandFailed,
                   "pod " + ns + "/" + name + ": " + state + " while waiting for it to run");
+    }
     last = p->contains("status") ? (*p)["status"].dump().substr(0, 300) : "no status";
     std::this_thread::sleep_for(kPodPollInterval);
   }
@@ -140,9 +148,10 @@ Result<void> KubernetesPlace::delete_namespace(const std::string& ns) {
         ns, {"get", "namespace", ns, "--ignore-not-found", "--output", "json"}, "namespace " + ns);
     if (!got) return got.error();
     if (got->is_null()) return {};
-    if (stop_requests() > 0)
+    if (stop_requests() > 0) {
       return fail(Code::kInterrupted,
                   "namespace " + ns + ": waiting for its removal stopped by a signal");
+    }
     std::this_thread::sleep_for(kPodPollInterval);
   }
   return fail(Code::kCommandTimeout, "namespace " + ns + ": still there 300 s after its deletion");
@@ -190,46 +199,53 @@ Result<void> KubernetesPlace::bring_up(KubeSpec& spec, bool space_too) {
 Result<SpaceSummary> KubernetesPlace::create(const CreateRequest& request) {
   KubeSpec spec;
   spec.id = request.id.empty() ? random_hex(6) : request.id;
-  if (!is_space_id(spec.id))
+  if (!is_space_id(spec.id)) {
     return fail(Code::kInvalidArgument, "space create: an id is 12 lowercase hex digits");
-  if (!is_display_name(request.name))
+  }
+  if (!is_display_name(request.name)) {
     return fail(Code::kInvalidArgument,
                 "space create: a name is 1 to 100 bytes of UTF-8 without control characters");
+  }
   spec.owner = options_.owner;
   spec.name = request.name;
   spec.created = now_utc_iso();
   spec.ns = space_namespace(options_.kube_namespace, spec.id);
   spec.memory_bytes = request.memory_bytes > 0 ? request.memory_bytes : kDefaultSpaceMemory;
-  if (spec.memory_bytes < kMinSpaceMemory)
+  if (spec.memory_bytes < kMinSpaceMemory) {
     return fail(Code::kInvalidArgument, "space create: --memory is below 64 MiB");
+  }
   spec.nano_cpus = request.nano_cpus > 0 ? request.nano_cpus : kNanoCpusPerCpu;
   spec.disk_bytes = request.disk_bytes > 0 ? request.disk_bytes : kDefaultDiskBytes;
-  if (spec.disk_bytes < kMinDiskBytes || spec.disk_bytes > kMaxDiskBytes)
+  if (spec.disk_bytes < kMinDiskBytes || spec.disk_bytes > kMaxDiskBytes) {
     return fail(Code::kInvalidArgument, "space create: --disk is outside 64 MiB to 16 TiB");
+  }
   spec.command = request.command;
   spec.seccomp_localhost = options_.seccomp_localhost;
   spec.window_key = random_hex(32);
   // A cluster pulls from a registry: both images by their recorded repository digest (image push).
   Result<std::string> gk = read_digest_record(options_.gatekeeper_image_file);
   if (!gk) return gk.error();
-  if (gk->empty())
+  if (gk->empty()) {
     return fail(Code::kImageMissing, "space create: the gatekeeper image has no registry digest (" +
                                          digest_record_for(options_.gatekeeper_image_file) +
                                          "); run spacectl image push first");
+  }
   spec.gatekeeper_image = *gk;
   if (!request.space_image.empty()) {
-    if (!is_digest_reference(request.space_image))
+    if (!is_digest_reference(request.space_image)) {
       return fail(
           Code::kInvalidArgument,
           "space create: on Kubernetes --image is a digest reference (registry/path@sha256:<hex>)");
+    }
     spec.space_image = request.space_image;
   } else {
     Result<std::string> sp = read_digest_record(options_.space_image_file);
     if (!sp) return sp.error();
-    if (sp->empty())
+    if (sp->empty()) {
       return fail(Code::kImageMissing, "space create: the space image has no registry digest (" +
                                            digest_record_for(options_.space_image_file) +
                                            "); run spacectl image push first");
+    }
     spec.space_image = *sp;
   }
   if (request.progress) request.progress("checking_names");
@@ -237,8 +253,9 @@ Result<SpaceSummary> KubernetesPlace::create(const CreateRequest& request) {
       cli_.json(spec.ns, {"get", "namespace", spec.ns, "--ignore-not-found", "--output", "json"},
                 "namespace " + spec.ns);
   if (!existing) return existing.error();
-  if (!existing->is_null())
+  if (!existing->is_null()) {
     return fail(Code::kInvalidArgument, "space create: namespace " + spec.ns + " already exists");
+  }
 
   if (request.progress) request.progress("creating_namespace");
   Result<std::string> ns =
@@ -246,8 +263,9 @@ Result<SpaceSummary> KubernetesPlace::create(const CreateRequest& request) {
                kKubeChangeTimeout, namespace_object(spec).dump());
   if (!ns) return ns.error();
   auto rollback = [&](Failure f) -> Failure {
-    if (Result<void> gone = delete_namespace(spec.ns); !gone)
+    if (Result<void> gone = delete_namespace(spec.ns); !gone) {
       f.message += "; rollback: " + gone.error().message;
+    }
     return f;
   };
   if (request.progress) request.progress("creating_objects");
@@ -280,8 +298,10 @@ Result<std::vector<SpaceSummary>> KubernetesPlace::list() {
     const json labels = meta.value("labels", json::object());
     const std::string id = labels.value(std::string(kLabelId), "");
     // Probe namespaces carry no id; a namespace whose name is not ours for its id is not a space.
-    if (!is_space_id(id) || meta.value("name", "") != space_namespace(options_.kube_namespace, id))
+    if (!is_space_id(id) ||
+        meta.value("name", "") != space_namespace(options_.kube_namespace, id)) {
       continue;
+    }
     SpaceSummary s;
     s.id = id;
     const json annotations = meta.value("annotations", json::object());
@@ -300,12 +320,14 @@ Result<std::vector<SpaceSummary>> KubernetesPlace::list() {
          std::vector<std::pair<std::string, std::string>>{{"PersistentVolumeClaim", "home"},
                                                           {"PersistentVolumeClaim", "work"},
                                                           {"Service", "gatekeeper"},
-                                                          {"NetworkPolicy", "default-deny"}})
+                                                          {"NetworkPolicy", "default-deny"}}) {
       if (item(*live, kind, obj) == nullptr) s.missing.push_back(kind + "/" + obj);
+    }
     if (space != nullptr && gk == nullptr) s.missing.push_back("Pod/gatekeeper");
     KubeSpec spec;
-    if (read_pods_annotation(annotations.value(std::string(kAnnotationPods), ""), spec))
+    if (read_pods_annotation(annotations.value(std::string(kAnnotationPods), ""), spec)) {
       s.window_url = std::string(kWindowBase) + spec.window_key;
+    }
     out.push_back(std::move(s));
   }
   return out;
@@ -317,9 +339,10 @@ Result<std::string> KubernetesPlace::running_pod(const std::string& id, ExecTarg
   const std::string name = (*ns)["metadata"].value("name", "");
   Result<json> p = pod(name, pod_name(target));
   if (!p) return p.error();
-  if (phase_state(*p) != "running")
+  if (phase_state(*p) != "running") {
     return fail(Code::kSpaceNotRunning,
                 "space " + id + ": pod " + name + "/" + pod_name(target) + " is not running");
+  }
   return name;
 }
 
@@ -339,9 +362,10 @@ Result<ExecOutput> KubernetesPlace::exec(const std::string& id, ExecTarget targe
   std::string err = o->err;
   const std::optional<int> status = exec_status(*o, err);
   if (!status) {
-    if (unreachable_text(o->err))
+    if (unreachable_text(o->err)) {
       return fail(Code::kPlaceUnreachable,
                   "kubectl exec in " + *ns + ": the API server does not answer: " + o->describe());
+    }
     return fail(Code::kCommandFailed,
                 "kubectl exec in " + *ns + "/" + pod_name(target) + ": " + o->describe());
   }
@@ -353,6 +377,14 @@ Result<std::vector<std::string>> KubernetesPlace::exec_argv(const std::string& i
   if (!ns) return ns.error();
   // -i without -t: binary-safe, and the command's exit status comes back as kubectl's own.
   return cli_.argv(*ns, {"exec", "-i", "space", "--container", "space", "--"});
+}
+
+Result<std::vector<std::string>> KubernetesPlace::interactive_exec_argv(const std::string& id,
+                                                                        bool terminal) {
+  if (!terminal) return exec_argv(id);
+  Result<std::string> ns = running_pod(id, ExecTarget::kSpace);
+  if (!ns) return ns.error();
+  return cli_.argv(*ns, {"exec", "-i", "--tty", "space", "--container", "space", "--"});
 }
 
 Result<std::vector<std::string>> KubernetesPlace::connect(const std::string& id,

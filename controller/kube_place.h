@@ -29,6 +29,8 @@ class KubernetesPlace final : public Place {
                           const std::vector<std::string>& argv, const std::string& stdin_bytes,
                           std::chrono::milliseconds timeout) override;
   Result<std::vector<std::string>> exec_argv(const std::string& id) override;
+  Result<std::vector<std::string>> interactive_exec_argv(const std::string& id,
+                                                         bool terminal) override;
   Result<std::vector<std::string>> connect(const std::string& id, std::uint16_t port) override;
   Result<void> stop(const std::string& id) override;
   Result<void> start(const std::string& id) override;

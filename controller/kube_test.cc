@@ -110,8 +110,9 @@ TEST(KubeSchemaTest, EveryGeneratedObjectValidatesAgainstKubernetes1_36) {
   const std::string log = testing::slurp_file(file + ".log");
   std::size_t lines = 0;
   for (std::size_t at = log.find("valid against Kubernetes v1.36.0"); at != std::string::npos;
-       at = log.find("valid against", at + 1))
+       at = log.find("valid against", at + 1)) {
     ++lines;
+  }
   EXPECT_EQ(lines, every_object().size()) << log;
 }
 
@@ -266,8 +267,9 @@ TEST(KubePolicyTest, EachWeakeningOfAPodIsNamed) {
 }
 
 const json* object_named(const std::vector<json>& all, const std::string& name) {
-  for (const json& o : all)
+  for (const json& o : all) {
     if (o["metadata"]["name"] == name) return &o;
+  }
   return nullptr;
 }
 
@@ -296,11 +298,13 @@ TEST(KubePolicyTest, NetworkPoliciesAllowExactlyTheCorridorTheWindowAnd443) {
   EXPECT_EQ(web["ports"], json::parse(R"([{"protocol":"TCP","port":443}])"));
   const json except = web["to"][0]["ipBlock"]["except"];
   for (const char* r : {"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10",
-                        "169.254.0.0/16", "127.0.0.0/8", "203.0.113.7/32"})
+                        "169.254.0.0/16", "127.0.0.0/8", "203.0.113.7/32"}) {
     EXPECT_NE(std::find(except.begin(), except.end(), json(r)), except.end()) << r;
+  }
   const json except6 = web["to"][1]["ipBlock"]["except"];
-  for (const char* r : {"fc00::/7", "fe80::/10", "::ffff:0:0/96"})
+  for (const char* r : {"fc00::/7", "fe80::/10", "::ffff:0:0/96"}) {
     EXPECT_NE(std::find(except6.begin(), except6.end(), json(r)), except6.end()) << r;
+  }
   const json& dns = (*out)["spec"]["egress"][1];
   EXPECT_EQ(dns["ports"],
             json::parse(R"([{"protocol":"UDP","port":53},{"protocol":"TCP","port":53}])"));
@@ -344,10 +348,12 @@ class KubePlaceTest : public ::testing::Test {
     id = s->id;
   }
   json& stored(json& state, const std::string& kind, const std::string& name) {
-    for (json& o : state["objects"])
+    for (json& o : state["objects"]) {
       if (o["kind"] == kind && o["metadata"]["name"] == name &&
-          o["metadata"].value("namespace", "") == "gk-" + id)
+          o["metadata"].value("namespace", "") == "gk-" + id) {
         return o;
+      }
+    }
     ADD_FAILURE() << kind << "/" << name << " not stored";
     static json none;
     return none;
@@ -361,6 +367,11 @@ TEST_F(KubePlaceTest, ExecArgvIsKubectlExecInteractiveWithExplicitContextAndName
   EXPECT_EQ(*a, (std::vector<std::string>{FAKE_KUBECTL, "--context", "spacectl-test", "--namespace",
                                           "gk-" + id, "exec", "-i", "space", "--container", "space",
                                           "--"}));
+  Result<std::vector<std::string>> tty = place->interactive_exec_argv(id, true);
+  ASSERT_TRUE(tty.ok()) << tty.error().message;
+  EXPECT_EQ(*tty, (std::vector<std::string>{FAKE_KUBECTL, "--context", "spacectl-test",
+                                            "--namespace", "gk-" + id, "exec", "-i", "--tty",
+                                            "space", "--container", "space", "--"}));
   Result<std::vector<std::string>> c = place->connect(id, 27600);
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(std::vector<std::string>(c->end() - 3, c->end()),
@@ -401,9 +412,11 @@ TEST_F(KubePlaceTest, VerifyNamesEachDifferenceTheClusterIntroduced) {
                   {"kind", "RoleBinding"},
                   {"metadata", {{"name", "space-admin"}, {"namespace", "gk-" + id}}}};
   state["objects"].push_back(binding);
-  for (json& o : state["objects"])
-    if (o["kind"] == "Namespace" && o["metadata"]["name"] == "gk-" + id)
+  for (json& o : state["objects"]) {
+    if (o["kind"] == "Namespace" && o["metadata"]["name"] == "gk-" + id) {
       o["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] = "privileged";
+    }
+  }
   cluster.set_state(state);
   Result<std::vector<Difference>> v = place->verify(id);
   ASSERT_TRUE(v.ok()) << v.error().message;
@@ -413,8 +426,9 @@ TEST_F(KubePlaceTest, VerifyNamesEachDifferenceTheClusterIntroduced) {
        {"pod_space: Pod/space/spec/hostNetwork: true, want false", "pod_gatekeeper",
         "runAsUser: 0, want 65532", "persistentvolumeclaim_work",
         "unexpected_networkpolicy: NetworkPolicy gk-", "unexpected_rolebinding",
-        "namespace: Namespace/gk-"})
+        "namespace: Namespace/gk-"}) {
     EXPECT_NE(all.find(want), std::string::npos) << want << "\n" << all;
+  }
   Result<void> started =
       place->start(id);  // running: nothing to start; verify is the gate at create and start
   EXPECT_TRUE(started.ok());
@@ -468,8 +482,9 @@ TEST_F(KubePlaceTest, PlaceCheckProvesIsolationWithAPositiveControl) {
   for (const char* want :
        {"refused: a listener in another pod", "refused: the metadata address (169.254.169.254:80)",
         "refused: the API server (10.96.0.1:443)", "positive control: the isolated probe reached",
-        "RuntimeDefault"})
+        "RuntimeDefault"}) {
     EXPECT_NE(all.find(want), std::string::npos) << want << "\n" << all;
+  }
   EXPECT_EQ(cluster.leftovers("kubeowner"), "") << "the probe namespace is gone";
 }
 

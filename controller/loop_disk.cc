@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "controller/process.h"
+#include "policy/number.h"
 
 namespace controller {
 namespace {
@@ -51,8 +52,11 @@ int open_loop(int index) {
   const std::string dev = loop_device(index);
   int fd = ::open(dev.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT) {
-    if (::mknod(dev.c_str(), S_IFBLK | 0600, makedev(kLoopMajor, static_cast<unsigned>(index))) == 0 || errno == EEXIST)
+    if (::mknod(dev.c_str(), S_IFBLK | 0600, makedev(kLoopMajor, static_cast<unsigned>(index))) ==
+            0 ||
+        errno == EEXIST) {
       fd = ::open(dev.c_str(), O_RDWR | O_CLOEXEC);
+    }
   }
   return fd;
 }
@@ -114,7 +118,11 @@ std::optional<LoopState> read_loop_state(int index) {
   if (::stat("/sys/block", &st) != 0) return std::nullopt;  // no sysfs here: nothing can be seen
   if (::stat(base.c_str(), &st) != 0) return s;
   s.exists = true;
-  if (const std::optional<std::string> sectors = read_sys(base + "/size")) s.bytes = std::atoll(sectors->c_str()) * 512;
+  if (const std::optional<std::string> sectors = read_sys(base + "/size")) {
+    // 512-byte sectors; an unreadable count is an unknown size (0), never a guess.
+    const std::optional<std::int64_t> n = policy::parse_number<std::int64_t>(*sectors);
+    s.bytes = n && *n >= 0 && *n <= (INT64_MAX / 512) ? *n * 512 : 0;
+  }
   if (const std::optional<std::string> file = read_sys(base + "/loop/backing_file")) {
     s.attached = !file->empty();
     s.backing_file = *file;
@@ -133,8 +141,9 @@ int preferred_loop_index(std::string_view volume_name) {
 }
 
 Result<void> make_disk_image(const std::string& path, std::int64_t bytes, std::string_view owner) {
-  if (bytes < kMinDiskBytes || bytes > kMaxDiskBytes)
+  if (bytes < kMinDiskBytes || bytes > kMaxDiskBytes) {
     return fail(Code::kInvalidArgument, "disk image " + path + ": size " + std::to_string(bytes) + " is outside 64 MiB to 16 TiB");
+  }
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return fail(Code::kCommandFailed, "create disk image " + path + ": " + errno_text(errno));
   const bool sized = ::ftruncate(fd, bytes) == 0;
@@ -192,8 +201,11 @@ Result<int> attach_disk_image(const std::string& path, int preferred) {
       last = "open " + loop_device(index) + ": " + errno_text(errno);
       continue;
     }
-    if (configure_loop(loop, image, path) == 0) found = index;
-    else last = "LOOP_CONFIGURE " + loop_device(index) + ": " + errno_text(errno);
+    if (configure_loop(loop, image, path) == 0) {
+      found = index;
+    } else {
+      last = "LOOP_CONFIGURE " + loop_device(index) + ": " + errno_text(errno);
+    }
     ::close(loop);
   }
   ::close(control);
@@ -203,8 +215,9 @@ Result<int> attach_disk_image(const std::string& path, int preferred) {
 }
 
 Result<void> reattach_disk_image(const std::string& path, int index) {
-  if (index < kLoopIndexFirst || index >= kLoopIndexFirst + kLoopIndexCount)
+  if (index < kLoopIndexFirst || index >= kLoopIndexFirst + kLoopIndexCount) {
     return fail(Code::kVerifyFailed, "reattach " + path + ": " + loop_device(index) + " is outside the reserved range");
+  }
   const std::optional<LoopState> s = read_loop_state(index);
   if (!s) return fail(Code::kPlaceUnusable, "reattach " + path + ": /sys/block is not visible here");
   if (s->attached) {
@@ -242,8 +255,9 @@ Result<void> release_disk_image(const std::string& path) {
     if (loop >= 0) ::close(loop);
     const int control = ::open("/dev/loop-control", O_RDWR | O_CLOEXEC);
     if (control >= 0) {
-      if (::ioctl(control, LOOP_CTL_REMOVE, index) != 0 && errno != ENODEV)
+      if (::ioctl(control, LOOP_CTL_REMOVE, index) != 0 && errno != ENODEV) {
         failures += " remove " + loop_device(index) + ": " + errno_text(errno) + ";";
+      }
       ::close(control);
     }
   }

@@ -21,15 +21,16 @@
 
 #include "controller/code/apply_cli.h"
 #include "controller/code/cli.h"
-#include "controller/docker_place.h"
 #include "controller/escape_runner.h"
 #include "controller/grants/cli.h"
 #include "controller/help.h"
+#include "controller/ids.h"
 #include "controller/image_push.h"
 #include "controller/install_paths.h"
 #include "controller/manager.h"
 #include "controller/process.h"
 #include "controller/registry.h"
+#include "controller/render.h"
 #include "controller/serve/serve.h"
 #include "controller/signals.h"
 #include "controller/spec.h"
@@ -37,6 +38,7 @@
 #include "controller/text.h"
 #include "controller/version.h"
 #include "policy/control_messages.h"
+#include "policy/number.h"
 
 namespace {
 
@@ -64,90 +66,14 @@ std::string self_dir() {
   return path.substr(0, path.rfind('/'));
 }
 
-// Text output: every value is shown through terminal_safe (much of it came from a space).
-std::string show(const json& v) {
-  return controller::terminal_safe(v.is_string() ? v.get<std::string>() : controller::json_text(v));
-}
-
-std::string text_of(const json& doc) {
-  std::string out;
-  if (doc.contains("spaces") && doc["spaces"].is_array()) {
-    if (doc["spaces"].empty()) return "no spaces\n";
-    for (const json& s : doc["spaces"]) {
-      out += show(s.value("id", json(""))) + "  " + show(s.value("state", json(""))) + "  " + show(s.value("name", json("")));
-      if (s.contains("missing") && !s["missing"].empty()) out += "  (missing: " + show(s["missing"].dump(-1, ' ', true, json::error_handler_t::replace)) + ")";
-      if (s.contains("refused_labels") && !s["refused_labels"].empty())
-        out += "  (labels not shown, not as spacectl writes them: " +
-               show(controller::json_text(s["refused_labels"])) + ")";
-      if (s.contains("needs_access") && !s["needs_access"].empty()) out += "  (needs access: " + show(controller::json_text(s["needs_access"])) + ")";
-      if (s.contains("grants") && s["grants"].is_array() && !s["grants"].empty()) {
-        out += "  grants:";
-        for (const json& g : s["grants"]) {
-          out += " " + show(g.value("id", json(""))) + " (" + show(g.value("source", json("")));
-          if (g.contains("expires_at") && g["expires_at"].is_string())
-            out += ", expires " + show(g["expires_at"]);
-          out += ")";
-        }
-      }
-      out += "\n";
-    }
-    return out;
-  }
-  if (doc.contains("places") && doc["places"].is_array()) {
-    for (const json& p : doc["places"])
-      out += show(p.value("place", json(""))) + "  " + show(p.value("state", json(""))) + "  " +
-             (p.value("restricts_network", false) ? "can restrict the network"
-                                                  : "cannot restrict the network") +
-             "  " + show(p.value("detail", json(""))) + "\n    " +
-             show(p.value("proved", json(""))) + "\n";
-    return out;
-  }
-  if (doc.contains("findings") && doc["findings"].is_array()) {
-    for (const json& f : doc["findings"]) out += "- " + show(f) + "\n";
-    out += doc.value("usable", false) ? "This place can run isolated spaces.\n"
-                                      : "This place cannot run isolated spaces (see above).\n";
-    return out;
-  }
-  if (doc.contains("files") && doc.contains("not_travelling") && doc["files"].is_array() && doc["not_travelling"].is_array()) {  // code files
-    for (const json& f : doc["files"])
-      out += show(f.value("path", json(""))) + "  " + show(f.value("kind", json(""))) + "  " + show(f.value("size", json(0))) + "\n";
-    for (const json& n : doc["not_travelling"])
-      out += show(n.value("path", json(""))) + "  does not travel: " + show(n.value("reason", json(""))) + "\n";
-    return out + std::to_string(doc["files"].size()) + " files, " + show(doc.value("total_bytes", json(0))) + " bytes travel\n";
-  }
-  if (doc.contains("result_ref") && doc.contains("changed") && doc["changed"].is_array()) {  // code out
-    out += "result " + show(doc.value("result", json(""))) + " in " + show(doc.value("result_ref", json(""))) + "\n";
-    for (const json& c : doc["changed"])
-      out += "  " + show(c.value("change", json(""))) + "  " + show(c.value("path", json(""))) + "  " + show(c.value("new_bytes", json(0))) +
-             " bytes\n";
-    const auto count = [&](const char* key) { return doc.contains(key) ? doc[key].value("count", json(0)).get<std::size_t>() : 0; };
-    if (doc.value("changed_paths", json(0)).get<std::size_t>() > doc["changed"].size()) out += "  ...\n";
-    out += show(doc.value("changed_paths", json(0))) + " changed paths, " + show(doc.value("changed_bytes", json(0))) + " bytes (both sides), " +
-           show(doc.value("new_objects", json(0))) + " new objects (" + show(doc.value("new_bytes", json(0))) + " bytes)\n";
-    for (const char* key : {"nested_repositories", "unmerged"}) {
-      if (count(key) == 0) continue;
-      out += std::string(key == std::string("unmerged") ? "unmerged in the space (conflict markers may be in the files): "
-                                                        : "nested repositories (arrive as gitlinks only): ") +
-             std::to_string(count(key)) + "\n";
-      for (const json& p : doc[key]["paths"]) out += "  " + show(p) + "\n";
-    }
-    if (doc.contains("symlinks") && doc["symlinks"].value("count", json(0)).get<std::size_t>() > 0)
-      for (const json& l : doc["symlinks"]["links"])
-        out += "  link " + show(l.value("path", json(""))) + " -> " + show(l.value("target", json(""))) +
-               (l.value("leaves_tree", false) ? "  (points outside the project)" : "") + "\n";
-    return out;
-  }
-  if (doc.contains("differences") && doc["differences"].is_array()) {
-    for (const json& d : doc["differences"]) out += show(d.value("check", json(""))) + ": " + show(d.value("message", json(""))) + "\n";
-    return out.empty() ? "verify: no differences from the hardening spec\n" : out;
-  }
-  for (auto it = doc.begin(); it != doc.end(); ++it) out += controller::terminal_safe(it.key()) + ": " + show(*it) + "\n";
-  return out;
-}
-
-int report(const Result<json>& r, bool as_json, const json& partial = json()) {
+// Prints a result through the one renderer (render.h): its JSON document or its text. A failure
+// prints its code and message; `partial` is what the operation had when it failed (a verify's
+// differences, a check's findings).
+template <typename T>
+int report(const Result<T>& r, bool as_json, const json& partial = json()) {
   if (r) {
-    std::cout << (as_json ? controller::json_text(*r) + "\n" : text_of(*r));
+    std::cout << (as_json ? controller::json_text(controller::to_json(*r)) + "\n"
+                          : controller::to_text(*r));
     return 0;
   }
   const auto& e = r.error();
@@ -156,27 +82,33 @@ int report(const Result<json>& r, bool as_json, const json& partial = json()) {
     if (!partial.is_null()) doc["result"] = partial;
     std::cout << controller::json_text(doc) << "\n";
   } else {
-    if (!partial.is_null()) std::cout << text_of(partial);
+    if (!partial.is_null()) std::cout << controller::to_text(partial);
     std::cerr << "spacectl: " << controller::code_word(e.code) << ": " << controller::terminal_safe(e.message) << "\n";
   }
   return controller::exit_status(e.code);
 }
 
+int report(const controller::Failure& failure, bool as_json, const json& partial = json()) {
+  return report(Result<json>(failure), as_json, partial);
+}
+
 std::optional<std::int64_t> parse_size(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  std::size_t used = 0;
-  long long n = 0;
-  try {
-    n = std::stoll(text, &used);
-  } catch (...) {
-    return std::nullopt;
-  }
+  const std::size_t used = std::min(text.find_first_not_of("0123456789"), text.size());
+  const std::optional<long long> parsed =
+      policy::parse_number<long long>(std::string_view(text).substr(0, used));
+  if (!parsed) return std::nullopt;
+  const long long n = *parsed;
   std::string unit = text.substr(used);
   std::int64_t mult = 1;
-  if (unit == "k" || unit == "K") mult = 1ll << 10;
-  else if (unit == "m" || unit == "M") mult = 1ll << 20;
-  else if (unit == "g" || unit == "G") mult = 1ll << 30;
-  else if (!unit.empty() && unit != "b") return std::nullopt;
+  if (unit == "k" || unit == "K") {
+    mult = 1ll << 10;
+  } else if (unit == "m" || unit == "M") {
+    mult = 1ll << 20;
+  } else if (unit == "g" || unit == "G") {
+    mult = 1ll << 30;
+  } else if (!unit.empty() && unit != "b") {
+    return std::nullopt;
+  }
   if (n <= 0 || n > (1ll << 50) / mult) return std::nullopt;
   return n * mult;
 }
@@ -383,8 +315,9 @@ int run(int argc, char** argv) {
   const std::string state = *state_or;
   if (Result<void> private_dir = controller::ensure_private_dir(state); !private_dir) return report(private_dir.error(), as_json);
   if (!owner_override.empty()) {
-    if (!controller::is_owner(owner_override))
+    if (!controller::is_owner(owner_override)) {
       return report(controller::fail(Code::kUsage, "--owner: 1 to 64 letters, digits, dots, dashes or underscores"), as_json);
+    }
     options.owner = owner_override;
   } else {
     Result<std::string> owner = controller::load_or_make_owner(state);
@@ -395,14 +328,17 @@ int run(int argc, char** argv) {
   // verify and probes know the engine's host is not this one.
   const char* docker_host = std::getenv("DOCKER_HOST");
   if (place_name == "docker" && place_host.empty() && docker_host != nullptr &&
-      std::string_view(docker_host).rfind("ssh://", 0) == 0)
+      std::string_view(docker_host).rfind("ssh://", 0) == 0) {
     place_name = "docker-ssh";
-  if (place_name == "docker-ssh")
+  }
+  if (place_name == "docker-ssh") {
     options.engine.host = !place_host.empty()      ? place_host
                           : docker_host != nullptr ? docker_host
                                                    : "";
-  if (place_list_cmd->parsed())
+  }
+  if (place_list_cmd->parsed()) {
     return report(controller::list_places(controller::builtin_registry(), options), as_json);
+  }
   // The CLI-driven engines (engine.h) take --host; kubernetes and apple-container are places of
   // their own and take none (the registry refuses an unknown name).
   if (place_name == "docker" || place_name == "docker-ssh" || place_name == "podman") {
@@ -420,18 +356,21 @@ int run(int argc, char** argv) {
   controller::Manager manager{**place, state};
 
   if (check_cmd->parsed()) {
-    Result<json> r = manager.check();
+    Result<controller::PlaceChecked> r = manager.check();
     // A running gatekeeper that is not the pinned image (an older spacectl made it) is a warning.
     if (r) {
       if (Result<std::vector<controller::SpaceSummary>> spaces = (*place)->list(); spaces) {
         const std::vector<std::string> warnings = controller::gatekeeper_version_warnings(
             *spaces, controller::read_pin(options.gatekeeper_image_file), controller::own_version());
-        (*r)["warnings"] = warnings;
-        for (const std::string& w : warnings) (*r)["findings"].push_back(w);
+        r->warnings = warnings;
+        r->findings.insert(r->findings.end(), warnings.begin(), warnings.end());
       }
     }
-    if (r && !(*r)["usable"].get<bool>())
-      return report(controller::fail(Code::kPlaceUnusable, "place check: this place cannot run isolated spaces"), as_json, *r);
+    if (r && !r->usable) {
+      return report(controller::fail(Code::kPlaceUnusable,
+                                     "place check: this place cannot run isolated spaces"),
+                    as_json, controller::to_json(*r));
+    }
     return report(r, as_json);
   }
   if (serve_cmd->parsed()) {
@@ -463,26 +402,32 @@ int run(int argc, char** argv) {
     }
     if (!disk_text.empty()) {
       std::optional<std::int64_t> d = parse_size(disk_text);
-      if (!d || *d < controller::kMinDiskBytes || *d > controller::kMaxDiskBytes)
+      if (!d || *d < controller::kMinDiskBytes || *d > controller::kMaxDiskBytes) {
         return report(controller::fail(Code::kUsage, "--disk " + disk_text + ": a size like 2g, from 64m to 16384g"), as_json);
+      }
       create_request.disk_bytes = *d;
     }
     if (!cpus_text.empty()) {
       std::optional<std::int64_t> c = controller::parse_cpus(cpus_text);
-      if (!c || *c < controller::kMinSpaceNanoCpus)
+      if (!c || *c < controller::kMinSpaceNanoCpus) {
         return report(controller::fail(Code::kUsage, "--cpus " + cpus_text + ": a CPU count like 1 or 1.5 (at least 0.1)"), as_json);
+      }
       create_request.nano_cpus = *c;
     }
-    if (!code_cli.create_repo.empty())
+    if (!code_cli.create_repo.empty()) {
       return report(controller::code::create_with_code(code_cli, manager, create_request, create_request.space_image), as_json);
+    }
     return report(manager.create(create_request), as_json);
   }
   if (list_cmd->parsed()) return report(manager.list(), as_json);
   if (show_cmd->parsed()) return report(manager.show(id), as_json);
   if (verify_cmd->parsed()) {
-    json doc;
-    Result<json> r = manager.verify(id, doc);
-    return report(r, as_json, r ? json() : doc);
+    controller::SpaceVerified found;
+    Result<controller::SpaceVerified> r = manager.verify(id, found);
+    // Differences come with the failure; a failure before the place answered has none to show
+    // (`found` is filled only once the place answered).
+    const bool compared = !r && !found.id.empty();
+    return report(r, as_json, compared ? controller::to_json(found) : json());
   }
   if (stop_cmd->parsed()) return report(manager.stop(id), as_json);
   if (start_cmd->parsed()) return report(manager.start(id), as_json);
@@ -497,11 +442,11 @@ int run(int argc, char** argv) {
       std::cerr << r->err;
       return r->exit_code;
     }
-    Result<std::vector<std::string>> prefix = (*place)->exec_argv(id);
+    Result<std::vector<std::string>> prefix =
+        (*place)->interactive_exec_argv(id, isatty(STDIN_FILENO) != 0);
     if (!prefix) return report(prefix.error(), as_json);
     controller::ProcessRequest request;
-    request.argv = *prefix;
-    if (isatty(STDIN_FILENO) != 0) request.argv = controller::with_tty(std::move(request.argv));
+    request.argv = std::move(*prefix);
     request.argv.insert(request.argv.end(), exec_args.begin(), exec_args.end());
     request.inherit_stdio = true;
     const controller::ProcessOutcome o = controller::run_process(request);
@@ -514,6 +459,7 @@ int run(int argc, char** argv) {
   if (escape_cmd->parsed()) {
     escape_options.space_id = id;
     escape_options.state_dir = state;
+    escape_options.place_name = place_name;
     escape_options.exhaustion = !no_exhaustion;
     escape_options.format = escape_format == "json" ? escape::Format::kJson
                             : escape_format == "tap" ? escape::Format::kTap
@@ -525,7 +471,8 @@ int run(int argc, char** argv) {
     // space under its lock, like network set and grant add.
     Result<controller::SpaceLock> lock = controller::SpaceLock::acquire(state, id, "escape-test");
     if (!lock) return report(lock.error(), as_json);
-    Result<controller::EscapeReport> r = controller::run_escape_test(options, escape_options);
+    Result<controller::EscapeReport> r =
+        controller::run_escape_test(controller::builtin_registry(), options, escape_options);
     if (!r) return report(r.error(), as_json);
     if (escape_options.output.empty()) std::cout << r->text;
     return r->exit_code;  // 0 only when every case passed or is N/A with a reason

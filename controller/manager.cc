@@ -7,8 +7,8 @@
 #include <optional>
 #include <set>
 
-#include "controller/docker_place.h"  // random_hex
 #include "controller/gatekeeper_channel.h"
+#include "controller/ids.h"
 #include "controller/space_token.h"
 #include "controller/spec.h"
 #include "policy/control_messages.h"
@@ -19,21 +19,26 @@ using nlohmann::json;
 
 namespace {
 
-json summary_json(const SpaceSummary& s, const std::string& state) {
-  json out = {{"id", s.id}, {"name", s.name}, {"created", s.created}, {"state", state},
-              {"space", s.space_state}, {"gatekeeper", s.gatekeeper_state}, {"missing", s.missing},
-              {"window", s.window_url}};
-  if (s.space_state == "exited") out["exit_code"] = s.space_exit_code;
-  if (!s.refused_labels.empty()) out["refused_labels"] = s.refused_labels;
-  return out;
+SpaceView view_of(const SpaceSummary& s, SpaceState state) {
+  SpaceView v;
+  v.summary = s;
+  v.state = state;
+  return v;
+}
+
+// Why a creation the record knows of failed: its recorded failure, or its process ended.
+CreationFailure creation_failure(const CreationRecord& c) {
+  if (c.state == "failed") return {c.failure_code, c.failure_message};
+  return {"space_creation_interrupted", "the process creating it ended; spacectl sweep removes it"};
 }
 
 Result<SpaceSummary> find(Place& place, const std::string& id) {
   if (!is_space_id(id)) return fail(Code::kInvalidArgument, "space " + id + ": an id is 12 lowercase hex digits");
   Result<std::vector<SpaceSummary>> all = place.list();
   if (!all) return all.error();
-  for (SpaceSummary& s : *all)
+  for (SpaceSummary& s : *all) {
     if (s.id == id) return std::move(s);
+  }
   return fail(Code::kSpaceNotFound, "space " + id + ": no space of this owner has that id");
 }
 
@@ -42,75 +47,85 @@ Result<std::vector<std::string>> held_grants(Place& place, const std::string& id
   Result<json> policy = gatekeeper_control(place, id, "GET", "/policy");
   if (!policy) return policy.error();
   std::vector<std::string> out;
-  if (policy->is_object() && policy->contains("grants") && (*policy)["grants"].is_array())
-    for (const json& g : (*policy)["grants"])
+  if (policy->is_object() && policy->contains("grants") && (*policy)["grants"].is_array()) {
+    for (const json& g : (*policy)["grants"]) {
       if (g.is_string()) out.push_back(g.get<std::string>());
+    }
+  }
   return out;
 }
 
 std::vector<std::string> needs_access(const SpaceRecord& record, const std::vector<std::string>& held) {
   std::vector<std::string> out;
-  for (const GrantRecord& g : record.grants)
+  for (const GrantRecord& g : record.grants) {
     if (std::find(held.begin(), held.end(), g.id) == held.end()) out.push_back(g.id);
+  }
   return out;
 }
 
 }  // namespace
 
-std::string space_state(const SpaceSummary& s, bool needs) {
-  if (!s.missing.empty()) return "unreachable";
-  if (s.space_state == "running" && s.gatekeeper_state == "running") return needs ? "needs-access" : "running";
+SpaceState space_state(const SpaceSummary& s, bool needs) {
+  if (!s.missing.empty()) return SpaceState::kUnreachable;
+  if (s.space_state == "running" && s.gatekeeper_state == "running") {
+    return needs ? SpaceState::kNeedsAccess : SpaceState::kRunning;
+  }
   // Exit status 75 (EX_TEMPFAIL): the space stopped itself when idle, or idle stop stopped it
   // (controller/serve/idle.h); either way nothing is wrong with it.
-  if (s.space_state == "exited" && s.space_exit_code == kIdleExitCode && s.gatekeeper_state != "running") return "stopped-idle";
-  if (s.space_state != "running" && s.gatekeeper_state != "running") return "stopped";
-  return "unreachable";  // one half runs without the other
+  if (s.space_state == "exited" && s.space_exit_code == kIdleExitCode &&
+      s.gatekeeper_state != "running") {
+    return SpaceState::kStoppedIdle;
+  }
+  if (s.space_state != "running" && s.gatekeeper_state != "running") return SpaceState::kStopped;
+  return SpaceState::kUnreachable;  // one half runs without the other
 }
 
-Result<json> Manager::check() {
+Result<PlaceChecked> Manager::check() {
   Result<CheckReport> r = place.check();
   if (!r) return r.error();
-  const bool usable =
-      r->seccomp && r->isolation_proved && r->positive_control && r->unsupported.empty();
-  return json{{"usable", usable},
-              {"place", r->place},
-              {"engine", r->engine_version},
-              {"os_arch", r->os_arch},
-              {"seccomp", r->seccomp},
-              {"rootless", r->rootless},
-              {"host_isolation", r->isolation_proved},
-              {"positive_control", r->positive_control},
-              {"findings", r->findings}};
+  PlaceChecked out;
+  out.usable = r->seccomp && r->isolation_proved && r->positive_control && r->unsupported.empty();
+  out.place = r->place;
+  out.engine = r->engine_version;
+  out.os_arch = r->os_arch;
+  out.seccomp = r->seccomp;
+  out.rootless = r->rootless;
+  out.host_isolation = r->isolation_proved;
+  out.positive_control = r->positive_control;
+  out.findings = r->findings;
+  return out;
 }
 
-Result<json> list_places(const Registry& registry, const PlaceOptions& options) {
-  json places = json::array();
+Result<PlaceList> list_places(const Registry& registry, const PlaceOptions& options) {
+  PlaceList out;
   for (const std::string& name : registry.names()) {
-    json entry = {{"place", name}, {"restricts_network", false}, {"proved", registry.proved(name)}};
+    PlaceEntry entry;
+    entry.place = name;
+    entry.proved = registry.proved(name);
     Result<std::unique_ptr<Place>> place = registry.make(name, options);
     if (!place) {
-      entry["state"] = "not_configured";
-      entry["detail"] = place.error().message;
-      places.push_back(entry);
+      entry.state = "not_configured";
+      entry.detail = place.error().message;
+      out.places.push_back(std::move(entry));
       continue;
     }
     Result<CheckReport> r = (*place)->check();
     if (!r) {
-      entry["state"] = r.error().code == Code::kPlaceUnreachable ? "unreachable" : "unusable";
-      entry["detail"] = r.error().message;
+      entry.state = r.error().code == Code::kPlaceUnreachable ? "unreachable" : "unusable";
+      entry.detail = r.error().message;
     } else {
       const bool restricts = r->isolation_proved && r->positive_control;
-      entry["state"] = r->seccomp && restricts && r->unsupported.empty() ? "usable" : "unusable";
-      entry["restricts_network"] = restricts;
-      entry["engine"] = r->engine_version;
-      entry["rootless"] = r->rootless;
-      entry["detail"] = !r->unsupported.empty() ? r->unsupported
-                        : r->findings.empty()   ? std::string()
-                                                : r->findings.back();
+      entry.state = r->seccomp && restricts && r->unsupported.empty() ? "usable" : "unusable";
+      entry.restricts_network = restricts;
+      entry.engine = r->engine_version;
+      entry.rootless = r->rootless;
+      entry.detail = !r->unsupported.empty() ? r->unsupported
+                     : r->findings.empty()   ? std::string()
+                                             : r->findings.back();
     }
-    places.push_back(entry);
+    out.places.push_back(std::move(entry));
   }
-  return json{{"places", places}};
+  return out;
 }
 
 Result<SpaceLock> Manager::begin_create(CreateRequest& request, const std::string& repository) {
@@ -140,7 +155,7 @@ Result<SpaceLock> Manager::begin_create(CreateRequest& request, const std::strin
   return std::move(*lock);
 }
 
-Result<json> Manager::create_locked(const CreateRequest& request) {
+Result<SpaceCreated> Manager::create_locked(const CreateRequest& request) {
   CreateRequest r = request;
   const std::string id = request.id;
   r.progress = [this, id, outer = request.progress](std::string_view step) {
@@ -163,12 +178,13 @@ Result<json> Manager::create_locked(const CreateRequest& request) {
     std::fill(token.begin(), token.end(), '\0');
     return s.error();
   }
-  json out = summary_json(*s, "running");
+  SpaceCreated out;
+  out.space = view_of(*s, SpaceState::kRunning);
   if (!written) written = write_space_token(place, s->id, token);
   std::fill(token.begin(), token.end(), '\0');
   const Result<void>& t = *written;
-  out["token_written"] = t.ok();
-  if (!t) out["token_failure"] = t.error().message;
+  out.token_written = t.ok();
+  if (!t) out.token_failure = t.error().message;
   return out;
 }
 
@@ -193,51 +209,46 @@ void Manager::finish_create(const std::string& id, const Failure* failure, const
   (void)write_record(state, id, *record);
 }
 
-Result<json> Manager::create(const CreateRequest& request) {
+Result<SpaceCreated> Manager::create(const CreateRequest& request) {
   CreateRequest r = request;
   Result<SpaceLock> lock = begin_create(r);
   if (!lock) return lock.error();
-  Result<json> created = create_locked(r);
+  Result<SpaceCreated> created = create_locked(r);
   finish_create(r.id, created ? nullptr : &created.error(), "");
   return created;
 }
 
-Result<json> Manager::list() {
+Result<SpaceList> Manager::list() {
   Result<std::vector<SpaceSummary>> all = place.list();
   if (!all) return all.error();
-  json spaces = json::array();
+  SpaceList out;
   std::set<std::string> seen;
   for (const SpaceSummary& s : *all) {
     seen.insert(s.id);
-    bool needs = false;
-    json entry;
+    SpaceView entry;
     Result<SpaceRecord> record = read_record(state, s.id);
     const bool busy = SpaceLock::is_held(state, s.id);
     if (record && !record->creation.state.empty()) {
       // A creation under way (or failed) overrides what the place shows of its half-made parts.
-      entry = summary_json(s, record->creation.state == "preparing" && !busy ? "failed" : record->creation.state);
-      entry["step"] = record->creation.step;
-      if (record->creation.state == "failed" || !busy)
-        entry["failure"] = {{"code", record->creation.state == "failed" ? record->creation.failure_code : "space_creation_interrupted"},
-                            {"message", record->creation.state == "failed" ? record->creation.failure_message
-                                                                           : "the process creating it ended; spacectl sweep removes it"}};
+      const bool failed = record->creation.state == "failed" || !busy;
+      entry = view_of(s, failed ? SpaceState::kFailed : SpaceState::kPreparing);
+      entry.step = record->creation.step;
+      if (failed) entry.failure = creation_failure(record->creation);
     } else if (!busy && s.space_state == "running" && s.gatekeeper_state == "running" && record && !record->grants.empty()) {
       Result<std::vector<std::string>> held = held_grants(place, s.id);
-      const std::vector<std::string> lacking = held ? needs_access(*record, *held) : std::vector<std::string>{};
-      needs = !lacking.empty();
-      entry = summary_json(s, held ? space_state(s, needs) : "unreachable");
-      entry["needs_access"] = lacking;
+      std::vector<std::string> lacking =
+          held ? needs_access(*record, *held) : std::vector<std::string>{};
+      entry = view_of(s, held ? space_state(s, !lacking.empty()) : SpaceState::kUnreachable);
+      entry.needs_access = std::move(lacking);
     } else {
-      entry = summary_json(s, space_state(s, false));
-      if (record && record->stopped_idle && entry["state"] == "stopped") entry["state"] = "stopped-idle";
+      entry = view_of(s, space_state(s, false));
+      if (record && record->stopped_idle && entry.state == SpaceState::kStopped) {
+        entry.state = SpaceState::kStoppedIdle;
+      }
     }
-    entry["busy"] = busy;
-    if (record) {
-      json grants = json::array();
-      for (const GrantRecord& g : record->grants) grants.push_back(grant_summary_json(g));
-      entry["grants"] = grants;
-    }
-    spaces.push_back(entry);
+    entry.busy = busy;
+    if (record) entry.grants = record->grants;
+    out.spaces.push_back(std::move(entry));
   }
   // Creations the place shows nothing of yet (or any more): preparing, or failed until dismissed.
   if (Result<std::vector<std::string>> ids = record_ids(state); ids) {
@@ -247,66 +258,53 @@ Result<json> Manager::list() {
       if (!record || record->creation.state.empty()) continue;
       const bool busy = SpaceLock::is_held(state, id);
       const bool failed = record->creation.state == "failed" || !busy;
-      json entry = {{"id", id}, {"name", ""}, {"created", record->creation.started}, {"state", failed ? "failed" : "preparing"},
-                    {"space", "missing"}, {"gatekeeper", "missing"}, {"missing", json::array()}, {"window", ""},
-                    {"step", record->creation.step}, {"busy", busy}};
-      if (failed)
-        entry["failure"] = {{"code", record->creation.state == "failed" ? record->creation.failure_code : "space_creation_interrupted"},
-                            {"message", record->creation.state == "failed" ? record->creation.failure_message
-                                                                           : "the process creating it ended; spacectl sweep removes it"}};
-      spaces.push_back(entry);
+      SpaceSummary nothing;
+      nothing.id = id;
+      nothing.created = record->creation.started;
+      nothing.space_state = "missing";
+      nothing.gatekeeper_state = "missing";
+      SpaceView entry = view_of(nothing, failed ? SpaceState::kFailed : SpaceState::kPreparing);
+      entry.step = record->creation.step;
+      entry.busy = busy;
+      if (failed) entry.failure = creation_failure(record->creation);
+      out.spaces.push_back(std::move(entry));
     }
-  }
-  return json{{"spaces", spaces}};
-}
-
-Result<json> Manager::show(const std::string& id) {
-  Result<SpaceSummary> s = find(place, id);
-  if (!s) return s.error();
-  Result<SpaceRecord> record = read_record(state, id);
-  json out = summary_json(*s, space_state(*s, false));
-  if (record) {
-    json grants = json::array();
-    for (const GrantRecord& g : record->grants) {
-      json one = {{"id", g.id},
-                  {"upstream", g.upstream},
-                  {"header", g.header},
-                  {"secret", g.has_secret},
-                  {"source", std::string(grants::source_word(g.source.kind))},
-                  {"expires_at", g.expires_at.empty() ? json() : json(g.expires_at)}};
-      if (!g.provider.empty()) one["provider"] = g.provider;
-      if (g.source.kind == grants::SourceKind::kEnv) one["env"] = g.source.env;
-      if (g.source.kind == grants::SourceKind::kHelper) one["helper"] = g.source.helper;
-      grants.push_back(one);
-    }
-    out["network"] = {{"mode", record->mode}, {"domains", record->domains}};
-    out["grants"] = grants;
-  } else {
-    out["network"] = nullptr;  // unknown, never "open" (docs/reference-behaviour.md#host-records)
   }
   return out;
 }
 
-Result<json> Manager::verify(const std::string& id, json& document) {
+Result<SpaceShown> Manager::show(const std::string& id) {
+  Result<SpaceSummary> s = find(place, id);
+  if (!s) return s.error();
+  Result<SpaceRecord> record = read_record(state, id);
+  SpaceShown out;
+  out.space = view_of(*s, space_state(*s, false));
+  if (record) {
+    out.network = SpaceShown::Network{record->mode, record->domains};
+    out.grants = record->grants;
+  }
+  return out;
+}
+
+Result<SpaceVerified> Manager::verify(const std::string& id, SpaceVerified& found) {
   Result<SpaceLock> lock = SpaceLock::acquire(state, id, "space verify");
   if (!lock) return lock.error();
   Result<std::vector<Difference>> d = place.verify(id);
   if (!d) return d.error();
-  json differences = json::array();
-  for (const Difference& x : *d) differences.push_back({{"check", x.check}, {"message", x.message}});
-  document = {{"id", id}, {"differences", differences}};
-  if (!d->empty())
+  found = SpaceVerified{id, *d};
+  if (!d->empty()) {
     return fail(Code::kVerifyFailed, "space verify " + id + ": " + std::to_string(d->size()) + " difference(s) from the hardening spec");
-  return document;
+  }
+  return found;
 }
 
-Result<json> Manager::stop(const std::string& id) {
+Result<SpaceStopped> Manager::stop(const std::string& id) {
   Result<SpaceLock> lock = SpaceLock::acquire(state, id, "space stop");
   if (!lock) return lock.error();
   return stop_locked(id, false);
 }
 
-Result<json> Manager::stop_locked(const std::string& id, bool idle) {
+Result<SpaceStopped> Manager::stop_locked(const std::string& id, bool idle) {
   if (Result<void> r = place.stop(id); !r) return r.error();
   // Idle stop says so in the record (docker stop gives the space 143, not 75); a stop by hand
   // forgets an earlier idle stop.
@@ -314,59 +312,56 @@ Result<json> Manager::stop_locked(const std::string& id, bool idle) {
     record->stopped_idle = idle;
     if (Result<void> w = write_record(state, id, *record); !w) return w.error();
   }
-  return json{{"id", id}, {"state", idle ? "stopped-idle" : "stopped"}};
+  return SpaceStopped{id, idle ? SpaceState::kStoppedIdle : SpaceState::kStopped};
 }
 
-Result<json> Manager::start(const std::string& id) {
+Result<SpaceStarted> Manager::start(const std::string& id) {
   // Held from the read of the record until the gatekeeper has heard it again.
   Result<SpaceLock> lock = SpaceLock::acquire(state, id, "space start");
   if (!lock) return lock.error();
   Result<SpaceRecord> record = read_record(state, id);
   if (Result<void> r = place.start(id); !r) return r.error();
-  json out = {{"id", id}, {"state", "running"}};
+  SpaceStarted out{id, SpaceState::kRunning, false, std::nullopt};
   if (record && record->stopped_idle) {
     record->stopped_idle = false;
     (void)write_record(state, id, *record);
   }
   if (!record) {
     // Unreadable record: the network stays as the gatekeeper starts (allowlist, empty).
-    out["network_restored"] = false;
     return out;
   }
   policy::NetworkPolicy network;
   network.mode = record->mode == "open" ? policy::Mode::kOpen : policy::Mode::kAllowlist;
   for (const std::string& d : record->domains) network.domains.insert(d);
   Result<json> said = gatekeeper_control(place, id, "POST", "/network", policy::network_request_json(network));
-  out["network_restored"] = static_cast<bool>(said);
+  out.network_restored = static_cast<bool>(said);
   bool changed = false;
-  const json grants = restore_grants_locked(id, *record, changed);
-  if (changed)
+  out.grants = restore_grants_locked(id, *record, changed);
+  if (changed) {
     (void)write_record(state, id, *record);  // expiries only; the grants were said either way
-  const json& needs = grants["needs_access"];
-  out["grants_restored"] = grants["grants_restored"];
-  out["needs_access"] = needs;
-  out["grant_failures"] = grants["grant_failures"];
-  if (!needs.empty()) out["state"] = "needs-access";
+  }
+  if (!out.grants->needs_access.empty()) out.state = SpaceState::kNeedsAccess;
   return out;
 }
 
-Result<json> Manager::remove(const std::string& id) {
+Result<SpaceRemoved> Manager::remove(const std::string& id) {
   Result<SpaceLock> lock = SpaceLock::acquire(state, id, "space remove");
   if (!lock) return lock.error();
   return remove_locked(id);
 }
 
-Result<json> Manager::remove_locked(const std::string& id) {
+Result<SpaceRemoved> Manager::remove_locked(const std::string& id) {
   if (Result<void> r = place.remove(id); !r) {
     // A failed creation left nothing at the place: dismissing it removes its record.
     Result<SpaceRecord> record = read_record(state, id);
     if (r.error().code != Code::kSpaceNotFound || !record || record->creation.state.empty()) return r.error();
   }
   if (Result<void> r = remove_record(state, id); !r) return r.error();
-  return json{{"id", id}, {"removed", true}};
+  return SpaceRemoved{id, std::nullopt, std::nullopt};
 }
 
-Result<json> Manager::network_set(const std::string& id, const std::string& mode, const std::vector<std::string>& domains) {
+Result<NetworkSet> Manager::network_set(const std::string& id, const std::string& mode,
+                                        const std::vector<std::string>& domains) {
   const std::string body = json{{"mode", mode}, {"domains", domains}}.dump();
   // Refused here with the gatekeeper's own words before anything is sent
   // (policy/control_messages.h).
@@ -384,18 +379,19 @@ Result<json> Manager::network_set(const std::string& id, const std::string& mode
   record->mode = parsed->mode == policy::Mode::kOpen ? "open" : "allowlist";
   record->domains.assign(parsed->domains.begin(), parsed->domains.end());
   if (Result<void> w = write_record(state, id, *record); !w) return w.error();
-  return json{{"id", id}, {"mode", record->mode}, {"domains", record->domains}};
+  return NetworkSet{id, record->mode, record->domains};
 }
 
-Result<json> Manager::window_key(const std::string& id) {
+Result<WindowKeyDelivered> Manager::window_key(const std::string& id) {
   Result<SpaceLock> lock = SpaceLock::acquire(state, id, "window-key");
   if (!lock) return lock.error();
   Result<SpaceSummary> s = find(place, id);
   if (!s) return s.error();
-  if (s->window_url.size() <= kWindowBase.size())
+  if (s->window_url.size() <= kWindowBase.size()) {
     return fail(Code::kVerifyFailed, "window-key " + id + ": the space carries no window key");
+  }
   if (Result<void> r = deliver_window_key(place, id, s->window_url.substr(kWindowBase.size())); !r) return r.error();
-  return json{{"id", id}, {"window", s->window_url}, {"delivered", true}};
+  return WindowKeyDelivered{id, s->window_url};
 }
 
 Result<json> Manager::control_get(const std::string& id, const std::string& path) {

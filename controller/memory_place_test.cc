@@ -4,6 +4,7 @@
 #include "controller/manager.h"
 #include "controller/place_contract_test.h"
 #include "controller/registry.h"
+#include "controller/render.h"
 
 namespace controller::contract {
 namespace {
@@ -32,8 +33,9 @@ TEST(PlaceListTest, EveryPlaceIsListedWithItsStateAndWhetherItRestrictsTheNetwor
   r.add("needs-host", [](const PlaceOptions&) -> Result<std::unique_ptr<Place>> {
     return fail(Code::kUsage, "place needs-host: needs --host");
   });
-  Result<nlohmann::json> doc = list_places(r, PlaceOptions{});
-  ASSERT_TRUE(doc.ok());
+  Result<PlaceList> list = list_places(r, PlaceOptions{});
+  ASSERT_TRUE(list.ok());
+  const Result<nlohmann::json> doc = to_json(*list);  // the document `place list --json` prints
   const nlohmann::json& places = (*doc)["places"];
   ASSERT_EQ(places.size(), 2u);
   EXPECT_EQ(places[0]["place"], "memory");
@@ -64,8 +66,9 @@ TEST(PlaceListTest, TheBuiltInRegistryHoldsEveryPlace) {
 // Kubernetes and Apple container places are built against their documented interfaces only.
 TEST(PlaceListTest, EachPlaceSaysWhetherItHasRunLive) {
   const Registry r = builtin_registry();
-  for (const char* live : {"docker", "docker-ssh", "podman"})
+  for (const char* live : {"docker", "docker-ssh", "podman"}) {
     EXPECT_EQ(r.proved(live), kRunLive) << live;
+  }
   for (const char* documented : {"kubernetes", "apple-container"}) {
     EXPECT_EQ(r.proved(documented), kNotRunLive) << documented;
     EXPECT_NE(r.proved(documented).find("built against the documented interface, not yet run live"),
@@ -79,8 +82,9 @@ TEST(PlaceListTest, EachPlaceSaysWhetherItHasRunLive) {
       },
       std::string(kNotRunLive));
   PlaceOptions o;
-  Result<nlohmann::json> doc = list_places(one, o);
-  ASSERT_TRUE(doc.ok());
+  Result<PlaceList> list = list_places(one, o);
+  ASSERT_TRUE(list.ok());
+  const Result<nlohmann::json> doc = to_json(*list);
   EXPECT_EQ((*doc)["places"][0]["state"], "not_configured");
   EXPECT_EQ((*doc)["places"][0]["proved"], std::string(kNotRunLive));
 }

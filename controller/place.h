@@ -108,6 +108,27 @@ struct ExecOutput {
   std::string out, err;
 };
 
+// What `spacectl escape-test` needs of a place beyond the contract: an exec in the space as uid 0
+// (still without capabilities, under no-new-privileges), so the space user cannot replace the
+// program whose report the host trusts, and an exec whose stderr arrives as it is written (the
+// suite's per-case progress). A place offers it through Place::privileged_exec or not at all.
+class PrivilegedExec {
+ public:
+  virtual Result<ExecOutput> exec_as_root(const std::string& id,
+                                          const std::vector<std::string>& argv,
+                                          const std::string& stdin_bytes,
+                                          std::chrono::milliseconds timeout) = 0;
+  // stderr handed to on_stderr as it arrives, stdout kept up to `cap` bytes (more is
+  // kOutputTooLarge once it ended; the deadline bounds the time).
+  virtual Result<ExecOutput> exec_watched(
+      const std::string& id, const std::vector<std::string>& argv,
+      std::chrono::milliseconds timeout, std::size_t cap,
+      const std::function<void(std::string_view)>& on_stderr) = 0;
+
+ protected:
+  ~PrivilegedExec() = default;
+};
+
 class Place {
  public:
   virtual ~Place() = default;
@@ -121,6 +142,13 @@ class Place {
                                   const std::string& stdin_bytes, std::chrono::milliseconds timeout) = 0;
   // The argv prefix a caller (git ext::, an interactive exec) spawns itself; space only.
   virtual Result<std::vector<std::string>> exec_argv(const std::string& id) = 0;
+  // The argv prefix of `spacectl space exec` (the caller appends the command and passes its own
+  // stdio through): exec_argv, with a terminal allocated when `terminal` (the caller's stdin is
+  // one). Where the flag goes in the place's CLI is the place's business.
+  virtual Result<std::vector<std::string>> interactive_exec_argv(const std::string& id,
+                                                                 bool terminal) = 0;
+  // The escape runner's extra execs; null: this place cannot run the escape suite.
+  virtual PrivilegedExec* privileged_exec() { return nullptr; }
   // argv of a byte stream to 127.0.0.1:port inside the space: its stdin and stdout are the
   // stream. Needs nothing from the space's image but what the place itself uses to write a file
   // (Docker: dd or tee, run as uid 0 without capabilities); the program at the other end is our

@@ -30,8 +30,9 @@ class Scope {
 };
 
 const SpaceSummary* listed(const std::vector<SpaceSummary>& all, const std::string& id) {
-  for (const SpaceSummary& s : all)
+  for (const SpaceSummary& s : all) {
     if (s.id == id) return &s;
+  }
   return nullptr;
 }
 
@@ -72,6 +73,11 @@ TEST_P(PlaceContractTest, AnUnknownSpaceIsSpaceNotFound) {
   Result<std::vector<std::string>> a = p.exec_argv(id);
   ASSERT_FALSE(a.ok());
   EXPECT_EQ(a.error().code, Code::kSpaceNotFound);
+  for (const bool terminal : {false, true}) {
+    Result<std::vector<std::string>> i = p.interactive_exec_argv(id, terminal);
+    ASSERT_FALSE(i.ok());
+    EXPECT_EQ(i.error().code, Code::kSpaceNotFound);
+  }
   Result<std::vector<std::string>> c = p.connect(id, 8080);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().code, Code::kSpaceNotFound);
@@ -145,6 +151,14 @@ TEST_P(PlaceContractTest, CreateVerifyExecStopStartRemove) {
   Result<std::vector<std::string>> argv = p.exec_argv(id);
   ASSERT_TRUE(argv.ok()) << argv.error().message;
   EXPECT_FALSE(argv->empty());
+  // `space exec`: without a terminal exactly exec_argv; with one, the place adds its one flag.
+  Result<std::vector<std::string>> plain = p.interactive_exec_argv(id, false);
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_EQ(*plain, *argv);
+  Result<std::vector<std::string>> tty = p.interactive_exec_argv(id, true);
+  ASSERT_TRUE(tty.ok()) << tty.error().message;
+  EXPECT_EQ(tty->size(), argv->size() + 1);
+  EXPECT_NE(*tty, *argv);
   Result<std::vector<std::string>> stream = p.connect(id, 4096);
   ASSERT_TRUE(stream.ok()) << stream.error().message;
   ASSERT_FALSE(stream->empty());

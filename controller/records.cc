@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "controller/docker_place.h"
+#include "controller/ids.h"
 #include "controller/record_fields.h"
 #include "controller/spec.h"
 #include "controller/subnets.h"
@@ -33,8 +33,9 @@ Failure io_error(const std::string& op, const std::string& path) {
 }
 
 Result<void> check_private(const struct stat& st, const std::string& path, bool directory) {
-  if (directory ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
+  if (directory ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
     return fail(Code::kRecordUnreadable, path + ": not a " + std::string(directory ? "directory" : "regular file") + " (a symlink is refused)");
+  }
   if (st.st_uid != geteuid()) return fail(Code::kRecordUnreadable, path + ": owned by uid " + std::to_string(st.st_uid) + ", not this user");
   if ((st.st_mode & 022) != 0) return fail(Code::kRecordUnreadable, path + ": writable by group or others");
   return {};
@@ -140,8 +141,9 @@ Result<std::string> record_dir(const std::string& dir, const std::string& id) {
 
 bool is_string_array(const json& j, std::size_t max) {
   if (!j.is_array() || j.size() > max) return false;
-  for (const json& x : j)
+  for (const json& x : j) {
     if (!x.is_string()) return false;
+  }
   return true;
 }
 
@@ -155,17 +157,21 @@ Result<GrantRecord> parse_grant_record(const json& g) {
     const std::string& k = it.key();
     if (k != "id" && k != "upstream" && k != "header" && k != "secret" &&
         k != "unsafe_private_upstream" && k != "provider" && k != "source" && k != "expires_at" &&
-        k != "obtained_at")
+        k != "obtained_at") {
       return bad("has an unknown member " + k);
+    }
   }
   if (!g.contains("id") || !g["id"].is_string() || !g.contains("upstream") ||
       !g["upstream"].is_string() || !g.contains("header") || !g["header"].is_string() ||
-      !g.contains("secret") || !g["secret"].is_boolean())
+      !g.contains("secret") || !g["secret"].is_boolean()) {
     return bad("is not {id, upstream, header, secret, …}");
-  for (const char* k : {"unsafe_private_upstream"})
+  }
+  for (const char* k : {"unsafe_private_upstream"}) {
     if (g.contains(k) && !g[k].is_boolean()) return bad(std::string(k) + " is not a boolean");
-  for (const char* k : {"provider", "expires_at", "obtained_at"})
+  }
+  for (const char* k : {"provider", "expires_at", "obtained_at"}) {
     if (g.contains(k) && !g[k].is_string()) return bad(std::string(k) + " is not a string");
+  }
   GrantRecord r;
   r.id = g["id"].get<std::string>();
   r.upstream = g["upstream"].get<std::string>();
@@ -175,13 +181,15 @@ Result<GrantRecord> parse_grant_record(const json& g) {
   r.provider = g.value("provider", "");
   r.expires_at = g.value("expires_at", "");
   r.obtained_at = g.value("obtained_at", "");
-  for (const std::string* t : {&r.expires_at, &r.obtained_at})
+  for (const std::string* t : {&r.expires_at, &r.obtained_at}) {
     if (!t->empty() && !grants::parse_rfc3339(*t)) return bad("time " + *t + " is not RFC 3339");
+  }
   r.source.kind = r.has_secret ? grants::SourceKind::kStdin : grants::SourceKind::kNone;
   if (g.contains("source")) {
     const json& s = g["source"];
-    if (!s.is_object() || !s.contains("kind") || !s["kind"].is_string())
+    if (!s.is_object() || !s.contains("kind") || !s["kind"].is_string()) {
       return bad("source is not {kind, …}");
+    }
     const std::string kind = s["kind"].get<std::string>();
     if (kind == "stdin" && s.size() == 1) {
       r.source.kind = grants::SourceKind::kStdin;
@@ -193,8 +201,9 @@ Result<GrantRecord> parse_grant_record(const json& g) {
                is_string_array(s["argv"], grants::kMaxHelperArgs) && !s["argv"].empty()) {
       r.source.kind = grants::SourceKind::kHelper;
       for (const json& a : s["argv"]) {
-        if (a.get<std::string>().size() > grants::kMaxHelperArgBytes)
+        if (a.get<std::string>().size() > grants::kMaxHelperArgBytes) {
           return bad("source.argv holds an argument over 4096 bytes");
+        }
         r.source.helper.push_back(a.get<std::string>());
       }
       if (r.source.helper[0].empty()) return bad("source.argv names no program");
@@ -246,8 +255,9 @@ Result<std::string> state_dir(const std::string& override_dir) {
   if (!override_dir.empty()) return override_dir;
   if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg != nullptr && xdg[0] == '/') return std::string(xdg) + "/spacectl";
   const char* home = std::getenv("HOME");
-  if (home == nullptr || home[0] != '/')
+  if (home == nullptr || home[0] != '/') {
     return fail(Code::kRecordUnreadable, "state directory: HOME is not set to an absolute path and XDG_STATE_HOME is not set; pass --state-dir");
+  }
   return std::string(home) + "/.local/state/spacectl";
 }
 
@@ -278,8 +288,9 @@ Result<std::string> load_or_make_owner(const std::string& dir) {
   if (existing->found) {
     std::string owner = existing->text;
     if (!owner.empty() && owner.back() == '\n') owner.pop_back();
-    if (owner.size() < 16 || !is_owner(owner))
+    if (owner.size() < 16 || !is_owner(owner)) {
       return fail(Code::kRecordUnreadable, "owner file " + path + ": not 16 to 64 letters or digits");
+    }
     return owner;
   }
   const std::string owner = random_hex(12);
@@ -304,8 +315,9 @@ Result<SpaceRecord> parse_record(const std::string& text, const std::string& wha
         break;
       case json::parse_event_t::key:
         if (!keys.empty() && parsed.is_string() &&
-            !keys.back().insert(parsed.get<std::string>()).second)
+            !keys.back().insert(parsed.get<std::string>()).second) {
           duplicate = true;
+        }
         break;
       case json::parse_event_t::array_start:
       case json::parse_event_t::array_end:
@@ -318,18 +330,21 @@ Result<SpaceRecord> parse_record(const std::string& text, const std::string& wha
   if (too_deep) return bad("nested deeper than " + std::to_string(kMaxRecordDepth));
   if (duplicate) return bad("a member is named twice");
   if (doc.is_discarded() || !doc.is_object()) return bad("not a JSON object");
-  for (auto it = doc.begin(); it != doc.end(); ++it)
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
     if (it.key() != "version" && it.key() != "mode" && it.key() != "domains" &&
         it.key() != "grants" && it.key() != "code" && it.key() != "out" && it.key() != "creation" &&
-        it.key() != "idle_stop" && it.key() != "stopped_idle" && it.key() != "subnets")
+        it.key() != "idle_stop" && it.key() != "stopped_idle" && it.key() != "subnets") {
       return bad("unknown member " + it.key());
+    }
+  }
   if (!doc.contains("version") || !doc["version"].is_number_integer() || doc["version"].get<std::int64_t>() != 1) return bad("version is not 1");
   if (!doc.contains("mode") || !doc["mode"].is_string()) return bad("no mode");
   SpaceRecord record;
   record.mode = doc["mode"].get<std::string>();
   if (record.mode != "allowlist" && record.mode != "open") return bad("mode is neither allowlist nor open");
-  if (!doc.contains("domains") || !is_string_array(doc["domains"], kMaxRecordDomains))
+  if (!doc.contains("domains") || !is_string_array(doc["domains"], kMaxRecordDomains)) {
     return bad("domains is not a list of at most " + std::to_string(kMaxRecordDomains) + " names");
+  }
   for (const json& d : doc["domains"]) record.domains.push_back(d.get<std::string>());
   if (!doc.contains("grants") || !doc["grants"].is_array() || doc["grants"].size() > kMaxRecordGrants) return bad("grants is not a list of at most 100");
   for (const json& g : doc["grants"]) {
@@ -341,8 +356,9 @@ Result<SpaceRecord> parse_record(const std::string& text, const std::string& wha
     // What code in brought (controller/code/): five strings, nothing else.
     const json& c = doc["code"];
     if (!c.is_object() || c.size() != 5) return bad("code is not {repository, space_path, project_path, base, history}");
-    for (const char* k : {"repository", "space_path", "project_path", "base", "history"})
+    for (const char* k : {"repository", "space_path", "project_path", "base", "history"}) {
       if (!c.contains(k) || !c[k].is_string()) return bad(std::string("code.") + k + " is not a string");
+    }
     record.code = {c["repository"].get<std::string>(), c["space_path"].get<std::string>(), c["project_path"].get<std::string>(),
                    c["base"].get<std::string>(), c["history"].get<std::string>()};
   }
@@ -350,27 +366,31 @@ Result<SpaceRecord> parse_record(const std::string& text, const std::string& wha
     // What code out brought: three strings and two counts, nothing else.
     const json& o = doc["out"];
     if (!o.is_object() || o.size() != 5) return bad("out is not {result, start, space_head, changed_paths, changed_bytes}");
-    for (const char* k : {"result", "start", "space_head"})
+    for (const char* k : {"result", "start", "space_head"}) {
       if (!o.contains(k) || !o[k].is_string()) return bad(std::string("out.") + k + " is not a string");
-    for (const char* k : {"changed_paths", "changed_bytes"})
+    }
+    for (const char* k : {"changed_paths", "changed_bytes"}) {
       if (!o.contains(k) || !o[k].is_number_unsigned()) return bad(std::string("out.") + k + " is not a count");
+    }
     record.out = {o["result"].get<std::string>(), o["start"].get<std::string>(), o["space_head"].get<std::string>(),
                   o["changed_paths"].get<std::uint64_t>(), o["changed_bytes"].get<std::uint64_t>()};
   }
   if (doc.contains("creation")) {
     const json& c = doc["creation"];
     if (!c.is_object() || c.size() != 5) return bad("creation is not {state, step, started, failure_code, failure_message}");
-    for (const char* k : {"state", "step", "started", "failure_code", "failure_message"})
+    for (const char* k : {"state", "step", "started", "failure_code", "failure_message"}) {
       if (!c.contains(k) || !c[k].is_string()) return bad(std::string("creation.") + k + " is not a string");
+    }
     record.creation = {c["state"].get<std::string>(), c["step"].get<std::string>(), c["started"].get<std::string>(),
                        c["failure_code"].get<std::string>(), c["failure_message"].get<std::string>()};
     if (record.creation.state != "preparing" && record.creation.state != "failed") return bad("creation.state is neither preparing nor failed");
   }
   if (doc.contains("idle_stop")) {
     const json& i = doc["idle_stop"];
-    if (!i.is_object() || i.size() != 2 || !i.contains("enabled") || !i["enabled"].is_boolean() || !i.contains("hours") ||
-        !i["hours"].is_number_integer())
+    if (!i.is_object() || i.size() != 2 || !i.contains("enabled") || !i["enabled"].is_boolean() ||
+        !i.contains("hours") || !i["hours"].is_number_integer()) {
       return bad("idle_stop is not {enabled, hours}");
+    }
     const std::int64_t hours = i["hours"].get<std::int64_t>();
     if (hours < kMinIdleStopHours || hours > kMaxIdleStopHours) return bad("idle_stop.hours is outside 1 to 168");
     record.idle_stop = {true, i["enabled"].get<bool>(), static_cast<int>(hours)};
@@ -380,8 +400,9 @@ Result<SpaceRecord> parse_record(const std::string& text, const std::string& wha
     if (!n.is_object() || n.size() != 2 || !n.contains("inner") || !n.contains("outer") ||
         !n["inner"].is_string() || !n["outer"].is_string() ||
         !parse_ipv4_net(n["inner"].get<std::string>()) ||
-        !parse_ipv4_net(n["outer"].get<std::string>()))
+        !parse_ipv4_net(n["outer"].get<std::string>())) {
       return bad("subnets is not {inner, outer} of two IPv4 networks");
+    }
     record.subnets = {n["inner"].get<std::string>(), n["outer"].get<std::string>()};
   }
   if (doc.contains("stopped_idle")) {
@@ -429,12 +450,14 @@ std::string record_text(const SpaceRecord& record) {
   json grants = json::array();
   for (const GrantRecord& g : record.grants) grants.push_back(grant_record_json(g));
   json doc = {{"version", 1}, {"mode", record.mode}, {"domains", record.domains}, {"grants", grants}};
-  if (!record.code.repository.empty())
+  if (!record.code.repository.empty()) {
     doc["code"] = {{"repository", record.code.repository}, {"space_path", record.code.space_path},
                    {"project_path", record.code.project_path}, {"base", record.code.base}, {"history", record.code.history}};
-  if (!record.out.result.empty())
+  }
+  if (!record.out.result.empty()) {
     doc["out"] = {{"result", record.out.result}, {"start", record.out.start}, {"space_head", record.out.space_head},
                   {"changed_paths", record.out.changed_paths}, {"changed_bytes", record.out.changed_bytes}};
+  }
   if (!record.creation.state.empty()) {
     // A failure message quotes the engine's stderr: cut at a character boundary to what a read
     // accepts. Invalid bytes become U+FFFD first, so the cut is measured on what is stored.
@@ -454,8 +477,9 @@ std::string record_text(const SpaceRecord& record) {
                        {"failure_message", message}};
   }
   if (record.stopped_idle) doc["stopped_idle"] = true;
-  if (!record.subnets.inner.empty())
+  if (!record.subnets.inner.empty()) {
     doc["subnets"] = {{"inner", record.subnets.inner}, {"outer", record.subnets.outer}};
+  }
   if (record.idle_stop.set) doc["idle_stop"] = {{"enabled", record.idle_stop.enabled}, {"hours", record.idle_stop.hours}};
   return doc.dump(2, ' ', true, json::error_handler_t::replace) + "\n";
 }
@@ -501,8 +525,9 @@ Result<SpaceLock> SpaceLock::acquire(const std::string& dir, const std::string& 
     close(fd);
     std::string holder = n > 0 ? std::string(note, static_cast<std::size_t>(n)) : std::string();
     while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
-    for (char& c : holder)
+    for (char& c : holder) {
       if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
+    }
     return fail(Code::kSpaceBusy, action + " " + id + ": the space is busy" +
                                       (holder.empty() ? std::string() : " (process " + holder + ")") + "; try again when it is done");
   }
@@ -532,9 +557,10 @@ bool SpaceLock::is_held(const std::string& dir, const std::string& id) {
     std::size_t end = text->find('\n', start);
     if (end == std::string::npos) end = text->size();
     const std::string_view line(text->data() + start, end - start);
-    if (line.find(" FLOCK ") != std::string_view::npos && line.find(" -> ") == std::string_view::npos &&
-        line.find(want) != std::string_view::npos)
+    if (line.find(" FLOCK ") != std::string_view::npos &&
+        line.find(" -> ") == std::string_view::npos && line.find(want) != std::string_view::npos) {
       return true;
+    }
     start = end + 1;
   }
   return false;

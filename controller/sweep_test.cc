@@ -15,6 +15,7 @@
 
 #include "controller/manager.h"
 #include "controller/records.h"
+#include "controller/render.h"
 #include "controller/sweep.h"
 #include "controller/temp_dir.h"
 #include "controller/testing/memory_place.h"
@@ -23,6 +24,13 @@ namespace controller {
 namespace {
 
 using nlohmann::json;
+
+// An operation's answer as the document the CLI and serve print for it.
+template <typename T>
+Result<json> document(const Result<T>& r) {
+  if (!r) return r.error();
+  return to_json(*r);
+}
 
 class SweepTest : public ::testing::Test {
  protected:
@@ -44,13 +52,15 @@ class SweepTest : public ::testing::Test {
   }
   bool at_place(const std::string& id) {
     Result<std::vector<SpaceSummary>> all = place_.list();
-    for (const SpaceSummary& s : *all)
+    for (const SpaceSummary& s : *all) {
       if (s.id == id) return true;
+    }
     return false;
   }
   const json* entry(const json& list, const std::string& id) {
-    for (const json& e : list["spaces"])
+    for (const json& e : list["spaces"]) {
       if (e["id"] == id) return &e;
+    }
     return nullptr;
   }
 
@@ -108,15 +118,15 @@ TEST_F(SweepTest, EveryActionOnABusySpaceIsRefusedWithSpaceBusy) {
   const std::string id = make_space("fresh");
   Result<SpaceLock> held = SpaceLock::acquire(state_, id, "escape-test");
   ASSERT_TRUE(held);
-  json doc;
+  SpaceVerified found;
   std::vector<Result<json>> answers;
-  answers.push_back(manager_.stop(id));
-  answers.push_back(manager_.start(id));
-  answers.push_back(manager_.remove(id));
-  answers.push_back(manager_.verify(id, doc));
-  answers.push_back(manager_.network_set(id, "open", {}));
+  answers.push_back(document(manager_.stop(id)));
+  answers.push_back(document(manager_.start(id)));
+  answers.push_back(document(manager_.remove(id)));
+  answers.push_back(document(manager_.verify(id, found)));
+  answers.push_back(document(manager_.network_set(id, "open", {})));
   answers.push_back(manager_.grant_add(id, "g", "https://api.example.com/v1", "", ""));
-  answers.push_back(manager_.window_key(id));
+  answers.push_back(document(manager_.window_key(id)));
   answers.push_back(manager_.control_get(id, "/journal"));
   answers.push_back(manager_.control_get(id, "/policy"));
   for (std::size_t i = 0; i < answers.size(); ++i) {
@@ -124,7 +134,7 @@ TEST_F(SweepTest, EveryActionOnABusySpaceIsRefusedWithSpaceBusy) {
     EXPECT_EQ(answers[i].error().code, Code::kSpaceBusy) << "action " << i << ": " << answers[i].error().message;
   }
   EXPECT_TRUE(at_place(id));
-  Result<json> list = manager_.list();
+  Result<json> list = document(manager_.list());
   ASSERT_TRUE(list);
   ASSERT_NE(entry(*list, id), nullptr);
   EXPECT_EQ((*entry(*list, id))["busy"], true);
@@ -138,20 +148,21 @@ TEST_F(SweepTest, ListShowsAPreparingCreationAndAFailedOneUntilItIsRemoved) {
   ASSERT_TRUE(lock);
   CreateRequest bad;
   bad.name = "";  // the memory place refuses it
-  Result<json> failed = manager_.create(bad);
+  Result<SpaceCreated> failed = manager_.create(bad);
   ASSERT_FALSE(failed);
-  Result<json> list = manager_.list();
+  Result<json> list = document(manager_.list());
   ASSERT_TRUE(list);
   ASSERT_NE(entry(*list, preparing.id), nullptr) << list->dump();
   EXPECT_EQ((*entry(*list, preparing.id))["state"], "preparing");
   const json* f = nullptr;
-  for (const json& e : (*list)["spaces"])
+  for (const json& e : (*list)["spaces"]) {
     if (e["state"] == "failed") f = &e;
+  }
   ASSERT_NE(f, nullptr) << list->dump();
   EXPECT_EQ((*f)["failure"]["code"], "invalid_argument");
   const std::string failed_id = (*f)["id"];
   ASSERT_TRUE(manager_.remove(failed_id)) << "dismissing a failed creation";
-  list = manager_.list();
+  list = document(manager_.list());
   EXPECT_EQ(entry(*list, failed_id), nullptr);
 }
 

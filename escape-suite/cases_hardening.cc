@@ -25,6 +25,7 @@
 
 #include "escape-suite/case.h"
 #include "escape-suite/probe.h"
+#include "policy/number.h"
 
 namespace escape {
 namespace {
@@ -47,17 +48,25 @@ std::uint64_t cgroup_quota(std::string& evidence) {
   if (v2.ok) {
     evidence = "cpu.max = " + trim(v2.data);
     if (v2.data.rfind("max", 0) == 0) return 0;
-    const std::uint64_t quota = std::strtoull(v2.data.c_str(), nullptr, 10);
-    const std::uint64_t period = std::strtoull(v2.data.c_str() + std::min(v2.data.size(), v2.data.find(' ') + 1), nullptr, 10);
-    return period == 0 ? 0 : quota * 1000000000ull / period;
+    // "QUOTA PERIOD" in microseconds; anything else is no quota this case can compare.
+    const std::string line = trim(v2.data);
+    const std::size_t sp = line.find(' ');
+    const std::optional<std::uint64_t> quota =
+        policy::parse_number<std::uint64_t>(std::string_view(line).substr(0, sp));
+    const std::optional<std::uint64_t> period =
+        sp == std::string::npos
+            ? std::nullopt
+            : policy::parse_number<std::uint64_t>(std::string_view(line).substr(sp + 1));
+    if (!quota || !period || *period == 0) return 0;
+    return *quota * 1000000000ull / *period;
   }
   for (const char* dir : {"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"}) {
     const FileRead q = read_bounded(std::string(dir) + "/cpu.cfs_quota_us", 64);
     const FileRead p = read_bounded(std::string(dir) + "/cpu.cfs_period_us", 64);
     if (!q.ok || !p.ok) continue;
     evidence = std::string(dir) + " cfs_quota_us = " + trim(q.data) + ", cfs_period_us = " + trim(p.data);
-    const long long quota = std::atoll(q.data.c_str());
-    const long long period = std::atoll(p.data.c_str());
+    const long long quota = policy::parse_number<long long>(trim(q.data)).value_or(0);
+    const long long period = policy::parse_number<long long>(trim(p.data)).value_or(0);
     if (quota <= 0 || period <= 0) return 0;
     return static_cast<std::uint64_t>(quota) * 1000000000ull / static_cast<std::uint64_t>(period);
   }
@@ -126,8 +135,11 @@ Outcome tcp_udp_control() {
   for (const auto& [family, type, proto] : {std::tuple{AF_INET, SOCK_STREAM, static_cast<int>(IPPROTO_TCP)},
                                             std::tuple{AF_INET6, SOCK_DGRAM, static_cast<int>(IPPROTO_UDP)}}) {
     const int fd = ::socket(family, type | SOCK_CLOEXEC, proto);
-    if (fd < 0) return inconclusive("control: socket(" + std::to_string(family) + ", " + std::to_string(type) + ", " +
-                                    std::to_string(proto) + ") failed: " + errno_name(errno));
+    if (fd < 0) {
+      return inconclusive("control: socket(" + std::to_string(family) + ", " +
+                          std::to_string(type) + ", " + std::to_string(proto) +
+                          ") failed: " + errno_name(errno));
+    }
     ::close(fd);
   }
   return pass("");
@@ -206,8 +218,9 @@ void add_hardening_cases(std::vector<Case>& out) {
              [c](Context& ctx) {
                errno = 0;
                const long control = ::syscall(SYS_ioctl, -1L, static_cast<unsigned long>(TCGETS), 0L);
-               if (control != -1 || errno != EBADF)
+               if (control != -1 || errno != EBADF) {
                  return inconclusive("control: ioctl(-1, TCGETS) gave " + errno_name(errno) + ", not EBADF");
+               }
                const long rc = ::syscall(SYS_ioctl, -1L, c.request, 0L);
                return profile_refused(ctx.opts, "ioctl", rc, errno);
              });
@@ -233,7 +246,12 @@ void add_hardening_cases(std::vector<Case>& out) {
                  3000);
              if (!c.exited) return inconclusive("child died (signal " + std::to_string(c.signal) + ")");
              if (c.report == "raised") return fail("setrlimit(RLIMIT_CORE, unlimited) succeeded");
-             const int err = std::atoi(c.report.c_str());
+             const std::optional<int> read = policy::parse_number<int>(c.report);
+             if (!read) {
+               return inconclusive("setrlimit(RLIMIT_CORE, unlimited): unreadable child report: " +
+                                   c.report);
+             }
+             const int err = *read;
              if (err == EPERM) return pass("setrlimit(RLIMIT_CORE, unlimited): EPERM");
              return fail("setrlimit(RLIMIT_CORE, unlimited): " + errno_name(err) + " (expected EPERM)");
            });
@@ -251,7 +269,8 @@ void add_hardening_cases(std::vector<Case>& out) {
                  3000);
              if (!c.exited) return inconclusive("child died (signal " + std::to_string(c.signal) + ")");
              if (c.report == "raised") return fail("soft RLIMIT_CORE raised to 1 MiB: the hard limit is not 0");
-             const int err = std::atoi(c.report.c_str());
+             const int err =
+                 policy::parse_number<int>(c.report).value_or(0);  // "getrlimit N": not EINVAL
              if (err == EINVAL) return pass("setrlimit(RLIMIT_CORE, 1 MiB soft): EINVAL (hard is 0)");
              return fail("setrlimit(RLIMIT_CORE, 1 MiB soft): " + c.report + " (expected EINVAL)");
            });
@@ -288,8 +307,9 @@ void add_hardening_cases(std::vector<Case>& out) {
              ::unlink(core_file.c_str());
              ::unlink(core_pid.c_str());
              const std::string ev = "core_pattern '" + pat + "'";
-             if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT)
+             if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT) {
                return inconclusive(ev + "; the child did not die of SIGABRT (status " + std::to_string(status) + ")");
+             }
              if (WCOREDUMP(status)) return fail(ev + "; the kernel dumped core (status has the core bit)");
              if (file) return fail(ev + "; a core file appeared in /tmp");
              return pass(ev + "; SIGABRT without a core dump, no core file");
@@ -301,35 +321,46 @@ void add_hardening_cases(std::vector<Case>& out) {
              if (q == 0) return fail(ev + " (no CPU quota)");
              if (ctx.opts.cpu_limit != 0) {
                const std::uint64_t diff = q > ctx.opts.cpu_limit ? q - ctx.opts.cpu_limit : ctx.opts.cpu_limit - q;
-               if (diff > ctx.opts.cpu_limit / 100)
+               if (diff > ctx.opts.cpu_limit / 100) {
                  return fail(ev + " (runner expected --cpu-limit " + std::to_string(ctx.opts.cpu_limit) + ")");
+               }
              }
              return pass(ev + " = " + fixed2(static_cast<double>(q) / 1e9) + " CPUs");
            });
-  add_case(out, "res.cpu-spin-held", "starve the host and the gatekeeper by spinning every core",
-           "one busy child per visible core (at least two) for 3 s; their CPU time from wait4",
-           "CPU seconds per wall second stay at or below the quota (+15%), while the spinners did run "
-           "(control: at least a quarter of the quota)", [](Context& ctx) {
-             if (const Outcome g = ctx.opts.allow_exhaustion ? pass("") : inconclusive("not run: needs --allow-exhaustion");
-                 g.verdict != Verdict::kPass)
-               return g;
-             std::string qev;
-             const std::uint64_t q = cgroup_quota(qev);
-             if (q == 0) return fail(qev + " (no CPU quota to hold)");
-             const double quota = static_cast<double>(q) / 1e9;
-             const int cores = visible_cpus();
-             if (quota >= static_cast<double>(cores))
-               return not_applicable(qev + ": the quota (" + fixed2(quota) + ") is not below the " + std::to_string(cores) +
-                                     " visible cores, so spinning cannot exceed it");
-             const Spin s = spin_all_cores(nullptr);
-             if (!s.error.empty()) return inconclusive("spinners: " + s.error);
-             const double rate = s.wall > 0 ? s.cpu / s.wall : 0;
-             const std::string ev = std::to_string(s.spinners) + " spinners used " + fixed2(s.cpu) + " CPU s in " +
-                                    fixed2(s.wall) + " s = " + fixed2(rate) + " CPUs; quota " + fixed2(quota) + " (" + qev + ")";
-             if (rate < quota * 0.25) return inconclusive(ev + ": the spinners barely ran (a busy host?)");
-             if (rate > quota * kQuotaSlack + 0.05) return fail(ev + ": above the quota");
-             return pass(ev);
-           });
+  add_case(
+      out, "res.cpu-spin-held", "starve the host and the gatekeeper by spinning every core",
+      "one busy child per visible core (at least two) for 3 s; their CPU time from wait4",
+      "CPU seconds per wall second stay at or below the quota (+15%), while the spinners did run "
+      "(control: at least a quarter of the quota)",
+      [](Context& ctx) {
+        if (const Outcome g = ctx.opts.allow_exhaustion
+                                  ? pass("")
+                                  : inconclusive("not run: needs --allow-exhaustion");
+            g.verdict != Verdict::kPass) {
+          return g;
+        }
+        std::string qev;
+        const std::uint64_t q = cgroup_quota(qev);
+        if (q == 0) return fail(qev + " (no CPU quota to hold)");
+        const double quota = static_cast<double>(q) / 1e9;
+        const int cores = visible_cpus();
+        if (quota >= static_cast<double>(cores)) {
+          return not_applicable(qev + ": the quota (" + fixed2(quota) + ") is not below the " +
+                                std::to_string(cores) +
+                                " visible cores, so spinning cannot exceed it");
+        }
+        const Spin s = spin_all_cores(nullptr);
+        if (!s.error.empty()) return inconclusive("spinners: " + s.error);
+        const double rate = s.wall > 0 ? s.cpu / s.wall : 0;
+        const std::string ev = std::to_string(s.spinners) + " spinners used " + fixed2(s.cpu) +
+                               " CPU s in " + fixed2(s.wall) + " s = " + fixed2(rate) +
+                               " CPUs; quota " + fixed2(quota) + " (" + qev + ")";
+        if (rate < quota * 0.25) {
+          return inconclusive(ev + ": the spinners barely ran (a busy host?)");
+        }
+        if (rate > quota * kQuotaSlack + 0.05) return fail(ev + ": above the quota");
+        return pass(ev);
+      });
   add_case(out, "res.cpu-spin-corridor-answers", "starve the corridor by spinning every core",
            "while one busy child per core spins, CONNECT to --allowed-target through the corridor",
            "the corridor answers within 2 s (its own CPU weight), as it does when idle (control)", [](Context& ctx) {

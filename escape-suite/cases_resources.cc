@@ -15,6 +15,7 @@
 
 #include "escape-suite/case.h"
 #include "escape-suite/probe.h"
+#include "policy/number.h"
 
 namespace escape {
 namespace {
@@ -43,7 +44,7 @@ Outcome limit_file(std::initializer_list<const char*> paths, std::uint64_t expec
   if (which.empty()) return fail("no limit file readable");
   const std::string ev = which + " = " + v;
   if (v == "max" || v.empty() || v == "9223372036854771712") return fail(ev + " (unlimited)");
-  if (expected != 0 && std::strtoull(v.c_str(), nullptr, 10) != expected) {
+  if (expected != 0 && policy::parse_number<std::uint64_t>(v) != expected) {
     return fail(ev + " (runner expected " + std::string(flag) + " " + std::to_string(expected) + ")");
   }
   return pass(ev);
@@ -78,8 +79,10 @@ Outcome fill_case(const std::string& path, std::uint64_t cap) {
   const ChildOutcome c = run_in_child([&] { return fill(path, cap); }, 300000);
   ::unlink(path.c_str());
   if (!c.exited) return inconclusive("filler died (signal " + std::to_string(c.signal) + ")");
-  const std::uint64_t bytes = std::strtoull(c.report.c_str(), nullptr, 10);
-  const int err = std::atoi(c.report.c_str() + std::min(c.report.size(), c.report.find(' ') + 1));
+  const std::optional<ChildNumbers> n = child_numbers(c.report);
+  if (!n || n->first < 0) return inconclusive("filler: unreadable report: " + c.report);
+  const auto bytes = static_cast<std::uint64_t>(n->first);
+  const int err = n->second;
   const std::string ev = path + ": " + std::to_string(bytes / kMiB) + " MiB then " + (err ? errno_name(err) : "no error");
   if (err == ENOSPC || err == EDQUOT || err == EFBIG) return pass(ev + "; deleted");
   return fail(ev + " (no bound before " + std::to_string(cap / kMiB) + " MiB)");
@@ -91,9 +94,10 @@ Outcome bounded_fill_case(const std::string& dir, std::uint64_t quota) {
   struct statvfs fs {};
   if (::statvfs(dir.c_str(), &fs) != 0) return fail("statvfs " + dir + ": " + errno_name(errno));
   const std::uint64_t total = static_cast<std::uint64_t>(fs.f_blocks) * fs.f_frsize;
-  if (total > quota)
+  if (total > quota) {
     return fail(dir + " sits on a " + std::to_string(total / kMiB) + " MiB filesystem, larger than the " +
                 std::to_string(quota / kMiB) + " MiB quota: filling it fills a shared disk");
+  }
   const Outcome o = fill_case(dir + "/openchamber-escape-fill", quota + 64 * kMiB);
   if (o.verdict != Verdict::kPass) return o;
   return pass(o.evidence + " (own filesystem of " + std::to_string(total / kMiB) + " MiB)");
@@ -152,10 +156,15 @@ void add_resource_cases(std::vector<Case>& out) {
                    return std::to_string(kids.size()) + " " + std::to_string(err);
                  },
                  120000, true);
-             const std::uint64_t n = std::strtoull(c.report.c_str(), nullptr, 10);
-             const int err = std::atoi(c.report.c_str() + std::min(c.report.size(), c.report.find(' ') + 1));
-             const std::string ev = std::to_string(n) + " forks, then " + (err ? errno_name(err) : "no error");
              if (c.report.empty()) return inconclusive("bomb supervisor died (signal " + std::to_string(c.signal) + ")");
+             const std::optional<ChildNumbers> counted = child_numbers(c.report);
+             if (!counted || counted->first < 0) {
+               return inconclusive("bomb supervisor: unreadable report: " + c.report);
+             }
+             const auto n = static_cast<std::uint64_t>(counted->first);
+             const int err = counted->second;
+             const std::string ev =
+                 std::to_string(n) + " forks, then " + (err ? errno_name(err) : "no error");
              if (err != EAGAIN) return fail(ev + " (not held by the pids limit)");
              if (n >= ctx.opts.pids_limit) return fail(ev + " (at or above --pids-limit " + std::to_string(ctx.opts.pids_limit) + ")");
              return pass(ev + "; all killed");

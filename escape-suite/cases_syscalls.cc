@@ -21,6 +21,7 @@
 
 #include "escape-suite/case.h"
 #include "escape-suite/probe.h"
+#include "policy/number.h"
 
 namespace escape {
 namespace {
@@ -314,9 +315,15 @@ void add_syscall_cases(std::vector<Case>& out) {
                    return std::to_string(rc) + " " + std::to_string(errno);
                  },
                  3000);
-             const int err = std::atoi(c.report.c_str() + std::min(c.report.size(), c.report.find(' ') + 1));
              if (c.report.rfind("0 ", 0) == 0) return fail("unshare(CLONE_NEWUSER) succeeded");
-             if (err == ctx.opts.seccomp_errno) return pass("refused with " + errno_name(err) + " (the profile's)");
+             const std::optional<ChildNumbers> n = child_numbers(c.report);
+             if (!n) {
+               return inconclusive("unshare(CLONE_NEWUSER): unreadable child report: " + c.report);
+             }
+             const int err = n->second;
+             if (err == ctx.opts.seccomp_errno) {
+               return pass("refused with " + errno_name(err) + " (the profile's)");
+             }
              return fail("refused with " + errno_name(err) + ", not the profile's " +
                          errno_name(ctx.opts.seccomp_errno) + ": another profile is loaded");
            });

@@ -13,6 +13,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "policy/number.h"
+
 namespace escape {
 
 FileRead read_bounded(const std::string& path, std::size_t max_bytes) {
@@ -170,11 +172,13 @@ Outcome syscall_in_child_expect(const Options& opts, std::string_view what, cons
       timeout_ms);
   if (c.signal == SIGSYS) return pass(std::string(what) + ": killed by SIGSYS (seccomp)");
   if (c.timed_out) return inconclusive(std::string(what) + ": child did not finish in time");
-  if (!c.exited || c.report.empty())
+  if (!c.exited || c.report.empty()) {
     return inconclusive(std::string(what) + ": child died (signal " + std::to_string(c.signal) + ") " + c.report);
-  const std::size_t sp = c.report.find(' ');
-  const long rc = std::strtol(c.report.c_str(), nullptr, 10);
-  const int err = sp == std::string::npos ? 0 : std::atoi(c.report.c_str() + sp + 1);
+  }
+  const std::optional<ChildNumbers> n = child_numbers(c.report);
+  if (!n) return inconclusive(std::string(what) + ": unreadable child report: " + c.report);
+  const long long rc = n->first;
+  const int err = n->second;
   if (rc >= 0) return fail(std::string(what) + " succeeded (" + std::to_string(rc) + ")");
   if (err == expected_errno) return pass(std::string(what) + ": " + errno_name(err) + " (the profile's errno)");
   (void)opts;
@@ -201,10 +205,9 @@ Outcome syscall_in_child(const Options& opts, std::string_view what,
     return inconclusive(std::string(what) + ": child died (signal " + std::to_string(c.signal) +
                         ") " + c.report);
   }
-  const std::size_t sp = c.report.find(' ');
-  const long rc = std::strtol(c.report.c_str(), nullptr, 10);
-  const int err = sp == std::string::npos ? 0 : std::atoi(c.report.c_str() + sp + 1);
-  return judge_syscall(opts, what, rc, err);
+  const std::optional<ChildNumbers> n = child_numbers(c.report);
+  if (!n) return inconclusive(std::string(what) + ": unreadable child report: " + c.report);
+  return judge_syscall(opts, what, static_cast<long>(n->first), n->second);
 }
 
 std::string status_field(std::string_view text, std::string_view field) {
@@ -257,8 +260,9 @@ std::vector<int> numeric_pids(std::size_t max) {
   std::vector<int> pids;
   for (const std::string& name : list_dir("/proc", 65536)) {
     if (name.empty() || name.size() > 9) continue;
-    if (!std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
-    pids.push_back(std::atoi(name.c_str()));
+    const std::optional<int> pid = policy::parse_number<int>(name);
+    if (!pid || *pid <= 0) continue;
+    pids.push_back(*pid);
     if (pids.size() >= max) break;
   }
   std::sort(pids.begin(), pids.end());
@@ -284,6 +288,16 @@ std::string to_lower(std::string_view s) {
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
   }
   return out;
+}
+
+std::optional<ChildNumbers> child_numbers(std::string_view report) {
+  const std::size_t sp = report.find(' ');
+  const std::optional<long long> first = policy::parse_number<long long>(report.substr(0, sp));
+  if (!first) return std::nullopt;
+  if (sp == std::string_view::npos) return ChildNumbers{*first, 0};
+  const std::optional<int> second = policy::parse_number<int>(report.substr(sp + 1));
+  if (!second) return std::nullopt;
+  return ChildNumbers{*first, *second};
 }
 
 }  // namespace escape

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,6 +54,15 @@ struct ChildOutcome {
   bool timed_out = false;  // we killed it after the timeout
   std::string report;      // what the child wrote (bounded)
 };
+
+// A child's "A B" report of two decimal numbers (a return value or a count, then an errno), or
+// one number alone (B is then 0). Nothing else is a report: a child that printed anything other
+// proves nothing (the caller answers INCONCLUSIVE, never a verdict read from a guessed 0).
+struct ChildNumbers {
+  long long first = 0;
+  int second = 0;
+};
+std::optional<ChildNumbers> child_numbers(std::string_view report);
 
 // Forks; the child runs `fn`, writes its return text to a pipe and _exit(0)s. The parent waits up
 // to `timeout_ms`, then SIGKILLs the child (and its process group when `own_group`).

@@ -6,6 +6,7 @@
 // an attribute or a character reference.
 #include <map>
 
+#include "escape-suite/catalogue.h"
 #include "escape-suite/report.h"
 #include "escape-suite/report_rich.h"
 
@@ -142,8 +143,9 @@ std::string boundary_svg(const Boundary& b) {
   y += 18;
   const std::size_t shown = b.allowed.size() < 4 ? b.allowed.size() : 4;
   for (std::size_t i = 0; i < shown; ++i, y += 16) s += svg_text(715, y, b.allowed[i], "font-size=\"12\"", 40);
-  if (b.allowed.size() > shown)
+  if (b.allowed.size() > shown) {
     s += svg_text(715, y, "+" + std::to_string(b.allowed.size() - shown) + " more (listed below)", "font-size=\"12\""), y += 16;
+  }
   if (b.allowed.empty() && b.mode == "allowlist") s += svg_text(715, y, "(no name allowed)", "font-size=\"12\""), y += 16;
   y = y < 190 ? 190 : y + 6;
   s += svg_text(705, y, "window: grants " + std::to_string(b.grants.size()), "fill=\"#1b5e2e\"");
@@ -167,8 +169,9 @@ std::string boundary_svg(const Boundary& b) {
 
 std::string facts_table(const std::vector<std::pair<std::string, std::string>>& facts) {
   std::string out = "<table><tr><th>fact</th><th>value</th></tr>";
-  for (std::size_t i = 0; i < facts.size() && i < kMaxContextItems; ++i)
+  for (std::size_t i = 0; i < facts.size() && i < kMaxContextItems; ++i) {
     out += "<tr><td>" + bounded(facts[i].first) + "</td><td class=\"ev\">" + bounded(facts[i].second) + "</td></tr>";
+  }
   return out + "</table>";
 }
 
@@ -190,10 +193,6 @@ std::string html_escape(std::string_view text) {
 }
 
 std::string format_html(const std::vector<CaseResult>& results, const ReportContext& context) {
-  const std::vector<Case> cases = all_cases();
-  std::map<std::string_view, const Case*> known;
-  for (const Case& c : cases) known.emplace(c.id, &c);
-
   GroupCounts all;
   std::vector<std::string> order;  // groups in the order they first ran
   std::map<std::string, GroupCounts> groups;
@@ -236,21 +235,25 @@ std::string format_html(const std::vector<CaseResult>& results, const ReportCont
     out += "<section id=\"boundary\"><h2>The boundary of this space</h2>\n" + boundary_svg(b) + "\n<p>";
     out += "Corridor mode: <b>" + (b.mode.empty() ? std::string("unknown") : bounded(b.mode)) + "</b>. Allowed names (" +
            std::to_string(b.allowed.size()) + "): ";
-    for (std::size_t i = 0; i < b.allowed.size() && i < kMaxContextItems; ++i)
+    for (std::size_t i = 0; i < b.allowed.size() && i < kMaxContextItems; ++i) {
       out += (i > 0 ? ", " : "") + std::string("<code>") + bounded(b.allowed[i]) + "</code>";
+    }
     if (b.allowed.empty()) out += "none";
     out += ". Window grants (" + std::to_string(b.grants.size()) + "): ";
-    for (std::size_t i = 0; i < b.grants.size() && i < kMaxContextItems; ++i)
+    for (std::size_t i = 0; i < b.grants.size() && i < kMaxContextItems; ++i) {
       out += (i > 0 ? ", " : "") + std::string("<code>") + bounded(b.grants[i]) + "</code>";
+    }
     if (b.grants.empty()) out += "none";
     out += ".</p></section>\n";
   }
-  if (!context.host_facts.empty())
+  if (!context.host_facts.empty()) {
     out += "<section id=\"host-facts\"><h2>Host facts</h2>" + facts_table(context.host_facts) + "</section>\n";
+  }
   if (!context.residuals.empty()) {
     out += "<section id=\"residuals\"><h2>Residual risks</h2><ul>";
-    for (std::size_t i = 0; i < context.residuals.size() && i < kMaxContextItems; ++i)
+    for (std::size_t i = 0; i < context.residuals.size() && i < kMaxContextItems; ++i) {
       out += "<li>" + bounded(context.residuals[i]) + "</li>";
+    }
     out += "</ul></section>\n";
   }
 
@@ -261,9 +264,10 @@ std::string format_html(const std::vector<CaseResult>& results, const ReportCont
       if (r.group != g) continue;
       out += "<tr class=\"case " + std::string(verdict_class(r.verdict)) + "\" id=\"case-" + anchor(r.id) + "\"><td><b>" +
              html_escape(r.id) + "</b>";
-      if (const auto it = known.find(r.id); it != known.end())
-        out += "<div class=\"case-text\">threat: " + html_escape(it->second->threat) + "<br>proof: " +
-               html_escape(it->second->proof) + "</div>";
+      if (const CaseText* c = find_case_text(r.id); c != nullptr) {
+        out += "<div class=\"case-text\">threat: " + html_escape(c->threat) +
+               "<br>proof: " + html_escape(c->proof) + "</div>";
+      }
       out += "</td><td class=\"v\">" + std::string(verdict_word(r.verdict)) + "</td><td class=\"ev\">" +
              html_escape(r.evidence) + "</td><td>" + std::to_string(r.duration_ms) + "</td></tr>\n";
     }
@@ -276,10 +280,11 @@ std::string format_html(const std::vector<CaseResult>& results, const ReportCont
 void add_facts(ReportContext& context, const std::vector<Fact>& facts) {
   constexpr std::string_view kResidual = "residual.";
   for (const Fact& f : facts) {
-    if (f.key.rfind(kResidual, 0) == 0)
+    if (f.key.rfind(kResidual, 0) == 0) {
       context.residuals.push_back(f.key.substr(kResidual.size()) + ": " + f.value);
-    else
+    } else {
       context.host_facts.emplace_back(f.key, f.value);
+    }
   }
 }
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <string_view>
 
+#include "escape-suite/catalogue.h"
 #include "escape-suite/report.h"
 #include "escape-suite/report_rich.h"
 #include "policy/json.h"
@@ -32,13 +33,15 @@ struct RuleText {
   std::string short_text, full_text, help_text;
 };
 
-RuleText rule_text(const std::map<std::string_view, const Case*>& known, const std::string& id) {
-  const auto it = known.find(id);
-  if (it != known.end())
-    return {it->second->threat, it->second->technique, "Proof of \"cannot\": " + it->second->proof};
-  if (id.rfind("host.", 0) == 0)
+RuleText rule_text(const std::string& id) {
+  if (const CaseText* c = find_case_text(id); c != nullptr) {
+    return {std::string(c->threat), std::string(c->technique),
+            "Proof of \"cannot\": " + std::string(c->proof)};
+  }
+  if (id.rfind("host.", 0) == 0) {
     return {"Host-side check of " + id, "Run by spacectl escape-test from outside the space.",
             "The evidence says what the host saw."};
+  }
   return {"Escape case " + id, "A case this version of the report writer does not describe.",
           "See the evidence."};
 }
@@ -67,15 +70,11 @@ std::string boundary_object(const Boundary& b) {
 }  // namespace
 
 std::string format_sarif(const std::vector<CaseResult>& results, const ReportContext& context) {
-  const std::vector<Case> cases = all_cases();
-  std::map<std::string_view, const Case*> known;
-  for (const Case& c : cases) known.emplace(c.id, &c);
-
   std::size_t pass = 0, failed = 0, inconclusive = 0, not_applicable = 0;
   std::string rules, found;
   for (std::size_t i = 0; i < results.size(); ++i) {
     const CaseResult& r = results[i];
-    const RuleText t = rule_text(known, r.id);
+    const RuleText t = rule_text(r.id);
     if (i > 0) rules += ",";
     rules += "{\"id\":" + quoted(r.id) + ",\"shortDescription\":" + text_message(t.short_text) +
              ",\"fullDescription\":" + text_message(t.full_text) + ",\"help\":" + text_message(t.help_text) +

@@ -72,7 +72,7 @@ Result<json> apply_work(Manager& manager, const ApplyRequest& cli) {
   if (cli.remove_afterwards) {
     lock.reset();  // remove takes the space's lock itself
     say("removing the space");
-    Result<json> removed = remove_with_refs(manager, cli.id);
+    Result<SpaceRemoved> removed = remove_with_refs(manager, cli.id);
     out["removed"] = removed ? json(true) : json(false);
     if (!removed) out["remove_error"] = removed.error().message;
   }

@@ -73,8 +73,11 @@ Result<json> code_in_locked(Manager& manager, const CodeInRequest& request) {
               {"history", "pending"}};
   if (!r->snapshot.user_name || !r->snapshot.user_email) {
     const std::string warning = "warning: user.name or user.email did not travel; the agent cannot commit until it is set";
-    if (request.progress) request.progress(warning);
-    else std::cerr << "spacectl: " << warning << "\n";
+    if (request.progress) {
+      request.progress(warning);
+    } else {
+      std::cerr << "spacectl: " << warning << "\n";
+    }
   }
   return out;
 }
@@ -83,8 +86,9 @@ Result<json> history_locked(Manager& manager, const std::string& id, int timeout
                             const std::function<void(const std::string&)>& progress) {
   Result<SpaceRecord> record = read_record(manager.state, id);
   if (!record) return record.error();
-  if (record->code.repository.empty() || record->code.base.empty())
+  if (record->code.repository.empty() || record->code.base.empty()) {
     return fail(Code::kInvalidArgument, "code history " + id + ": no code in is recorded for this space");
+  }
   Result<std::vector<std::string>> prefix = manager.place.exec_argv(id);
   if (!prefix) return prefix.error();
   TransferOptions options = options_for(timeout_seconds == 0 ? 1800 : timeout_seconds, progress);
@@ -154,35 +158,44 @@ void add_code_cli(CLI::App& app, CLI::App* create, CodeCli& cli) {
 }
 
 std::optional<Result<json>> run_code_cli(const CodeCli& cli, Manager& manager, const std::string& space_image) {
-  if (cli.in != nullptr && cli.in->parsed())
+  if (cli.in != nullptr && cli.in->parsed()) {
     return code_in(manager, CodeInRequest{cli.id, cli.repo, cli.mode, space_image, cli.timeout_seconds, {}});
-  if (cli.history != nullptr && cli.history->parsed())
+  }
+  if (cli.history != nullptr && cli.history->parsed()) {
     return code_history(manager, cli.id, cli.timeout_seconds == 600 ? 1800 : cli.timeout_seconds, {});
+  }
   if (cli.files != nullptr && cli.files->parsed()) return code_files(cli.repo);
   if (cli.forget != nullptr && cli.forget->parsed()) return code_forget(manager, cli.id);
   if (cli.out != nullptr && cli.out->parsed()) return run_code_out(cli, manager);
   return std::nullopt;
 }
 
-Result<json> create_with_code(const CodeCli& cli, Manager& manager, const CreateRequest& request, const std::string& space_image) {
+Result<SpaceCreated> create_with_code(const CodeCli& cli, Manager& manager,
+                                      const CreateRequest& request,
+                                      const std::string& space_image) {
   return create_with_code(manager, request, CodeInRequest{{}, cli.create_repo, cli.create_mode, space_image, cli.timeout_seconds, {}});
 }
 
-Result<json> create_with_code(Manager& manager, CreateRequest request, const CodeInRequest& code) {
+Result<SpaceCreated> create_with_code(Manager& manager, CreateRequest request,
+                                      const CodeInRequest& code) {
   auto say = [&](const std::string& line) {
-    if (code.progress) code.progress(line);
-    else std::cerr << "spacectl: " << line << "\n";
+    if (code.progress) {
+      code.progress(line);
+    } else {
+      std::cerr << "spacectl: " << line << "\n";
+    }
   };
   if (!parse_mode(code.mode)) return fail(Code::kUsage, "space create: --mode must be uncommitted or clean");
   // Refusals that need only the repository come before anything is created.
   if (Result<void> ok = preflight(code.repo); !ok) return ok.error();
-  json created_doc, in_doc;
+  SpaceCreated created_doc;
+  json in_doc;
   {
     Result<SpaceLock> lock = manager.begin_create(request, code.repo);
     if (!lock) return lock.error();
     const std::string id = request.id;
     say("creating space " + id);
-    Result<json> created = manager.create_locked(request);
+    Result<SpaceCreated> created = manager.create_locked(request);
     if (!created) {
       manager.finish_create(id, &created.error(), "");
       return created.error();
@@ -209,24 +222,28 @@ Result<json> create_with_code(Manager& manager, CreateRequest request, const Cod
   }
   const std::string id = request.id;
   say("space " + id + " is usable; sending history");
-  json out = std::move(created_doc);
-  out["code"] = std::move(in_doc);
+  SpaceCreated out = std::move(created_doc);
+  out.code = std::move(in_doc);
   Result<json> h = code_history(manager, id, 1800, code.progress);
-  out["code"]["history"] = h ? (*h)["history"] : json("failed");
+  (*out.code)["history"] = h ? (*h)["history"] : json("failed");
   if (!h) say("warning: " + h.error().message + " (the space works with shallow history)");
   return out;
 }
 
-Result<json> remove_with_refs(Manager& manager, const std::string& id) {
+Result<SpaceRemoved> remove_with_refs(Manager& manager, const std::string& id) {
   Result<SpaceRecord> record = read_record(manager.state, id);
-  Result<json> removed = manager.remove(id);
+  Result<SpaceRemoved> removed = manager.remove(id);
   if (!removed) return removed;
-  json out = *removed;
+  SpaceRemoved out = std::move(*removed);
   if (record && !record->code.repository.empty()) {
     Result<std::vector<std::string>> refs = remove_space_refs(record->code.repository, id);
-    if (refs) out["refs_removed"] = *refs;
-    else if (refs.error().code == Code::kProjectFolderMissing) out["refs_removed"] = json::array();  // went with the folder
-    else out["refs_not_removed"] = refs.error().message;
+    if (refs) {
+      out.refs_removed = std::move(*refs);
+    } else if (refs.error().code == Code::kProjectFolderMissing) {
+      out.refs_removed = std::vector<std::string>{};  // went with the folder
+    } else {
+      out.refs_not_removed = refs.error().message;
+    }
   }
   return out;
 }

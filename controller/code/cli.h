@@ -43,7 +43,8 @@ Result<nlohmann::json> code_forget(Manager& manager, const std::string& id);
 // `space create --repo`: the creation holds the new space's lock from before anything exists
 // until its code has arrived (a crash in between leaves a `preparing` record sweep removes, refs
 // included); history follows under a lock of its own. request.id may be preset.
-Result<nlohmann::json> create_with_code(Manager& manager, CreateRequest request, const CodeInRequest& code);
+Result<SpaceCreated> create_with_code(Manager& manager, CreateRequest request,
+                                      const CodeInRequest& code);
 // Removes refs/openchamber/spaces/<id>/ from a repository (for sweep); failures are ignored.
 void forget_refs(const std::string& repository, const std::string& id);
 
@@ -54,10 +55,10 @@ void add_code_cli(CLI::App& app, CLI::App* create, CodeCli& cli);
 // in a refusal of an image without git. Progress lines go to stderr.
 std::optional<Result<nlohmann::json>> run_code_cli(const CodeCli& cli, Manager& manager, const std::string& space_image);
 
-// `space create --repo`: create → code in → history, one JSON document. A failed code in removes
+// `space create --repo`: create → code in → history, one result. A failed code in removes
 // the space again (it never became usable); a failed history is a warning (it works shallow).
-Result<nlohmann::json> create_with_code(const CodeCli& cli, Manager& manager, const CreateRequest& request,
-                                        const std::string& space_image);
+Result<SpaceCreated> create_with_code(const CodeCli& cli, Manager& manager,
+                                      const CreateRequest& request, const std::string& space_image);
 
 // `code out ID` (out_cli.cc): registered under `code`, run by run_code_cli.
 void add_code_out_cli(CLI::App* code, CodeCli& cli);
@@ -74,6 +75,6 @@ struct CodeOutRequest {
 Result<nlohmann::json> code_out(Manager& manager, const CodeOutRequest& request);
 
 // `space remove`: the space, its record, then the refs code in left in the user's repository.
-Result<nlohmann::json> remove_with_refs(Manager& manager, const std::string& id);
+Result<SpaceRemoved> remove_with_refs(Manager& manager, const std::string& id);
 
 }  // namespace controller::code

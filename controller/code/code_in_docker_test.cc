@@ -15,6 +15,7 @@
 #include "controller/code/snapshot.h"
 #include "controller/code/testing/git_fixture.h"
 #include "controller/process.h"
+#include "controller/testing/live_space.h"
 #include "tests/support/environment.h"
 
 namespace controller::code {
@@ -25,56 +26,15 @@ using testing::git;
 using testing::git_status;
 using testing::write_file;
 
-const std::string kBin = std::string(GK_BINARY_DIR) + "/bin";
-
-bool exists(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
-
-ProcessOutcome docker(std::vector<std::string> args) {
-  ProcessRequest r;
-  r.argv = {"docker"};
-  r.argv.insert(r.argv.end(), args.begin(), args.end());
-  r.timeout = std::chrono::minutes(2);
-  return run_process(r);
-}
-
-bool ensure_images() {
-  if (exists(kBin + "/gatekeeper-image.id") && exists(kBin + "/space-image.id")) return true;
-  ProcessRequest r;
-  r.argv = {"cmake", "--build", GK_BINARY_DIR, "--target", "images"};
-  r.timeout = std::chrono::minutes(15);
-  (void)run_process(r);
-  return exists(kBin + "/gatekeeper-image.id") && exists(kBin + "/space-image.id");
-}
-
 class CodeInDockerTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    testing::isolate_git_environment(home_.path());
-    owner_ = "codein" + std::to_string(getpid());
-  }
-  void TearDown() override {
-    if (!gk_test::docker_engine_answers()) return;
-    const std::string filter = "label=spacectl.space.owner=" + owner_;
-    for (const std::vector<std::string>& kind :
-         {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
-      std::vector<std::string> args = kind;
-      args.insert(args.end(), {"-q", "--filter", filter});
-      EXPECT_EQ(docker(args).out, "") << "left behind (" << kind[0] << ") for owner " << owner_;
-    }
-  }
-  bool ready() {
-    return gk_test::docker_engine_answers() && ensure_images() &&
-           exists(kBin + "/seccomp/space.json");
-  }
-
+  CodeInDockerTest()
+      : live_(controller::testing::LiveSpaceOptions{"codein", controller::testing::kReleasePin,
+                                                    std::chrono::minutes(8), 64u << 20, false}) {}
+  void SetUp() override { testing::isolate_git_environment(home_.path()); }
+  bool ready() { return live_.ready(); }
   ProcessOutcome spacectl(const std::vector<std::string>& args, bool as_json = true) {
-    ProcessRequest r;
-    r.argv = {SPACECTL, "--owner", owner_, "--state-dir", state_.path()};
-    if (as_json) r.argv.push_back("--json");
-    r.argv.insert(r.argv.end(), args.begin(), args.end());
-    r.timeout = std::chrono::minutes(8);
-    r.output_cap = 64u << 20;
-    return run_process(r);
+    return live_.spacectl(args, {}, as_json);
   }
   std::string inside(const std::string& id, const std::vector<std::string>& argv) {
     std::vector<std::string> args = {"space", "exec", id, "--"};
@@ -84,8 +44,10 @@ class CodeInDockerTest : public ::testing::Test {
     return o.out;
   }
 
-  testing::TempTree home_, dir_, state_;
-  std::string owner_;
+  testing::TempTree home_, dir_;
+  // The shared live fixture (controller/testing/live_space.h): owner, state, the leftover check.
+  controller::testing::LiveSpace live_;
+  const std::string& owner_ = live_.owner();
 };
 
 TEST_F(CodeInDockerTest, SpaceCreateWithRepoMakesTheSpaceEqualToTheHost) {
@@ -99,8 +61,9 @@ TEST_F(CodeInDockerTest, SpaceCreateWithRepoMakesTheSpaceEqualToTheHost) {
   for (int d = 0; d < 50; ++d) {
     const std::string folder = repo + "/many/d" + std::to_string(d);
     mkdir(folder.c_str(), 0755);
-    for (int f = 0; f < 100; ++f)
+    for (int f = 0; f < 100; ++f) {
       write_file(folder + "/f" + std::to_string(f), std::to_string(d * 100 + f) + "\n");
+    }
   }
   const std::string lib = dir_.path() + "/lib";
   ASSERT_EQ(git_status("/", {"init", "-q", lib}), 0);
@@ -125,15 +88,17 @@ TEST_F(CodeInDockerTest, SpaceCreateWithRepoMakesTheSpaceEqualToTheHost) {
   EXPECT_NE(d["code"]["not_travelling"].dump().find("nested/"), std::string::npos) << d.dump();
   EXPECT_NE(created.err.find("is usable"), std::string::npos) << created.err;
   for (const auto& f :
-       forbidden_changes(before, capture_state(roots), testing::allowed_for(repo + "/.git", id)))
+       forbidden_changes(before, capture_state(roots), testing::allowed_for(repo + "/.git", id))) {
     ADD_FAILURE() << f;
+  }
 
   // git status inside equals the host's, line for line (the untracked nested repository stays
   // home).
   std::string host = git(repo, {"status", "--porcelain=v1", "--untracked-files=all", "--branch"});
   const std::string nested_line = "?? nested/\n";
-  if (host.find(nested_line) != std::string::npos)
+  if (host.find(nested_line) != std::string::npos) {
     host.erase(host.find(nested_line), nested_line.size());
+  }
   const std::string in_space = inside(id, {"git", "-C", space_path, "status", "--porcelain=v1",
                                            "--untracked-files=all", "--branch"});
   EXPECT_EQ(in_space.size(), host.size());
@@ -168,8 +133,9 @@ TEST_F(CodeInDockerTest, SpaceCreateWithRepoMakesTheSpaceEqualToTheHost) {
   // Empty ref folders may stay (git's update-ref -d leaves them too); the ref itself is gone.
   EXPECT_NE(access((repo + "/.git/" + start_ref_name(id)).c_str(), F_OK), 0);
   for (const auto& f :
-       forbidden_changes(before, capture_state(roots), testing::allowed_for(repo + "/.git", id)))
+       forbidden_changes(before, capture_state(roots), testing::allowed_for(repo + "/.git", id))) {
     ADD_FAILURE() << f;
+  }
 }
 
 TEST_F(CodeInDockerTest, LinkedWorktreeInCleanModeAndCodeForget) {
@@ -198,8 +164,9 @@ TEST_F(CodeInDockerTest, LinkedWorktreeInCleanModeAndCodeForget) {
   EXPECT_EQ(spacectl({"space", "remove", id}).exit_code, 0);
   EXPECT_NE(access((repo + "/.git/" + start_ref_name(id)).c_str(), F_OK), 0);
   for (const auto& f :
-       forbidden_changes(before, capture_state(roots), testing::allowed_for(repo + "/.git", id)))
+       forbidden_changes(before, capture_state(roots), testing::allowed_for(repo + "/.git", id))) {
     ADD_FAILURE() << f;
+  }
 }
 
 TEST_F(CodeInDockerTest, RefusedRepositoriesCreateNoSpace) {
@@ -223,8 +190,9 @@ TEST_F(CodeInDockerTest, RefusedRepositoriesCreateNoSpace) {
   EXPECT_NE(s.out.find("repository_unsupported"), std::string::npos) << s.out;
   EXPECT_NE(s.out.find(s256), std::string::npos) << s.out;
   EXPECT_NE(s.out.find("sha256 object format"), std::string::npos) << s.out;
-  for (const auto& f : forbidden_changes(s256_before, capture_state({s256}), Allowed{}))
+  for (const auto& f : forbidden_changes(s256_before, capture_state({s256}), Allowed{})) {
     ADD_FAILURE() << f;
+  }
   const std::string repo = dir_.path() + "/conflict";
   testing::make_bait(repo);
   git(repo, {"stash", "-q", "-u"});
@@ -238,8 +206,9 @@ TEST_F(CodeInDockerTest, RefusedRepositoriesCreateNoSpace) {
   const RepoState before = capture_state({repo});
   const ProcessOutcome u = spacectl({"space", "create", "--repo", repo});
   EXPECT_EQ(u.exit_code, exit_status(Code::kUnmergedChanges)) << u.out << u.err;
-  for (const auto& f : forbidden_changes(before, capture_state({repo}), Allowed{}))
+  for (const auto& f : forbidden_changes(before, capture_state({repo}), Allowed{})) {
     ADD_FAILURE() << f;
+  }
   EXPECT_EQ(json::parse(spacectl({"space", "list"}).out, nullptr, false)["spaces"].size(), 0u);
 }
 

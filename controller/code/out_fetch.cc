@@ -15,6 +15,7 @@
 
 #include "controller/code/exec_stream.h"
 #include "controller/code/out_steps.h"
+#include "policy/number.h"
 
 namespace controller::code {
 namespace {
@@ -70,8 +71,11 @@ Result<std::optional<std::string>> read_pkt(ExecStream& s) {
   std::size_t n = 0;
   for (char c : *head) {
     int v = -1;
-    if (c >= '0' && c <= '9') v = c - '0';
-    else if (c >= 'a' && c <= 'f') v = c - 'a' + 10;
+    if (c >= '0' && c <= '9') {
+      v = c - '0';
+    } else if (c >= 'a' && c <= 'f') {
+      v = c - 'a' + 10;
+    }
     if (v < 0) return refuse(s, Code::kCodeOutFailed, "the space sent a malformed pkt-line length " + shown(*head));
     n = n * 16 + static_cast<std::size_t>(v);
   }
@@ -132,11 +136,14 @@ bool remove_tree(const std::string& path) {
 
 Result<Quarantine> Quarantine::make(const std::string& work_dir, const std::string& space_id, const std::string& user_objects) {
   const std::string parent = work_dir + "/quarantine";
-  if (mkdir(parent.c_str(), 0700) != 0 && errno != EEXIST)
+  if (mkdir(parent.c_str(), 0700) != 0 && errno != EEXIST) {
     return fail(Code::kCodeOutFailed, "code out: make " + parent + ": " + std::strerror(errno));
+  }
   struct stat st{};
-  if (lstat(parent.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022) != 0)
+  if (lstat(parent.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+      (st.st_mode & 022) != 0) {
     return fail(Code::kCodeOutFailed, "code out: " + parent + " is not a private folder of this user");
+  }
   // The owner's pid is in the name, so a later sweep can tell a dead owner's leftovers.
   Quarantine q(parent + "/" + space_id + "-" + std::to_string(getpid()) + "-" + random_hex(8) + ".git");
   if (mkdir(q.path_.c_str(), 0700) != 0) {
@@ -149,8 +156,9 @@ Result<Quarantine> Quarantine::make(const std::string& work_dir, const std::stri
   }
   if (!write_text(q.path_ + "/HEAD", "ref: refs/heads/main\n") ||
       !write_text(q.path_ + "/config", "[core]\n\trepositoryformatversion = 0\n\tbare = true\n") ||
-      !write_text(q.path_ + "/objects/info/alternates", user_objects + "\n"))
+      !write_text(q.path_ + "/objects/info/alternates", user_objects + "\n")) {
     return fail(Code::kCodeOutFailed, "code out: write the quarantine's files in " + q.path_);
+  }
   if (auto r = q.open(); !r) return r.error();
   return q;
 }
@@ -158,10 +166,13 @@ Result<Quarantine> Quarantine::make(const std::string& work_dir, const std::stri
 Result<void> Quarantine::open() {
   repo_.reset();
   git_repository* raw = nullptr;
-  if (auto r = git2_check(git_repository_open_ext(&raw, path_.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_BARE, nullptr),
+  if (auto r = git2_check(git_repository_open_ext(
+                              &raw, path_.c_str(),
+                              GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_BARE, nullptr),
                           "code out: open the quarantine " + path_, Code::kCodeOutFailed);
-      !r)
+      !r) {
     return r;
+  }
   repo_.reset(raw);
   return {};
 }
@@ -185,8 +196,9 @@ std::vector<std::string> sweep_quarantines(const std::string& work_dir) {
     const std::size_t dash = name.find('-', 13);
     if (dash == std::string::npos || dash == 13 || dash - 13 > 10) continue;
     const std::string pid_text = name.substr(13, dash - 13);
-    if (!std::all_of(pid_text.begin(), pid_text.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
-    const long pid = std::stol(pid_text);
+    const std::optional<long> parsed = policy::parse_number<long>(pid_text);
+    if (!parsed) continue;
+    const long pid = *parsed;
     if (pid <= 1 || pid == getpid() || kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
     if (remove_tree(parent + "/" + name)) removed.push_back(name);
   }
@@ -205,8 +217,9 @@ Result<FetchStats> fetch_into(const Quarantine& quarantine, const std::vector<st
   // what we fetch; we want the one id the snapshot reported.
   std::string caps;
   for (std::size_t line = 0;; ++line) {
-    if (line > kAdvertisedMax)
+    if (line > kAdvertisedMax) {
       return refuse(s, Code::kCodeOutFailed, "the space advertised more than " + std::to_string(kAdvertisedMax) + " lines");
+    }
     Result<std::optional<std::string>> p = read_pkt(s);
     if (!p) return p.error();
     if (!*p) {
@@ -217,8 +230,10 @@ Result<FetchStats> fetch_into(const Quarantine& quarantine, const std::vector<st
     if (l.rfind("ERR ", 0) == 0) return refuse(s, Code::kCodeOutFailed, "the space's upload-pack said: " + shown(l));
     if (line == 0) {
       const std::size_t nul = l.find('\0');
-      if (nul == std::string::npos || l.size() < 42 || !is_hex40(std::string_view(l).substr(0, 40)) || l[40] != ' ')
+      if (nul == std::string::npos || l.size() < 42 ||
+          !is_hex40(std::string_view(l).substr(0, 40)) || l[40] != ' ') {
         return refuse(s, Code::kCodeOutFailed, "the space's first line is not a ref advertisement: " + shown(l));
+      }
       caps = " " + l.substr(nul + 1);
       if (caps.back() == '\n') caps.pop_back();
       caps += " ";
@@ -228,8 +243,9 @@ Result<FetchStats> fetch_into(const Quarantine& quarantine, const std::vector<st
     }
   }
   std::string want_caps;
-  for (const char* c : {"ofs-delta", "no-progress"})
+  for (const char* c : {"ofs-delta", "no-progress"}) {
     if (caps.find(std::string(" ") + c + " ") != std::string::npos) want_caps += std::string(" ") + c;
+  }
   std::string request = pkt("want " + want + want_caps + " agent=spacectl\n") + "0000";
   for (const std::string& h : haves) request += pkt("have " + h + "\n");
   request += pkt("done\n");
@@ -257,8 +273,10 @@ Result<FetchStats> fetch_into(const Quarantine& quarantine, const std::vector<st
     if (!body) return as_out(body.error());
     const std::string& a = *body;
     if (a.rfind("ERR ", 0) == 0) return refuse(s, Code::kCodeOutFailed, "the space's upload-pack said: " + shown(a));
-    if (!(a == "NAK\n" || (a.size() == 45 && a.rfind("ACK ", 0) == 0 && is_hex40(std::string_view(a).substr(4, 40)) && a.back() == '\n')))
+    if (!(a == "NAK\n" || (a.size() == 45 && a.rfind("ACK ", 0) == 0 &&
+                           is_hex40(std::string_view(a).substr(4, 40)) && a.back() == '\n'))) {
       return refuse(s, Code::kCodeOutFailed, "the space answered the negotiation with " + shown(a));
+    }
   }
 
   // The pack header: "PACK", version 2 or 3, object count; the count is checked before any object.
@@ -274,9 +292,10 @@ Result<FetchStats> fetch_into(const Quarantine& quarantine, const std::vector<st
   if (be32(4) != 2 && be32(4) != 3) return refuse(s, Code::kCodeOutFailed, "pack version " + std::to_string(be32(4)));
   FetchStats stats;
   stats.objects = be32(8);
-  if (stats.objects > limits.max_entries)
+  if (stats.objects > limits.max_entries) {
     return refuse(s, Code::kResultTooManyChanges, "the pack announces " + std::to_string(stats.objects) + " objects; the cap is " +
                                                       std::to_string(limits.max_entries));
+  }
 
   git_indexer* raw = nullptr;
   Progress progress{limits.max_transfer_bytes, false};

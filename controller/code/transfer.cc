@@ -8,6 +8,7 @@
 #include "controller/code/exec_stream.h"
 #include "controller/code/git2.h"
 #include "controller/code/project.h"
+#include "policy/number.h"
 
 namespace controller::code {
 namespace {
@@ -43,8 +44,11 @@ Result<std::optional<std::string>> read_pkt(ExecStream& s, const std::string& wh
   std::size_t n = 0;
   for (char c : *head) {
     int v = -1;
-    if (c >= '0' && c <= '9') v = c - '0';
-    else if (c >= 'a' && c <= 'f') v = c - 'a' + 10;
+    if (c >= '0' && c <= '9') {
+      v = c - '0';
+    } else if (c >= 'a' && c <= 'f') {
+      v = c - 'a' + 10;
+    }
     if (v < 0) {
       s.kill_group();
       return fail(Code::kCodeTransferFailed, what + ": the space sent a malformed pkt-line length");
@@ -234,12 +238,15 @@ Result<std::string> probe_git(const std::string& space_id, const SpaceExec& exec
   }
   const std::string first = shown(out->out.substr(0, out->out.find('\n')));
   int major = 0, minor = 0;
-  if (out->exit_code != 0 || !parse_git_version(out->out, major, minor))
+  if (out->exit_code != 0 || !parse_git_version(out->out, major, minor)) {
     return fail(Code::kSpaceGitUnusable, "code in " + space_id + ": " + image + " has no usable git (/usr/bin/git --version: exit " +
                                              std::to_string(out->exit_code) + " " + first + shown(out->err.substr(0, 200)) + ")");
-  if (major < kSpaceGitFloorMajor || (major == kSpaceGitFloorMajor && minor < kSpaceGitFloorMinor))
+  }
+  if (major < kSpaceGitFloorMajor ||
+      (major == kSpaceGitFloorMajor && minor < kSpaceGitFloorMinor)) {
     return fail(Code::kSpaceGitUnusable, "code in " + space_id + ": " + image + " has " + first + "; code in needs git " +
                                              std::to_string(kSpaceGitFloorMajor) + "." + std::to_string(kSpaceGitFloorMinor) + " or later");
+  }
   return first;
 }
 
@@ -262,20 +269,23 @@ Result<CodeInResult> transfer(Project& project, const std::string& space_id, con
   if (!version) return version.error();
   result.space_git = *version;
   say(options, "space git: " + *version);
-  if (!taken)
+  if (!taken) {
     return fail(Code::kCodeTransferFailed,
                 where + ": look at " + result.space_path + ": " + taken.error().message);
-  if (taken->exit_code == 0)
+  }
+  if (taken->exit_code == 0) {
     return fail(Code::kSpacePathInUse,
                 where + ": " + result.space_path +
                     " already exists in the space (remove this space and create a new one)");
+  }
   std::vector<std::string> init_argv = {kGit, "init", "--quiet"};
   if (!snap.branch.empty()) init_argv.push_back("--initial-branch=" + snap.branch);
   init_argv.push_back(result.space_path);
   Result<ExecOutput> init = inside(exec, init_argv);
   if (!init) return fail(Code::kCodeTransferFailed, where + ": init: " + init.error().message);
-  if (init->exit_code != 0)
+  if (init->exit_code != 0) {
     return fail(Code::kCodeTransferFailed, where + ": git init inside exited " + std::to_string(init->exit_code) + ": " + shown(init->err));
+  }
   say(options, "space repository: " + result.space_path);
 
   // The identity is set while the packs travel (receive-pack never writes the config; the two
@@ -284,8 +294,9 @@ Result<CodeInResult> transfer(Project& project, const std::string& space_id, con
   const std::string& p = result.space_path;
   std::vector<std::vector<std::string>> identity;
   if (snap.user_name) identity.push_back({kGit, "-C", p, "config", "user.name", *snap.user_name});
-  if (snap.user_email)
+  if (snap.user_email) {
     identity.push_back({kGit, "-C", p, "config", "user.email", *snap.user_email});
+  }
   auto identity_set = std::async(std::launch::async, [&] { return inside_all(exec, identity); });
 
   git_repository* repo = project.repo.get();
@@ -305,8 +316,11 @@ Result<CodeInResult> transfer(Project& project, const std::string& space_id, con
     Commit base_commit(raw);
     std::vector<std::string> shallow;
     if (git_commit_parentcount(base_commit.get()) > 0) shallow.push_back(snap.base);
-    if (auto r = push(receive, deadline_of(), where + ": push the base", shallow, {{kZero, snap.base, "refs/openchamber/base"}}, pb->get()); !r)
+    if (auto r = push(receive, deadline_of(), where + ": push the base", shallow,
+                      {{kZero, snap.base, "refs/openchamber/base"}}, pb->get());
+        !r) {
       return r.error();
+    }
     say(options, "sent the base " + snap.base.substr(0, 12) + " (" + std::to_string(git_packbuilder_object_count(pb->get())) + " objects)");
   }
   {
@@ -317,27 +331,36 @@ Result<CodeInResult> transfer(Project& project, const std::string& space_id, con
     }
     std::vector<std::string> shallow;
     if (auto r = push(receive, deadline_of(), where + ": push the snapshot", shallow,
-                      {{kZero, snap.staged, "refs/openchamber/start-index"}, {kZero, snap.start, "refs/openchamber/start"}}, pb->get());
-        !r)
+                      {{kZero, snap.staged, "refs/openchamber/start-index"},
+                       {kZero, snap.start, "refs/openchamber/start"}},
+                      pb->get());
+        !r) {
       return r.error();
+    }
     say(options, "sent the snapshot " + snap.start.substr(0, 12) + " (" + std::to_string(git_packbuilder_object_count(pb->get())) + " objects)");
   }
   // Identity first, so the checkout's reflog carries it; then HEAD, index and work tree.
   Result<ExecOutput> named = identity_set.get();
   if (!named) return fail(Code::kCodeUnfoldFailed, where + ": unfold: " + named.error().message);
-  if (named->exit_code != 0)
+  if (named->exit_code != 0) {
     return fail(Code::kCodeUnfoldFailed, where + ": unfold inside exited " +
                                              std::to_string(named->exit_code) + ": " +
                                              shown(named->err));
+  }
   std::vector<std::vector<std::string>> steps;
-  if (snap.branch.empty()) steps.push_back({kGit, "-C", p, "checkout", "--quiet", "--detach", "refs/openchamber/start"});
-  else steps.push_back({kGit, "-C", p, "checkout", "--quiet", "-B", snap.branch, "refs/openchamber/start"});
+  if (snap.branch.empty()) {
+    steps.push_back({kGit, "-C", p, "checkout", "--quiet", "--detach", "refs/openchamber/start"});
+  } else {
+    steps.push_back(
+        {kGit, "-C", p, "checkout", "--quiet", "-B", snap.branch, "refs/openchamber/start"});
+  }
   steps.push_back({kGit, "-C", p, "reset", "--quiet", "--soft", "refs/openchamber/base"});
   steps.push_back({kGit, "-C", p, "read-tree", "refs/openchamber/start-index"});
   Result<ExecOutput> unfold = inside_all(exec, steps);
   if (!unfold) return fail(Code::kCodeUnfoldFailed, where + ": unfold: " + unfold.error().message);
-  if (unfold->exit_code != 0)
+  if (unfold->exit_code != 0) {
     return fail(Code::kCodeUnfoldFailed, where + ": unfold inside exited " + std::to_string(unfold->exit_code) + ": " + shown(unfold->err));
+  }
   say(options, "unfolded into " + result.project_path);
   return result;
 }
@@ -349,8 +372,12 @@ bool parse_git_version(const std::string& text, int& major, int& minor) {
   const std::string first = text.substr(0, text.find('\n'));
   std::smatch m;
   if (!std::regex_match(first, m, re)) return false;
-  major = std::stoi(m[1].str());
-  minor = std::stoi(m[2].str());
+  // At most four digits each (the pattern): they always fit.
+  const std::optional<int> got_major = policy::parse_number<int>(m[1].str());
+  const std::optional<int> got_minor = policy::parse_number<int>(m[2].str());
+  if (!got_major || !got_minor) return false;
+  major = *got_major;
+  minor = *got_minor;
   return true;
 }
 
@@ -365,10 +392,12 @@ std::string_view history_word(HistoryStatus status) {
 
 Result<CodeInResult> bring_code_in(const std::string& repository, const std::string& space_id, Mode mode, const SpaceExec& exec,
                                    const TransferOptions& options) {
-  if (options.timeout.count() < 1000 || options.timeout.count() > 86400000)
+  if (options.timeout.count() < 1000 || options.timeout.count() > 86400000) {
     return fail(Code::kInvalidArgument, "code in: timeout must be 1,000 to 86,400,000 ms");
-  if (options.inner_margin_seconds < 1 || options.inner_margin_seconds > 3600)
+  }
+  if (options.inner_margin_seconds < 1 || options.inner_margin_seconds > 3600) {
     return fail(Code::kInvalidArgument, "code in: inner margin must be 1 to 3,600 s");
+  }
   Result<Snapshot> snap = take_snapshot(repository, space_id, mode);
   if (!snap) return snap.error();
   say(options, "snapshot: base " + snap->base.substr(0, 12) + ", start " + snap->start.substr(0, 12));
@@ -377,8 +406,9 @@ Result<CodeInResult> bring_code_in(const std::string& repository, const std::str
   Result<CodeInResult> result = transfer(*project, space_id, *snap, exec, options);
   if (result) return result;
   Failure failure = result.error();
-  if (auto removed = delete_start_ref(repository, space_id, snap->start); !removed)
+  if (auto removed = delete_start_ref(repository, space_id, snap->start); !removed) {
     failure.message += "; the start ref was left: " + removed.error().message;
+  }
   return failure;
 }
 
@@ -387,8 +417,10 @@ Result<HistoryStatus> send_history(const std::string& repository, const std::str
   const std::string where = "code history " + space_id;
   if (!is_space_id(space_id)) return fail(Code::kInvalidArgument, where + ": not 12 lowercase hex");
   const std::string prefix = "/spaces/" + space_id + "/";
-  if (space_path.rfind(prefix, 0) != 0 || space_folder_name(space_path) != space_path.substr(prefix.size()))
+  if (space_path.rfind(prefix, 0) != 0 ||
+      space_folder_name(space_path) != space_path.substr(prefix.size())) {
     return fail(Code::kInvalidArgument, where + ": space path " + space_path + " is not one code in makes");
+  }
   if (!is_hex40(base)) return fail(Code::kInvalidArgument, where + ": base " + base + " is not a commit id");
   Result<Project> project = open_project(repository);
   if (!project) return project.error();
@@ -403,13 +435,15 @@ Result<HistoryStatus> send_history(const std::string& repository, const std::str
   Result<ExecOutput> shallow = inside(exec, {kGit, "-C", space_path, "rev-parse", "--is-shallow-repository"});
   if (!shallow) return fail(Code::kHistoryTransferFailed, where + ": " + shallow.error().message);
   if (shallow->exit_code == 0 && shallow->out == "false\n") return HistoryStatus::kAlreadyComplete;
-  if (shallow->exit_code != 0 || shallow->out != "true\n")
+  if (shallow->exit_code != 0 || shallow->out != "true\n") {
     return fail(Code::kHistoryTransferFailed, where + ": the space's answer to is-shallow-repository: " + shown(shallow->out + shallow->err));
+  }
   const std::string side = prefix + ".openchamber-history.git";
   Result<ExecOutput> side_init = inside_all(exec, {{"/bin/rm", "-rf", side}, {kGit, "init", "--quiet", "--bare", side}});
-  if (!side_init || side_init->exit_code != 0)
+  if (!side_init || side_init->exit_code != 0) {
     return fail(Code::kHistoryTransferFailed, where + ": make the side repository: " +
                                                   (side_init ? shown(side_init->err) : side_init.error().message));
+  }
   auto cleanup = [&] { (void)inside(exec, {"/bin/rm", "-rf", side}); };
   Result<Packbuilder> pb = new_pack(repo, where);
   if (!pb) return pb.error();

@@ -34,8 +34,10 @@ const std::string kBin = std::string(GK_BINARY_DIR) + "/bin";
 bool exists(const std::string& path) { return ::access(path.c_str(), R_OK) == 0; }
 
 std::string profile(const std::string& name) {
-  for (const std::string& p : {kBin + "/seccomp/" + name, std::string(GK_SOURCE_DIR) + "/seccomp-profiles/" + name})
+  for (const std::string& p :
+       {kBin + "/seccomp/" + name, std::string(GK_SOURCE_DIR) + "/seccomp-profiles/" + name}) {
     if (exists(p)) return p;
+  }
   return {};
 }
 
@@ -79,10 +81,10 @@ class DispatchLiveTest : public ::testing::Test {
     Manager m{*place_, state_};
     CreateRequest request;
     request.memory_bytes = 512ll << 20;
-    Result<nlohmann::json> created = m.create(request);
+    Result<SpaceCreated> created = m.create(request);
     ASSERT_TRUE(created.ok()) << created.error().message;
-    id_ = (*created)["id"].get<std::string>();
-    ASSERT_TRUE((*created)["token_written"].get<bool>()) << created->dump();
+    id_ = created->space.summary.id;
+    ASSERT_TRUE(created->token_written) << created->token_failure.value_or("");
     Result<std::string> server = read_small_file(kBin + "/dispatch-inner-server", 16u << 20);
     ASSERT_TRUE(server.ok());
     Result<ExecOutput> w = place_->exec(id_, ExecTarget::kSpace, {"sh", "-c", "cat > /tmp/inner && chmod 755 /tmp/inner"}, *server,
@@ -163,8 +165,9 @@ TEST_F(DispatchLiveTest, EveryRuleHoldsThroughALiveSpace) {
 
   // 8 concurrent event streams.
   std::vector<std::future<Answer>> streams;
-  for (int i = 0; i < 8; ++i)
+  for (int i = 0; i < 8; ++i) {
     streams.push_back(std::async(std::launch::async, [this] { return ask(dispatch_test::get(path("sse?events=10&delay_ms=50"))); }));
+  }
   for (auto& f : streams) {
     const Answer s = f.get();
     EXPECT_EQ(s.status, 200);

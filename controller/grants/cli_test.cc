@@ -11,7 +11,7 @@
 #include "controller/docker_place.h"  // random_hex
 #include "controller/testing/fake_docker_fixture.h"
 
-namespace controller {
+namespace controller::grants {
 namespace {
 
 using nlohmann::json;
@@ -168,4 +168,4 @@ TEST_F(GrantSourceTest, AFailingHelperRefusesTheGrantAndSaysWhy) {
 }
 
 }  // namespace
-}  // namespace controller
+}  // namespace controller::grants

@@ -28,26 +28,17 @@
 #include "controller/docker_place.h"
 #include "controller/escape_host.h"
 #include "controller/process.h"
+#include "controller/testing/live_space.h"
 #include "tests/integration/http_upstream.h"
 #include "tests/support/environment.h"
 
-namespace controller {
+namespace controller::grants {
 namespace {
 
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-const std::string kBin = std::string(GK_BINARY_DIR) + "/bin";
-
-bool exists(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
-
-ProcessOutcome docker(std::vector<std::string> args) {
-  ProcessRequest r;
-  r.argv = {"docker"};
-  r.argv.insert(r.argv.end(), args.begin(), args.end());
-  r.timeout = std::chrono::minutes(2);
-  return run_process(r);
-}
+using testing::docker;
 
 std::string read_all(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -56,51 +47,16 @@ std::string read_all(const std::string& path) {
 
 class GrantKeeperLiveTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    owner_ = "granttest" + random_hex(6);
-    char tmpl[] = "/tmp/spacectl-grants-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    state_ = dir_ + "/state";
-    setenv("SPACECTL_LIVE_KEY", env_secret_.c_str(), 1);
-  }
+  GrantKeeperLiveTest()
+      : live_(testing::LiveSpaceOptions{"granttest", testing::kTestPin, std::chrono::minutes(3), 0,
+                                        false}) {}
+  void SetUp() override { setenv("SPACECTL_LIVE_KEY", env_secret_.c_str(), 1); }
   void TearDown() override {
     stop_serve();
     unsetenv("SPACECTL_LIVE_KEY");
-    if (gk_test::docker_engine_answers()) {
-      const std::string filter = "label=spacectl.space.owner=" + owner_;
-      for (const std::vector<std::string>& kind :
-           {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
-        std::vector<std::string> args = kind;
-        args.insert(args.end(), {"-q", "--filter", filter});
-        EXPECT_EQ(docker(args).out, "") << "left behind (" << kind[0] << ") for owner " << owner_;
-      }
-    }
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
   }
-  std::vector<std::string> base() const {
-    return {SPACECTL,
-            "--json",
-            "--owner",
-            owner_,
-            "--state-dir",
-            state_,
-            "--gatekeeper-image-file",
-            kBin + "/gatekeeper-test-image.id",
-            "--space-image-file",
-            kBin + "/space-image.id",
-            "--seccomp-space",
-            kBin + "/seccomp/space.json",
-            "--seccomp-gatekeeper",
-            kBin + "/seccomp/gatekeeper.json"};
-  }
-  ProcessOutcome spacectl(const std::vector<std::string>& args) {
-    ProcessRequest r;
-    r.argv = base();
-    r.argv.insert(r.argv.end(), args.begin(), args.end());
-    r.timeout = std::chrono::minutes(3);
-    return run_process(r);
-  }
+  std::vector<std::string> base() const { return live_.base(); }
+  ProcessOutcome spacectl(const std::vector<std::string>& args) { return live_.spacectl(args); }
   void start_serve() {
     std::vector<std::string> args = base();
     args.insert(args.end(), {"serve", "--no-sweep"});
@@ -131,15 +87,17 @@ class GrantKeeperLiveTest : public ::testing::Test {
   }
   static json doc(const ProcessOutcome& o) { return json::parse(o.out, nullptr, false); }
 
-  std::string owner_, dir_, state_;
+  // The shared live fixture (testing/live_space.h): owner, state under dir_, the leftover check.
+  testing::LiveSpace live_;
+  const std::string& owner_ = live_.owner();
+  const std::string& dir_ = live_.dir();
+  const std::string& state_ = live_.state();
   const std::string env_secret_ = "sk-live-env-" + random_hex(12);
   pid_t pid_ = -1;
 };
 
 TEST_F(GrantKeeperLiveTest, EnvGrantSurvivesARestartAndServeRenewsAHelperTokenTheUpstreamSees) {
-  GK_REQUIRE(gk_test::docker_engine_answers() && exists(kBin + "/gatekeeper-test-image.id") &&
-                 exists(kBin + "/space-image.id") && exists(kBin + "/seccomp/space.json"),
-             "no Docker engine, images or seccomp profiles");
+  GK_REQUIRE(live_.ready(), "no Docker engine, images or seccomp profiles");
   ProcessOutcome o = spacectl({"space", "create", "--name", "grants", "--memory", "256m"});
   ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
   const std::string id = doc(o)["id"], window = doc(o)["window"];
@@ -274,4 +232,4 @@ TEST_F(GrantKeeperLiveTest, EnvGrantSurvivesARestartAndServeRenewsAHelperTokenTh
 }
 
 }  // namespace
-}  // namespace controller
+}  // namespace controller::grants

@@ -15,15 +15,23 @@
 
 #include "controller/docker_place.h"  // random_hex
 #include "controller/manager.h"
+#include "controller/render.h"
 #include "controller/serve/keeper.h"
 #include "controller/spec.h"
 #include "controller/testing/memory_place.h"
 
-namespace controller {
+namespace controller::grants {
 namespace {
 
 using nlohmann::json;
 using namespace std::chrono_literals;
+
+// An operation's answer as the document the CLI and serve print for it.
+template <typename T>
+Result<json> document(const Result<T>& r) {
+  if (!r) return r.error();
+  return to_json(*r);
+}
 
 // What the gatekeeper was told, shared by every place a test makes.
 struct Gatekeeper {
@@ -60,6 +68,10 @@ class RecordingPlace final : public Place {
   }
   Result<std::vector<std::string>> exec_argv(const std::string& id) override {
     return g_->place.exec_argv(id);
+  }
+  Result<std::vector<std::string>> interactive_exec_argv(const std::string& id,
+                                                         bool terminal) override {
+    return g_->place.interactive_exec_argv(id, terminal);
   }
   Result<std::vector<std::string>> connect(const std::string& id, std::uint16_t port) override {
     return g_->place.connect(id, port);
@@ -118,7 +130,7 @@ class GrantRestoreTest : public ::testing::Test {
   // Runs serve's keeper on a loop of its own until `done` or the deadline.
   void run_keeper(const std::function<bool()>& done, std::chrono::seconds deadline) {
     uv_loop_t loop;
-    uv_loop_init(&loop);
+    ASSERT_EQ(uv_loop_init(&loop), 0);
     const std::string state = dir_ + "/state";
     serve::Keeper keeper(
         &loop, state,
@@ -179,7 +191,7 @@ TEST_F(GrantRestoreTest, StartSaysEnvAndHelperGrantsAgainAndOnlyStdinOnesNeedAcc
   ASSERT_TRUE(manager_->stop(id_));
   const std::size_t before = gatekeeper_->bodies("POST /grants").size();
 
-  Result<json> started = manager_->start(id_);
+  Result<json> started = document(manager_->start(id_));
   ASSERT_TRUE(started) << started.error().message;
   EXPECT_EQ((*started)["grants_restored"], json::array({"openai", "tokens"})) << started->dump();
   EXPECT_EQ((*started)["needs_access"], json::array({"typed"})) << started->dump();
@@ -197,7 +209,7 @@ TEST_F(GrantRestoreTest, StartSaysEnvAndHelperGrantsAgainAndOnlyStdinOnesNeedAcc
   // Unset at the next start: that grant needs access too, and says why.
   unsetenv("SPACECTL_RESTORE_KEY");
   ASSERT_TRUE(manager_->stop(id_));
-  started = manager_->start(id_);
+  started = document(manager_->start(id_));
   ASSERT_TRUE(started) << started.error().message;
   EXPECT_EQ((*started)["needs_access"], json::array({"openai", "typed"})) << started->dump();
   ASSERT_EQ((*started)["grant_failures"].size(), 1u) << started->dump();
@@ -247,4 +259,4 @@ TEST_F(GrantRestoreTest, AFailingRenewalKeepsTheOldTokenUntilItExpiresThenWithdr
 }
 
 }  // namespace
-}  // namespace controller
+}  // namespace controller::grants

@@ -65,85 +65,10 @@ std::string head_of(int status, std::string_view content_type, std::size_t lengt
 
 }  // namespace
 
-json error_body(std::string_view code, const std::string& message) {
-  return {{"error", {{"code", std::string(code)}, {"message", message}}}};
-}
-
-Response error_response(int status, std::string_view code, const std::string& message) {
-  return Response{status, error_body(code, message)};
-}
-
-int status_of(Code code) {
-  switch (code) {
-    case Code::kUsage:
-    case Code::kInvalidArgument: return 400;
-    case Code::kSpaceNotFound:
-    case Code::kPlaceNotFound: return 404;
-    case Code::kSpaceBusy:
-    case Code::kSpaceNotRunning:
-    case Code::kVerifyFailed:
-    case Code::kRecordUnreadable:
-    case Code::kPlaceUnusable:
-    case Code::kProjectFolderMissing:
-    case Code::kNotAGitWorkTree:
-    case Code::kRepositoryHasNoCommit:
-    case Code::kUnmergedChanges:
-    case Code::kSpaceRefExists:
-    case Code::kInvalidBranchName:
-    case Code::kProjectFolderDoesNotTravel:
-    case Code::kRepositoryUnsupported:
-    case Code::kSpacePathInUse:
-    case Code::kSpaceGitUnusable:
-    case Code::kSpaceStartMissing:
-    case Code::kResultTransferTooLarge:
-    case Code::kResultTooLarge:
-    case Code::kResultTooManyChanges:
-    case Code::kResultRefused:
-    case Code::kBranchExists:
-    case Code::kChangesRouteClosed:
-    case Code::kChangesTooLarge:
-    case Code::kNameNotAllowedHere:
-    case Code::kCaseOnlyRename:
-    case Code::kChangesBlockedByLink:
-    case Code::kChangesDoNotApply:
-    case Code::kChangesPartlyApplied:
-    case Code::kChangesUndecided:
-    case Code::kChangesNeedFilter:
-    case Code::kSecretSourceMissing:
-      return 409;
-    case Code::kProviderNotSupported:
-      return 400;
-    case Code::kSecretHelperFailed:
-      return 502;
-    case Code::kApplyFailed: return 500;
-    case Code::kInterrupted: return 503;
-    case Code::kInternal: return 500;
-    case Code::kPlaceUnreachable:
-    case Code::kGatekeeperNotReady:
-    case Code::kGatekeeperRefused:
-    case Code::kGatekeeperUnreachable:
-    case Code::kCommandFailed:
-    case Code::kCommandTimeout:
-    case Code::kOutputTooLarge:
-    case Code::kImageMissing:
-    case Code::kImageMismatch:
-    case Code::kResultMissing:
-    case Code::kCodeOutFailed:
-    case Code::kCodeTransferFailed:
-    case Code::kCodeUnfoldFailed:
-    case Code::kHistoryTransferFailed:
-    case Code::kCodeInFailed: return 502;
-  }
-  return 500;
-}
-
-Response failure_response(const Failure& failure) {
-  return error_response(status_of(failure.code), code_word(failure.code), failure.message);
-}
-
 std::string Request::header(std::string_view name) const {
-  for (const appliance::http::Header& h : headers)
+  for (const appliance::http::Header& h : headers) {
     if (iequals(h.name, name)) return h.value;
+  }
   return {};
 }
 
@@ -159,7 +84,8 @@ class Connection {
 
   void start() {
     next_request();
-    uv_read_start(stream_, on_alloc, on_read);
+    // A stream that cannot be read is closed, never left to hang.
+    if (uv_read_start(stream_, on_alloc, on_read) != 0) close();
   }
 
   [[nodiscard]] bool handed_off() const { return state_ == State::kHandedOff; }
@@ -341,7 +267,10 @@ class Connection {
                                         }
                                         pending_ = std::move(leftover);
                                         next_request();
-                                        uv_read_start(stream_, on_alloc, on_read);
+                                        if (uv_read_start(stream_, on_alloc, on_read) != 0) {
+                                          close();
+                                          return;
+                                        }
                                         process();
                                       });
   }
@@ -402,7 +331,7 @@ class Connection {
     }
     c->answer(job->out, !c->keep_alive_);
     delete job;
-    if (!c->closing_) uv_read_start(c->stream_, on_alloc, on_read);
+    if (!c->closing_ && uv_read_start(c->stream_, on_alloc, on_read) != 0) c->close();
   }
 
   void answer(const Response& r, bool then_close) {
@@ -451,8 +380,11 @@ class Connection {
 
   static void on_stream_closed(uv_handle_t* h) noexcept {
     auto* c = static_cast<Connection*>(h->data);
-    if (h->type == UV_TCP) delete reinterpret_cast<uv_tcp_t*>(h);
-    else delete reinterpret_cast<uv_pipe_t*>(h);
+    if (h->type == UV_TCP) {
+      delete reinterpret_cast<uv_tcp_t*>(h);
+    } else {
+      delete reinterpret_cast<uv_pipe_t*>(h);
+    }
     c->stream_ = nullptr;
     --c->closes_;
     c->maybe_free();
@@ -508,8 +440,9 @@ Result<void> Server::listen() {
     }
   } else if (lstat(config_.socket_path.c_str(), &st) == 0) {
     // The socket: refused when something that is not a stale socket of ours holds the path.
-    if (!S_ISSOCK(st.st_mode) || st.st_uid != geteuid())
+    if (!S_ISSOCK(st.st_mode) || st.st_uid != geteuid()) {
       return fail(Code::kUsage, "serve: " + config_.socket_path + " exists and is not a socket of this user");
+    }
     // A socket nobody answers on is a dead serve's; one that answers is another serve's.
     const int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_un addr{};
@@ -518,8 +451,9 @@ Result<void> Server::listen() {
     const bool alive = probe >= 0 && connect(probe, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
     if (probe >= 0) ::close(probe);
     if (alive) return fail(Code::kSpaceBusy, "serve: another spacectl serve answers on " + config_.socket_path);
-    if (unlink(config_.socket_path.c_str()) != 0)
+    if (unlink(config_.socket_path.c_str()) != 0) {
       return fail(Code::kInternal, "serve: unlink the stale socket " + config_.socket_path + ": " + std::strerror(errno));
+    }
   }
   if (config_.activated_fd < 0) {
     if (config_.socket_path.size() >= sizeof(sockaddr_un{}.sun_path)) {
@@ -549,12 +483,14 @@ Result<void> Server::listen() {
     rc = uv_ip4_addr(config_.tcp_host.c_str(), config_.tcp_port, &addr);
     if (rc == 0) rc = uv_tcp_bind(tcp_, reinterpret_cast<const sockaddr*>(&addr), 0);
     if (rc == 0) rc = uv_listen(reinterpret_cast<uv_stream_t*>(tcp_), 64, on_tcp);
-    if (rc != 0)
+    if (rc != 0) {
       return fail(Code::kUsage, "serve: listen on " + config_.tcp_host + ":" + std::to_string(config_.tcp_port) + ": " + uv_strerror(rc));
+    }
     sockaddr_storage bound{};
     int len = sizeof bound;
-    if (uv_tcp_getsockname(tcp_, reinterpret_cast<sockaddr*>(&bound), &len) == 0)
+    if (uv_tcp_getsockname(tcp_, reinterpret_cast<sockaddr*>(&bound), &len) == 0) {
       bound_port_ = ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+    }
   }
   return {};
 }
@@ -568,11 +504,17 @@ void Server::on_tcp(uv_stream_t* s, int status) noexcept {
 
 void Server::accept(uv_stream_t* listener, bool tcp) {
   uv_stream_t* client = tcp ? reinterpret_cast<uv_stream_t*>(new uv_tcp_t{}) : reinterpret_cast<uv_stream_t*>(new uv_pipe_t{});
-  if (tcp) uv_tcp_init(config_.loop, reinterpret_cast<uv_tcp_t*>(client));
-  else uv_pipe_init(config_.loop, reinterpret_cast<uv_pipe_t*>(client), 0);
+  if (tcp) {
+    uv_tcp_init(config_.loop, reinterpret_cast<uv_tcp_t*>(client));
+  } else {
+    uv_pipe_init(config_.loop, reinterpret_cast<uv_pipe_t*>(client), 0);
+  }
   auto drop = [](uv_handle_t* h) noexcept {
-    if (h->type == UV_TCP) delete reinterpret_cast<uv_tcp_t*>(h);
-    else delete reinterpret_cast<uv_pipe_t*>(h);
+    if (h->type == UV_TCP) {
+      delete reinterpret_cast<uv_tcp_t*>(h);
+    } else {
+      delete reinterpret_cast<uv_pipe_t*>(h);
+    }
   };
   if (uv_accept(listener, client) != 0 || all_.size() >= kMaxConnections || closed_) {
     uv_close(reinterpret_cast<uv_handle_t*>(client), drop);
@@ -613,8 +555,11 @@ void Server::close_all(std::function<void()> closed) {
   closed_ = std::move(closed);
   auto listener_closed = [](uv_handle_t* h) noexcept {
     auto* self = static_cast<Server*>(h->data);
-    if (h->type == UV_TCP) delete reinterpret_cast<uv_tcp_t*>(h);
-    else delete reinterpret_cast<uv_pipe_t*>(h);
+    if (h->type == UV_TCP) {
+      delete reinterpret_cast<uv_tcp_t*>(h);
+    } else {
+      delete reinterpret_cast<uv_pipe_t*>(h);
+    }
     if (--self->closing_ == 0 && self->all_.empty() && self->closed_) {
       auto done = std::move(self->closed_);
       self->closed_ = [] {};
@@ -635,8 +580,9 @@ void Server::close_all(std::function<void()> closed) {
   }
   // A stream the dispatcher holds comes back through its Giveback (Dispatcher::close_all first).
   std::list<Connection*> copy = all_;
-  for (Connection* c : copy)
+  for (Connection* c : copy) {
     if (!c->handed_off()) c->close();
+  }
 }
 
 }  // namespace controller::serve

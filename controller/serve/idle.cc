@@ -20,12 +20,15 @@ constexpr std::chrono::seconds kMetricsTimeout{20};
 }  // namespace
 
 Result<IdleSetting> parse_idle_setting(const json& body) {
-  if (!body.is_object() || body.size() != 2 || !body.contains("enabled") || !body["enabled"].is_boolean() ||
-      !body.contains("hours") || !body["hours"].is_number_integer())
+  if (!body.is_object() || body.size() != 2 || !body.contains("enabled") ||
+      !body["enabled"].is_boolean() || !body.contains("hours") ||
+      !body["hours"].is_number_integer()) {
     return fail(Code::kInvalidArgument, "idle stop: the setting is {\"enabled\": true|false, \"hours\": 1 to 168}");
+  }
   const std::int64_t hours = body["hours"].get<std::int64_t>();
-  if (hours < kMinIdleStopHours || hours > kMaxIdleStopHours)
+  if (hours < kMinIdleStopHours || hours > kMaxIdleStopHours) {
     return fail(Code::kInvalidArgument, "idle stop: hours " + std::to_string(hours) + " is outside 1 to 168");
+  }
   return IdleSetting{body["enabled"].get<bool>(), static_cast<int>(hours)};
 }
 
@@ -43,8 +46,9 @@ Result<IdleSetting> read_default_idle(const std::string& state) {
   const bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 022) == 0;
   const ssize_t n = ok ? read(fd, text.data(), text.size()) : -1;
   close(fd);
-  if (!ok || n < 0 || static_cast<std::size_t>(n) >= text.size())
+  if (!ok || n < 0 || static_cast<std::size_t>(n) >= text.size()) {
     return fail(Code::kRecordUnreadable, "idle stop default " + path + ": not a private file of this user under 4 KiB");
+  }
   text.resize(static_cast<std::size_t>(n));
   Result<IdleSetting> s = parse_idle_setting(json::parse(text, nullptr, false));
   if (!s) return fail(Code::kRecordUnreadable, "idle stop default " + path + ": " + s.error().message);
@@ -76,8 +80,11 @@ long long relayed_bytes(const std::string& metrics) {
     long long v = 0;
     bool digits = true;
     for (std::size_t i = space + 1; i < line.size(); ++i) {
-      if (line[i] < '0' || line[i] > '9') digits = false;
-      else v = v * 10 + (line[i] - '0');
+      if (line[i] < '0' || line[i] > '9') {
+        digits = false;
+      } else {
+        v = v * 10 + (line[i] - '0');
+      }
     }
     if (!digits) continue;
     total = (total < 0 ? 0 : total) + v;
@@ -102,9 +109,10 @@ std::chrono::seconds IdleWatch::timeout_of(const IdleSetting& s) const {
 
 void IdleWatch::start(std::function<std::size_t(const std::string&)> open_for) {
   open_for_ = std::move(open_for);
-  if (test_seconds_ > 0)
+  if (test_seconds_ > 0) {
     std::cerr << "spacectl serve: warning: SPACECTL_TEST_IDLE_STOP_SECONDS=" << test_seconds_
               << ": idle stop after that many seconds, checked every second (for tests only)\n";
+  }
   timer_ = new uv_timer_t{};
   uv_timer_init(loop_, timer_);
   timer_->data = this;
@@ -133,8 +141,9 @@ void IdleWatch::on_tick(uv_timer_t* t) noexcept {
       std::lock_guard<std::mutex> lock(self->mutex_);
       known = self->known_;
     }
-    for (const std::string& id : known)
+    for (const std::string& id : known) {
       if (self->open_for_(id) > 0) self->touch(id);
+    }
   }
   self->working_ = true;
   uv_queue_work(self->loop_, &self->work_, on_work, on_work_done);
@@ -153,24 +162,25 @@ void IdleWatch::on_work_done(uv_work_t* w, int) noexcept { static_cast<IdleWatch
 void IdleWatch::check() {
   Result<Env> env = make_env_();
   if (!env) return;
-  Result<json> list = env->manager->list();
+  Result<SpaceList> list = env->manager->list();
   if (!list) return;
   const Result<IdleSetting> fallback = read_default_idle(state_);
   const IdleSetting standard = fallback ? *fallback : kDefaultIdleSetting;
   const auto now = std::chrono::steady_clock::now();
   std::set<std::string> running;
-  for (const json& entry : (*list)["spaces"]) {
-    const std::string id = entry.value("id", "");
-    if (entry.value("busy", false)) {
+  for (const SpaceView& entry : list->spaces) {
+    const std::string& id = entry.summary.id;
+    if (entry.busy.value_or(false)) {
       touch(id);  // an action of its own is running
       continue;
     }
     // Exited 75 by itself with its gatekeeper still up: nothing inside can reach that gatekeeper.
-    if (entry.value("space", "") == "exited" && entry.value("gatekeeper", "") == "running" && entry.value("exit_code", 0) == 75) {
+    if (entry.summary.space_state == "exited" && entry.summary.gatekeeper_state == "running" &&
+        entry.summary.space_exit_code == kIdleExitCode) {
       if (Result<SpaceLock> lock = SpaceLock::acquire(state_, id, "idle stop"); lock) (void)env->manager->stop_locked(id, true);
       continue;
     }
-    if (entry.value("space", "") != "running" || entry.value("state", "") == "preparing") continue;
+    if (entry.summary.space_state != "running" || entry.state == SpaceState::kPreparing) continue;
     running.insert(id);
     Result<SpaceRecord> record = read_record(state_, id);
     const IdleSetting setting = record && record->idle_stop.set ? IdleSetting{record->idle_stop.enabled, record->idle_stop.hours} : standard;
@@ -193,7 +203,7 @@ void IdleWatch::check() {
     if (now - last < timeout_of(setting)) continue;
     Result<SpaceLock> lock = SpaceLock::acquire(state_, id, "idle stop");
     if (!lock) continue;  // an action came meanwhile
-    if (Result<json> stopped = env->manager->stop_locked(id, true); stopped) {
+    if (Result<SpaceStopped> stopped = env->manager->stop_locked(id, true); stopped) {
       std::cerr << "spacectl serve: idle stop: stopped space " << id << "\n";
       std::lock_guard<std::mutex> guard(mutex_);
       last_.erase(id);

@@ -43,17 +43,17 @@ TEST(IdleStopState, ASpaceThatExited75IsStoppedIdleAnyOtherExitIsStopped) {
   s.space_state = "exited";
   s.gatekeeper_state = "exited";
   s.space_exit_code = kIdleExitCode;
-  EXPECT_EQ(space_state(s, false), "stopped-idle");
+  EXPECT_EQ(space_state(s, false), SpaceState::kStoppedIdle);
   s.space_exit_code = 143;  // docker stop
-  EXPECT_EQ(space_state(s, false), "stopped");
+  EXPECT_EQ(space_state(s, false), SpaceState::kStopped);
   s.space_exit_code = 75;
   s.gatekeeper_state = "running";  // its gatekeeper still up: one half runs
-  EXPECT_EQ(space_state(s, false), "unreachable");
+  EXPECT_EQ(space_state(s, false), SpaceState::kUnreachable);
 }
 
 TEST(ServeOperations, AnOperationKeepsItsEventsAndEndsDoneOrFailed) {
   uv_loop_t loop;
-  uv_loop_init(&loop);
+  ASSERT_EQ(uv_loop_init(&loop), 0);
   {
     Operations ops(&loop);
     const std::string ok = ops.start("create", "0123456789ab", [](const Say& say) -> Result<json> {

@@ -52,9 +52,9 @@ void Metrics::api_answered(int status) {
   ++api_[status];
 }
 
-std::string Metrics::render(const nlohmann::json& list, std::size_t running) const {
+std::string Metrics::render(const SpaceList* list, std::size_t running) const {
   std::string out;
-  const bool listed = list.is_object() && list.contains("spaces") && list["spaces"].is_array();
+  const bool listed = list != nullptr;
   out +=
       "# HELP spacectl_place_up Whether the place answered the listing of this scrape (1) or not "
       "(0).\n";
@@ -63,15 +63,10 @@ std::string Metrics::render(const nlohmann::json& list, std::size_t running) con
   out += "# HELP spacectl_spaces Spaces of this owner by state (as GET /v1/spaces lists them).\n";
   out += "# TYPE spacectl_spaces gauge\n";
   if (listed) {
-    // Every state word serve lists, so a state with no space reads 0 rather than missing.
-    std::map<std::string, std::uint64_t> by_state = {
-        {"running", 0},      {"stopped", 0},   {"stopped-idle", 0}, {"unreachable", 0},
-        {"needs-access", 0}, {"preparing", 0}, {"failed", 0}};
-    for (const nlohmann::json& s : list["spaces"]) {
-      if (s.is_object() && s.contains("state") && s["state"].is_string()) {
-        ++by_state[s["state"].get<std::string>()];
-      }
-    }
+    // Every state serve lists, so a state with no space reads 0 rather than missing.
+    std::map<std::string, std::uint64_t> by_state;
+    for (const SpaceState state : kAllSpaceStates) by_state[std::string(state_word(state))] = 0;
+    for (const SpaceView& s : list->spaces) ++by_state[std::string(state_word(s.state))];
     for (const auto& [state, n] : by_state) {
       out += "spacectl_spaces{state=\"" + label(state) + "\"} " + std::to_string(n) + "\n";
     }

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "controller/results.h"
 
 namespace controller::serve {
 
@@ -24,10 +24,10 @@ class Metrics {
   void operation_finished(const std::string& kind, const std::string& result, double seconds);
   void dispatcher_answered(int status);
   void api_answered(int status);
-  // The exposition text. `list` is GET /v1/spaces's document (null when the place could not be
+  // The exposition text. `list` is what GET /v1/spaces lists (null when the place could not be
   // read: spacectl_place_up 0 and no space gauge, never a count of zero), `running` the
   // operations running now.
-  [[nodiscard]] std::string render(const nlohmann::json& list, std::size_t running) const;
+  [[nodiscard]] std::string render(const SpaceList* list, std::size_t running) const;
 
  private:
   struct Histogram {

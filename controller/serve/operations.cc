@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "controller/docker_place.h"  // random_hex
+#include "controller/ids.h"
 #include "controller/records.h"       // now_utc_iso
 
 namespace controller::serve {
@@ -38,8 +38,9 @@ void Operations::join() {
     std::lock_guard<std::mutex> lock(mutex_);
     threads.swap(threads_);
   }
-  for (std::thread& t : threads)
+  for (std::thread& t : threads) {
     if (t.joinable()) t.join();
+  }
 }
 
 void Operations::say(const std::shared_ptr<Operation>& op, const std::string& step) {

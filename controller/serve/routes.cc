@@ -4,10 +4,11 @@
 
 #include "controller/code/apply_cli.h"
 #include "controller/code/cli.h"
-#include "controller/docker_place.h"  // random_hex
 #include "controller/escape_runner.h"
 #include "controller/grants/cli.h"
+#include "controller/ids.h"
 #include "controller/registry.h"
+#include "controller/render.h"
 #include "controller/spec.h"
 #include "controller/sweep.h"
 
@@ -68,8 +69,9 @@ namespace {
 
 bool is_op_id(std::string_view s) {
   if (s.size() != 16) return false;
-  for (const char c : s)
+  for (const char c : s) {
     if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
   return true;
 }
 
@@ -91,9 +93,13 @@ bool matches(const std::string& pattern, const std::vector<std::string>& got, st
   const std::vector<std::string> want = segments(pattern);
   if (want.size() != got.size()) return false;
   for (std::size_t i = 0; i < want.size(); ++i) {
-    if (want[i] == "{id}") id = got[i];
-    else if (want[i] == "{op}") op = got[i];
-    else if (want[i] != got[i]) return false;
+    if (want[i] == "{id}") {
+      id = got[i];
+    } else if (want[i] == "{op}") {
+      op = got[i];
+    } else if (want[i] != got[i]) {
+      return false;
+    }
   }
   return true;
 }
@@ -105,9 +111,11 @@ Reply now(int status, json body) {
 }
 Reply now_error(int status, std::string_view code, const std::string& message) { return now(status, error_body(code, message)); }
 
-Response answer(const Result<json>& r, int status = 200) {
+// The operation's result as its document (render.h: the same one `--json` prints).
+template <typename T>
+Response answer(const Result<T>& r, int status = 200) {
   if (!r) return failure_response(r.error());
-  return Response{status, *r};
+  return Response{status, to_json(*r)};
 }
 
 Reply later(std::function<Response()> work) {
@@ -170,24 +178,28 @@ Route make_router(ServeContext& ctx) {
         break;
       }
     }
-    if (row == nullptr)
+    if (row == nullptr) {
       return path_known ? now_error(405, "method_not_allowed", req.method + " " + req.path + ": not a method of this route")
                         : now_error(404, "route_not_found", req.path + ": no such route");
+    }
     const std::string pattern = row->pattern;
-    if (pattern.find("{id}") != std::string::npos && !is_space_id(id))
+    if (pattern.find("{id}") != std::string::npos && !is_space_id(id)) {
       return now_error(404, "space_not_found", "space " + id.substr(0, 40) + ": an id is 12 lowercase hex digits");
-    if (pattern.find("{op}") != std::string::npos && !is_op_id(op))
+    }
+    if (pattern.find("{op}") != std::string::npos && !is_op_id(op)) {
       return now_error(404, "operation_not_found", "operation " + op.substr(0, 40) + ": no such operation");
+    }
     const std::string m = req.method;
 
-    if (pattern == "/v1/health")
+    if (pattern == "/v1/health") {
       return now(200, {{"ok", true}, {"operations_running", ctx.operations->running()}, {"idle_stop_test_override", ctx.idle->test_override()}});
+    }
     if (pattern == "/v1/metrics") {
       return with_env(ctx, [&ctx](Env& e) {
-        Result<json> list = e.manager->list();
+        Result<SpaceList> list = e.manager->list();
         Response out;
         out.content_type = "text/plain; version=0.0.4; charset=utf-8";
-        out.text = ctx.metrics->render(list ? *list : json(), ctx.operations->running());
+        out.text = ctx.metrics->render(list ? &*list : nullptr, ctx.operations->running());
         return out;
       });
     }
@@ -198,12 +210,15 @@ Route make_router(ServeContext& ctx) {
       if (!b) return now(400, error_body("invalid_argument", b.error().message));
       CreateRequest create;
       code::CodeInRequest code;
-      if (!get_string(*b, "name", create.name) || !get_string(*b, "image", create.space_image) || !get_string(*b, "repo", code.repo) ||
-          !get_string(*b, "mode", code.mode))
+      if (!get_string(*b, "name", create.name) || !get_string(*b, "image", create.space_image) ||
+          !get_string(*b, "repo", code.repo) || !get_string(*b, "mode", code.mode)) {
         return now_error(400, "invalid_argument", "space create: name, image, repo and mode are strings");
-      for (const char* k : {"memory_bytes", "nano_cpus"})
-        if (b->contains(k) && !(*b)[k].is_number_integer())
+      }
+      for (const char* k : {"memory_bytes", "nano_cpus"}) {
+        if (b->contains(k) && !(*b)[k].is_number_integer()) {
           return now_error(400, "invalid_argument", std::string("space create: ") + k + " is an integer");
+        }
+      }
       create.memory_bytes = b->value("memory_bytes", std::int64_t{0});
       create.nano_cpus = b->value("nano_cpus", std::int64_t{0});
       if (!code.repo.empty() && code.repo[0] != '/') return now_error(400, "invalid_argument", "space create: repo is an absolute path");
@@ -214,30 +229,38 @@ Route make_router(ServeContext& ctx) {
         if (!env) return env.error();
         create.progress = [say](std::string_view step) { say(std::string(step)); };
         code.progress = say;
-        Result<json> r = code.repo.empty() ? env->manager->create(create) : code::create_with_code(*env->manager, create, code);
-        if (r) ctx.idle->touch(create.id);
-        return r;
+        Result<SpaceCreated> r = code.repo.empty()
+                                     ? env->manager->create(create)
+                                     : code::create_with_code(*env->manager, create, code);
+        if (!r) return r.error();
+        ctx.idle->touch(create.id);
+        return to_json(*r);
       });
       return accepted(opid, space);
     }
     if (pattern == "/v1/spaces/{id}" && m == "GET") return with_env(ctx, [id](Env& e) { return answer(e.manager->show(id)); });
-    if (pattern == "/v1/spaces/{id}" && m == "DELETE")
+    if (pattern == "/v1/spaces/{id}" && m == "DELETE") {
       return with_env(ctx, [id](Env& e) { return answer(code::remove_with_refs(*e.manager, id)); });
-    if (pattern == "/v1/spaces/{id}/verify")
+    }
+    if (pattern == "/v1/spaces/{id}/verify") {
       return with_env(ctx, [id](Env& e) {
-        json doc;
-        Result<json> r = e.manager->verify(id, doc);
-        if (r) return Response{200, *r};
+        SpaceVerified found;
+        Result<SpaceVerified> r = e.manager->verify(id, found);
+        if (r) return Response{200, to_json(*r)};
         Response out = failure_response(r.error());
-        if (!doc.is_null()) out.body["result"] = doc;
+        if (!found.id.empty()) {
+          out.body["result"] = to_json(found);  // filled once the place answered
+        }
         return out;
       });
-    if (pattern == "/v1/spaces/{id}/start")
+    }
+    if (pattern == "/v1/spaces/{id}/start") {
       return with_env(ctx, [&ctx, id](Env& e) {
-        Result<json> r = e.manager->start(id);
+        Result<SpaceStarted> r = e.manager->start(id);
         if (r) ctx.idle->touch(id);
         return answer(r);
       });
+    }
     if (pattern == "/v1/spaces/{id}/stop") return with_env(ctx, [id](Env& e) { return answer(e.manager->stop(id)); });
     if (pattern == "/v1/spaces/{id}/network") {
       Result<json> b = body_object(req, {"mode", "domains"});
@@ -265,9 +288,11 @@ Route make_router(ServeContext& ctx) {
       if (!get_string(*b, "id", flags.grant) || !get_string(*b, "upstream", flags.upstream) ||
           !get_string(*b, "header", flags.header) || !get_string(*b, "provider", flags.provider) ||
           !get_string(*b, "secret", secret) ||
-          (b->contains("unsafe_private_upstream") && !(*b)["unsafe_private_upstream"].is_boolean()))
+          (b->contains("unsafe_private_upstream") &&
+           !(*b)["unsafe_private_upstream"].is_boolean())) {
         return now_error(400, "invalid_argument",
                          "grant add: id, upstream, header, provider and secret are strings");
+      }
       flags.unsafe_private_upstream = b->value("unsafe_private_upstream", false);
       if (typed) {
         std::string& held = (*b)["secret"].get_ref<std::string&>();
@@ -301,8 +326,9 @@ Route make_router(ServeContext& ctx) {
               "source is {kind: stdin} with secret, {kind: env, name} or {kind: helper, argv}");
         }
       }
-      if (typed && !flags.secret_stdin && flags.header.empty() && flags.provider.empty())
+      if (typed && !flags.secret_stdin && flags.header.empty() && flags.provider.empty()) {
         return refuse("a secret needs the header that carries it");
+      }
       if (typed) flags.secret_stdin = true;
       Result<GrantRequest> request = grants::request_from_flags(flags);
       if (!request) {
@@ -310,12 +336,14 @@ Route make_router(ServeContext& ctx) {
         return now(status_of(request.error().code),
                    error_body(code_word(request.error().code), request.error().message));
       }
-      if (request->source.kind == grants::SourceKind::kNone && typed)
+      if (request->source.kind == grants::SourceKind::kNone && typed) {
         return refuse("a secret needs the header that carries it");
+      }
       // The secret lives in this job only; Manager::grant_add wipes every copy it makes.
       auto held = std::make_shared<grants::Token>();
       held->secret = std::move(secret);
-      explicit_bzero(secret.data(), secret.size());
+      // A moved-from string may keep its bytes (the small-string buffer): wiped all the same.
+      explicit_bzero(secret.data(), secret.size());  // NOLINT(bugprone-use-after-move)
       return with_env(ctx, [id, request = *request, held](Env& e) {
         return answer(e.manager->grant_add(id, request, std::move(*held)));
       });
@@ -323,15 +351,16 @@ Route make_router(ServeContext& ctx) {
     if (pattern == "/v1/spaces/{id}/grants/refresh") {
       Result<json> b = body_object(req, {"grant"});
       std::string grant;
-      if (!b || !get_string(*b, "grant", grant))
+      if (!b || !get_string(*b, "grant", grant)) {
         return now_error(400, "invalid_argument", "grant refresh: grant is a string");
+      }
       return with_env(ctx,
                       [id, grant](Env& e) { return answer(e.manager->grant_refresh(id, grant)); });
     }
     if (pattern == "/v1/spaces/{id}/window-key") return with_env(ctx, [id](Env& e) { return answer(e.manager->window_key(id)); });
     if (pattern == "/v1/spaces/{id}/journal") return with_env(ctx, [id](Env& e) { return answer(e.manager->control_get(id, "/journal")); });
     if (pattern == "/v1/spaces/{id}/policy") return with_env(ctx, [id](Env& e) { return answer(e.manager->control_get(id, "/policy")); });
-    if (pattern == "/v1/spaces/{id}/idle-stop" && m == "GET")
+    if (pattern == "/v1/spaces/{id}/idle-stop" && m == "GET") {
       return with_env(ctx, [&ctx, id](Env&) {
         Result<SpaceRecord> record = read_record(ctx.state, id);
         if (!record) return failure_response(record.error());
@@ -343,6 +372,7 @@ Route make_router(ServeContext& ctx) {
         out["default"] = !record->idle_stop.set;
         return Response{200, out};
       });
+    }
     if (pattern == "/v1/spaces/{id}/idle-stop" && m == "PUT") {
       Result<IdleSetting> s = parse_idle_setting(json::parse(req.body, nullptr, false));
       if (!s) return now(400, error_body("invalid_idle_stop", s.error().message));
@@ -365,11 +395,15 @@ Route make_router(ServeContext& ctx) {
       if (!b) return now(400, error_body("invalid_argument", b.error().message));
       code::CodeInRequest code;
       code.id = id;
-      if (!get_string(*b, "repo", code.repo) || code.repo.empty() || code.repo[0] != '/' || !get_string(*b, "mode", code.mode))
+      if (!get_string(*b, "repo", code.repo) || code.repo.empty() || code.repo[0] != '/' ||
+          !get_string(*b, "mode", code.mode)) {
         return now_error(400, "invalid_argument", "code in: repo is an absolute path, mode uncommitted or clean");
+      }
       if (b->contains("timeout_seconds")) {
-        if (!(*b)["timeout_seconds"].is_number_integer() || (*b)["timeout_seconds"] < 1 || (*b)["timeout_seconds"] > 86400)
+        if (!(*b)["timeout_seconds"].is_number_integer() || (*b)["timeout_seconds"] < 1 ||
+            (*b)["timeout_seconds"] > 86400) {
           return now_error(400, "invalid_argument", "code in: timeout_seconds is 1 to 86400");
+        }
         code.timeout_seconds = (*b)["timeout_seconds"].get<int>();
       }
       return accepted(ctx.operations->start("code-in", id, [&ctx, code](const Say& say) mutable -> Result<json> {
@@ -383,7 +417,7 @@ Route make_router(ServeContext& ctx) {
                       }),
                       id);
     }
-    if (pattern == "/v1/spaces/{id}/code/history")
+    if (pattern == "/v1/spaces/{id}/code/history") {
       return accepted(ctx.operations->start("code-history", id, [&ctx, id](const Say& say) -> Result<json> {
                         Result<Env> env = ctx.make_env();
                         if (!env) return env.error();
@@ -393,8 +427,10 @@ Route make_router(ServeContext& ctx) {
                         return r;
                       }),
                       id);
-    if (pattern == "/v1/spaces/{id}/code/forget")
+    }
+    if (pattern == "/v1/spaces/{id}/code/forget") {
       return with_env(ctx, [id](Env& e) { return answer(code::code_forget(*e.manager, id)); });
+    }
     if (pattern == "/v1/spaces/{id}/code/out") {
       Result<json> b = body_object(req, {"timeout_seconds"});
       if (!b) return now(400, error_body("invalid_argument", b.error().message));
@@ -461,6 +497,7 @@ Route make_router(ServeContext& ctx) {
       EscapeOptions eo;
       eo.space_id = id;
       eo.state_dir = ctx.state;
+      eo.place_name = ctx.place_name;
       eo.binary = ctx.escape_binary;
       eo.test_gatekeeper_image_file = ctx.escape_test_image_file;
       eo.format = escape::Format::kJson;
@@ -485,7 +522,8 @@ Route make_router(ServeContext& ctx) {
                         EscapeOptions run = eo;
                         run.progress =
                             say;  // the steps and one event per case as the suite reports it
-                        Result<EscapeReport> r = run_escape_test(ctx.place_options, run);
+                        Result<EscapeReport> r =
+                            run_escape_test(builtin_registry(), ctx.place_options, run);
                         ctx.idle->touch(eo.space_id);
                         if (!r) return r.error();
                         json report = json::parse(r->text, nullptr, false);
@@ -496,16 +534,18 @@ Route make_router(ServeContext& ctx) {
     if (pattern == "/v1/code/files") {
       Result<json> b = body_object(req, {"repo"});
       std::string repo;
-      if (!b || !get_string(*b, "repo", repo) || repo.empty() || repo[0] != '/')
+      if (!b || !get_string(*b, "repo", repo) || repo.empty() || repo[0] != '/') {
         return now_error(400, "invalid_argument", "code files: repo is an absolute path");
+      }
       return later([repo] { return answer(code::code_files(repo)); });
     }
-    if (pattern == "/v1/idle-stop" && m == "GET")
+    if (pattern == "/v1/idle-stop" && m == "GET") {
       return later([&ctx] {
         Result<IdleSetting> s = read_default_idle(ctx.state);
         if (!s) return failure_response(s.error());
         return Response{200, idle_setting_json(*s)};
       });
+    }
     if (pattern == "/v1/idle-stop" && m == "PUT") {
       Result<IdleSetting> s = parse_idle_setting(json::parse(req.body, nullptr, false));
       if (!s) return now(400, error_body("invalid_idle_stop", s.error().message));
@@ -520,8 +560,10 @@ Route make_router(ServeContext& ctx) {
       if (!b) return now(400, error_body("invalid_argument", b.error().message));
       std::int64_t grace = kDefaultSweepGrace.count();
       if (b->contains("grace_seconds")) {
-        if (!(*b)["grace_seconds"].is_number_integer() || (*b)["grace_seconds"] < 0 || (*b)["grace_seconds"] > 31536000)
+        if (!(*b)["grace_seconds"].is_number_integer() || (*b)["grace_seconds"] < 0 ||
+            (*b)["grace_seconds"] > 31536000) {
           return now_error(400, "invalid_argument", "sweep: grace_seconds is 0 to 31536000");
+        }
         grace = (*b)["grace_seconds"].get<std::int64_t>();
       }
       return with_env(ctx, [grace](Env& e) {

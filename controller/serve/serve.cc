@@ -20,6 +20,7 @@
 #include "controller/space_token.h"
 #include "controller/sweep.h"
 #include "controller/text.h"
+#include "policy/number.h"
 
 namespace controller::serve {
 
@@ -39,8 +40,9 @@ Result<std::string> read_token_file(const std::string& path) {
   if (!text.empty() && text.back() == '\n') text.pop_back();
   bool printable = true;
   for (const char c : text) printable = printable && c > 0x20 && c < 0x7f;
-  if (text.size() < 32 || text.size() > 512 || !printable)
+  if (text.size() < 32 || text.size() > 512 || !printable) {
     return fail(Code::kUsage, "serve --token-file " + path + ": the token is 32 to 512 printable characters without spaces");
+  }
   return text;
 }
 
@@ -76,11 +78,8 @@ int run_serve(const ServeOptions& options) {
     const std::size_t colon = options.listen.rfind(':');
     const std::string host = colon == std::string::npos ? std::string() : options.listen.substr(0, colon);
     const std::string port = colon == std::string::npos ? std::string() : options.listen.substr(colon + 1);
-    int p = 0;
-    bool ok = host == "127.0.0.1" && !port.empty() && port.size() <= 5;
-    for (const char c : port) ok = ok && c >= '0' && c <= '9';
-    if (ok) p = std::stoi(port);
-    if (!ok || p > 65535) {
+    const std::optional<std::uint16_t> p = policy::parse_number<std::uint16_t>(port);
+    if (host != "127.0.0.1" || !p) {
       std::cerr << "spacectl: usage: serve --listen 127.0.0.1:PORT (loopback only)\n";
       return 2;
     }
@@ -94,12 +93,15 @@ int run_serve(const ServeOptions& options) {
       return 2;
     }
     config.tcp_host = host;
-    config.tcp_port = static_cast<std::uint16_t>(p);
+    config.tcp_port = *p;
     config.token = *token;
   }
 
   Loop l;
-  uv_loop_init(&l.loop);
+  if (const int r = uv_loop_init(&l.loop); r != 0) {
+    std::cerr << "spacectl serve: uv_loop_init: " << uv_strerror(r) << "\n";
+    return 1;
+  }
   Operations operations(&l.loop);
   Metrics metrics;
   operations.on_finished(

@@ -15,7 +15,7 @@
 #include "controller/process.h"
 #include "controller/serve/testing/serve_fixture.h"
 
-namespace controller {
+namespace controller::serve {
 namespace {
 
 using nlohmann::json;
@@ -215,4 +215,4 @@ TEST_F(ServeTest, MetricsCountSpacesOperationsAndDispatcherAnswersInTheExpositio
 }
 
 }  // namespace
-}  // namespace controller
+}  // namespace controller::serve

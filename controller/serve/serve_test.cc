@@ -26,8 +26,9 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/serve/testing/serve_fixture.h"
+#include "policy/number.h"
 
-namespace controller {
+namespace controller::serve {
 namespace {
 
 using nlohmann::json;
@@ -91,7 +92,11 @@ TEST_F(ServeTest, TcpNeedsTheBearerTokenFromAPrivateFile) {
   const std::string err = read_file(stderr_path_);
   const std::size_t at = err.find("127.0.0.1:");
   ASSERT_NE(at, std::string::npos) << err;
-  const int port = std::atoi(err.c_str() + at + 10);
+  const std::size_t digits = err.find_first_not_of("0123456789", at + 10);
+  const int port =
+      policy::parse_number<int>(
+          err.substr(at + 10, digits == std::string::npos ? std::string::npos : digits - (at + 10)))
+          .value_or(0);
   auto tcp = [&](const std::string& extra) {
     const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in addr{};
@@ -198,8 +203,9 @@ TEST_F(ServeTest, NetworkGrantsWindowKeyJournalPolicyGoThroughTheGatekeeper) {
   EXPECT_EQ(a.doc["refreshed"][0]["id"], "openai") << a.body;
   std::size_t env_deliveries = 0;
   for (const Call& c : calls()) {
-    for (const std::string& arg : c.argv)
+    for (const std::string& arg : c.argv) {
       EXPECT_EQ(arg.find(env_secret), std::string::npos) << "the env secret in an argv";
+    }
     env_deliveries += c.stdin_bytes.find(env_secret) != std::string::npos ? 1 : 0;
   }
   EXPECT_EQ(env_deliveries, 2u);
@@ -289,12 +295,13 @@ TEST_F(ServeTest, CreateRunsInTheBackgroundWithProgressEventsAndAFailureStaysLis
   Answer list = call("GET", "/v1/spaces");
   if (d["state"] == "failed") {
     bool listed = false;
-    for (const json& s : list.doc["spaces"])
+    for (const json& s : list.doc["spaces"]) {
       if (s["id"] == id2) {
         listed = true;
         EXPECT_EQ(s["state"], "failed");
         EXPECT_EQ(s["failure"]["code"], d["failure"]["code"]);
       }
+    }
     EXPECT_TRUE(listed) << list.body;
     a = call("DELETE", at_path("/v1/spaces/{id}", id2));
     EXPECT_EQ(a.status, 200) << a.body;
@@ -352,8 +359,10 @@ std::vector<std::string> routes_in_table() {
   const std::string text = read_file(std::string(GK_SOURCE_DIR) + "/controller/serve/routes.cc");
   std::vector<std::string> out;
   const std::regex row("\\{\"(GET|POST|PUT|DELETE)\", \"(/v1/[^\"]*)\"\\}");
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), row); it != std::sregex_iterator(); ++it)
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), row); it != std::sregex_iterator();
+       ++it) {
     out.push_back((*it)[1].str() + " " + (*it)[2].str());
+  }
   return out;
 }
 
@@ -377,4 +386,4 @@ TEST(ServeApiDoc, EveryRouteOfTheTableIsCalledByATest) {
 }
 
 }  // namespace
-}  // namespace controller
+}  // namespace controller::serve

@@ -17,23 +17,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "controller/testing/fake_cli.h"
+
 namespace {
 
 using nlohmann::json;
 
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? std::string() : v;
-}
+using controller::testing::fake_env;
+using controller::testing::slurp;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+const controller::testing::FakeCli kFake{"FAKE_CONTAINER", "fake container"};
 
-json answer(const std::string& name) {
-  return json::parse(slurp(env("FAKE_CONTAINER_ANSWERS") + "/" + name));
-}
+std::string env(const char* name) { return fake_env(name); }
+json answer(const std::string& name) { return kFake.answer(name); }
 
 std::string message(const std::string& key, const std::string& arg = {}) {
   std::string m = answer("messages.json").value(key, std::string());
@@ -42,35 +38,30 @@ std::string message(const std::string& key, const std::string& arg = {}) {
 }
 
 int refuse(const std::vector<std::string>& argv, const std::string& why) {
-  std::ofstream out(env("FAKE_CONTAINER_REFUSED"), std::ios::app);
-  for (const std::string& a : argv) out << a << ' ';
-  out << " <- " << why << '\n';
-  std::cerr << "fake container: argv refused (" << why << ")\n";
-  return 90;
+  return kFake.refuse(argv, why);
 }
 
 struct State {
   json doc;
-  std::string path = env("FAKE_CONTAINER_STATE") + "/state.json";
-  State() {
-    const std::string text = slurp(path);
-    doc = text.empty() ? json{{"containers", json::array()},
-                              {"networks", json::array()},
-                              {"volumes", json::array()},
-                              {"next_net", 64},
-                              {"next_ip", 2}}
-                       : json::parse(text);
-  }
+  std::string path = kFake.state_file();
+  State()
+      : doc(kFake.load_state(json{{"containers", json::array()},
+                                  {"networks", json::array()},
+                                  {"volumes", json::array()},
+                                  {"next_net", 64},
+                                  {"next_ip", 2}})) {}
   void save() const { std::ofstream(path) << doc.dump(1); }
   json* find(const std::string& kind, const std::string& name) {
-    for (json& o : doc[kind])
+    for (json& o : doc[kind]) {
       if ((kind == "volumes" ? o["name"] : o["id"]) == name) return &o;
+    }
     return nullptr;
   }
   void erase(const std::string& kind, const std::string& name) {
     json kept = json::array();
-    for (json& o : doc[kind])
+    for (json& o : doc[kind]) {
       if ((kind == "volumes" ? o["name"] : o["id"]) != name) kept.push_back(o);
+    }
     doc[kind] = kept;
   }
 };
@@ -90,60 +81,62 @@ int make_container(State& st, const std::vector<std::string>& a, std::size_t i, 
   for (; i < a.size() && a[i].rfind("--", 0) == 0; ++i) {
     const std::string f = a[i];
     const bool has_value = i + 1 < a.size();
-    if (f == "--read-only")
+    if (f == "--read-only") {
       conf["readOnly"] = true;
-    else if (f == "--init")
+    } else if (f == "--init") {
       conf["useInit"] = true;
-    else if (f == "--no-dns")
+    } else if (f == "--no-dns") {
       conf["dns"] = nullptr;
-    else if (f == "--rm" && run)
+    } else if (f == "--rm" && run) {
       remove = true;
-    else if (f == "--detach" && run)
+    } else if (f == "--detach" && run) {
       detach = true;
-    else if (!has_value)
+    } else if (!has_value) {
       return refuse(a, "flag without value: " + f);
-    else {
+    } else {
       const std::string v = a[++i];
-      if (f == "--name")
+      if (f == "--name") {
         c["id"] = conf["id"] = v;
-      else if (f == "--user") {
+      } else if (f == "--user") {
         const std::size_t colon = v.find(':');
         if (colon == std::string::npos) return refuse(a, "--user without gid");
         conf["initProcess"]["user"] = {
             {"id",
              {{"uid", std::stoll(v.substr(0, colon))}, {"gid", std::stoll(v.substr(colon + 1))}}}};
-      } else if (f == "--cap-drop")
+      } else if (f == "--cap-drop") {
         conf["capDrop"].push_back(v);
-      else if (f == "--cap-add")
+      } else if (f == "--cap-add") {
         conf["capAdd"].push_back(v);
-      else if (f == "--ulimit") {
+      } else if (f == "--ulimit") {
         if (v != "core=0:0") return refuse(a, "an --ulimit the place never sets");
         conf["initProcess"]["rlimits"].push_back(
             {{"limit", "RLIMIT_CORE"}, {"soft", 0}, {"hard", 0}});
       } else if (f == "--memory") {
         if (v.empty() || v.back() != 'M') return refuse(a, "--memory not in M");
         conf["resources"]["memoryInBytes"] = std::stoll(v.substr(0, v.size() - 1)) << 20;
-      } else if (f == "--cpus")
+      } else if (f == "--cpus") {
         conf["resources"]["cpus"] = std::stoll(v);
-      else if (f == "--network") {
+      } else if (f == "--network") {
         if (v != "none" && st.find("networks", v) == nullptr) {
           std::cerr << message("network_not_found", v);
           return 1;
         }
-        if (v != "none")
+        if (v != "none") {
           conf["networks"].push_back({{"network", v}, {"options", {{"hostname", c["id"]}}}});
-      } else if (f == "--tmpfs")
+        }
+      } else if (f == "--tmpfs") {
         conf["mounts"].push_back({{"type", {{"tmpfs", json::object()}}},
                                   {"source", ""},
                                   {"destination", v},
                                   {"options", json::array()}});
-      else if (f == "--mount") {
+      } else if (f == "--mount") {
         // type=volume,source=NAME,target=PATH
         const std::string src =
             v.substr(v.find("source=") + 7, v.find(",target=") - v.find("source=") - 7);
         const std::string dst = v.substr(v.find(",target=") + 8);
-        if (v.rfind("type=volume,source=", 0) != 0 || st.find("volumes", src) == nullptr)
+        if (v.rfind("type=volume,source=", 0) != 0 || st.find("volumes", src) == nullptr) {
           return refuse(a, "a mount that is not one of our volumes");
+        }
         conf["mounts"].push_back({{"type",
                                    {{"volume",
                                      {{"name", src},
@@ -153,12 +146,13 @@ int make_container(State& st, const std::vector<std::string>& a, std::size_t i, 
                                   {"source", src},
                                   {"destination", dst},
                                   {"options", json::array()}});
-      } else if (f == "--env")
+      } else if (f == "--env") {
         conf["initProcess"]["environment"].push_back(v);
-      else if (f == "--label") {
+      } else if (f == "--label") {
         if (!label(v, conf["labels"])) return refuse(a, "--label without =");
-      } else
+      } else {
         return refuse(a, "a flag the place never passes: " + f);
+      }
     }
   }
   if (i >= a.size() || c["id"] == "NAME") return refuse(a, "no --name or no image");
@@ -230,10 +224,13 @@ int exec(State& st, const std::string& name, const std::vector<std::string>& cmd
       cmd[3] == "-w" && cmd[4] == "5") {
     // A host-only network: the listener on the same network answers; a public address only when
     // the Mac forwards.
-    for (const json& o : st.doc["containers"])
-      for (const json& att : o["status"]["networks"])
-        if (att["ipv4Address"].get<std::string>().rfind(cmd[5] + "/", 0) == 0 && cmd[6] == "8080")
+    for (const json& o : st.doc["containers"]) {
+      for (const json& att : o["status"]["networks"]) {
+        if (att["ipv4Address"].get<std::string>().rfind(cmd[5] + "/", 0) == 0 && cmd[6] == "8080") {
           return 0;
+        }
+      }
+    }
     return env("FAKE_CONTAINER_FORWARDING") == "1" && cmd[5] == "1.1.1.1" ? 0 : 1;
   }
   std::cerr << "exec: " << cmd[0] << ": not found\n";
@@ -287,8 +284,9 @@ int main(int argc, char** argv) {
     json n = answer("network-inspect.json");
     std::size_t i = 2;
     if (a[i] == "--internal") n["configuration"]["mode"] = "hostOnly", ++i;
-    for (; i + 1 < a.size() && a[i] == "--label"; i += 2)
+    for (; i + 1 < a.size() && a[i] == "--label"; i += 2) {
       if (!label(a[i + 1], n["configuration"]["labels"])) return refuse(a, "--label without =");
+    }
     if (i + 1 != a.size()) return refuse(a, "network create: unexpected arguments");
     const std::string subnet = "192.168." + std::to_string(st.doc["next_net"].get<int>()) + ".0/24";
     st.doc["next_net"] = st.doc["next_net"].get<int>() + 1;
@@ -312,8 +310,9 @@ int main(int argc, char** argv) {
   if (a.size() >= 5 && a[0] == "volume" && a[1] == "create") {
     json v = answer("volume-inspect.json");
     std::size_t i = 2;
-    for (; i + 1 < a.size() && a[i] == "--label"; i += 2)
+    for (; i + 1 < a.size() && a[i] == "--label"; i += 2) {
       if (!label(a[i + 1], v["labels"])) return refuse(a, "--label without =");
+    }
     if (i + 3 != a.size() || a[i] != "-s") return refuse(a, "volume create without -s SIZE NAME");
     v["name"] = a[i + 2];
     v["sizeInBytes"] = std::stoll(a[i + 1]);
@@ -379,7 +378,8 @@ int main(int argc, char** argv) {
     st.save();
     return 0;
   }
-  if (a.size() >= 6 && a[0] == "exec" && a[1] == "--interactive" && a[2] == "--user")
+  if (a.size() >= 6 && a[0] == "exec" && a[1] == "--interactive" && a[2] == "--user") {
     return exec(st, a[4], std::vector<std::string>(a.begin() + 5, a.end()));
+  }
   return refuse(a, "no such shape");
 }

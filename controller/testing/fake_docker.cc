@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "policy/number.h"
+
 namespace {
 
 bool print_file(const char* dir, const char* name) {
@@ -28,8 +30,9 @@ bool print_file(const char* dir, const char* name) {
 int main(int argc, char** argv) {
   // spacectl puts `--` before positional arguments; the answers below look past it.
   std::vector<char*> kept;
-  for (int i = 0; i < argc; ++i)
+  for (int i = 0; i < argc; ++i) {
     if (std::strcmp(argv[i], "--") != 0 || i < 2) kept.push_back(argv[i]);
+  }
   const int logged_argc = argc;
   char** const logged_argv = argv;
   argc = static_cast<int>(kept.size());
@@ -90,7 +93,9 @@ int main(int argc, char** argv) {
   if (first == "exec" && std::getenv("FAKE_DOCKER_STATE") != nullptr && std::string(argv[argc - 1]) == "/network") {
     // A gatekeeper that takes time: it holds the body after DELAY_BEFORE, answers after DELAY_AFTER.
     auto pause = [](const char* name) {
-      if (const char* ms = std::getenv(name)) ::usleep(static_cast<useconds_t>(std::atoi(ms)) * 1000);
+      if (const char* ms = std::getenv(name)) {
+        ::usleep(policy::parse_number<useconds_t>(ms).value_or(0) * 1000);
+      }
     };
     pause("FAKE_DOCKER_EXEC_DELAY_BEFORE_MS");
     std::ofstream(std::string(std::getenv("FAKE_DOCKER_STATE")) + "/network", std::ios::app) << stdin_bytes << "\n";
@@ -99,13 +104,20 @@ int main(int argc, char** argv) {
   // FAKE_DOCKER_EXEC_WAIT_FOR=<path>: every exec waits (at most 60 s) until that file exists, so a
   // test can hold a spacectl inside its exec, under its space's lock, for as long as it needs.
   if (const char* wait_for = std::getenv("FAKE_DOCKER_EXEC_WAIT_FOR");
-      first == "exec" && wait_for != nullptr)
+      first == "exec" && wait_for != nullptr) {
     for (int i = 0; i < 6000 && access(wait_for, F_OK) != 0; ++i) ::usleep(10000);
+  }
   if (first == "exec") {
     std::cout << "{\"ok\":true,\"ready\":true,\"grants\":[]}\n";
     // FAKE_DOCKER_EXEC_EXIT=N: the command inside exits N; FAKE_DOCKER_EXEC_STDERR: what it printed.
     if (const char* text = std::getenv("FAKE_DOCKER_EXEC_STDERR")) std::cerr << text << "\n";
-    if (const char* code = std::getenv("FAKE_DOCKER_EXEC_EXIT")) return std::atoi(code);
+    if (const char* code = std::getenv("FAKE_DOCKER_EXEC_EXIT")) {
+      const std::optional<int> status = policy::parse_number<int>(code);
+      if (!status) {
+        std::fprintf(stderr, "fake docker: FAKE_DOCKER_EXEC_EXIT=%s is not a number\n", code);
+      }
+      return status.value_or(125);
+    }
     return 0;
   }
   // FAKE_DOCKER_PS=<id>: `ps` lists that container (list then inspects it).

@@ -24,23 +24,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "controller/testing/fake_cli.h"
+
 namespace {
 
 using nlohmann::json;
 
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? std::string() : v;
-}
+using controller::testing::fake_env;
+using controller::testing::slurp;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+const controller::testing::FakeCli kFake{"FAKE_KUBECTL", "fake kubectl"};
 
-json answer(const std::string& name) {
-  return json::parse(slurp(env("FAKE_KUBECTL_ANSWERS") + "/" + name));
-}
+std::string env(const char* name) { return fake_env(name); }
+json answer(const std::string& name) { return kFake.answer(name); }
 
 std::string message(const std::string& key) {
   return answer("messages.json").value(key, std::string());
@@ -56,35 +52,33 @@ std::string format(std::string text, const std::vector<std::string>& args) {
 }
 
 int refuse(const std::vector<std::string>& argv, const std::string& why) {
-  std::ofstream out(env("FAKE_KUBECTL_REFUSED"), std::ios::app);
-  for (const std::string& a : argv) out << a << ' ';
-  out << " <- " << why << '\n';
-  std::cerr << "fake kubectl: argv refused (" << why << ")\n";
-  return 90;
+  return kFake.refuse(argv, why);
 }
 
 struct State {
   json doc;
-  std::string path;
-  State() : path(env("FAKE_KUBECTL_STATE") + "/state.json") {
-    const std::string text = slurp(path);
-    doc = text.empty() ? json{{"objects", json::array()}, {"next_pod", 10}, {"next_service", 10}}
-                       : json::parse(text);
-  }
+  std::string path = kFake.state_file();
+  State()
+      : doc(kFake.load_state(
+            json{{"objects", json::array()}, {"next_pod", 10}, {"next_service", 10}})) {}
   void save() const { std::ofstream(path) << doc.dump(1); }
   json* find(const std::string& kind, const std::string& ns, const std::string& name) {
-    for (json& o : doc["objects"])
+    for (json& o : doc["objects"]) {
       if (o["kind"] == kind && o["metadata"]["name"] == name &&
-          (kind == "Namespace" || o["metadata"].value("namespace", "") == ns))
+          (kind == "Namespace" || o["metadata"].value("namespace", "") == ns)) {
         return &o;
+      }
+    }
     return nullptr;
   }
   void erase(const std::string& kind, const std::string& ns, const std::string& name) {
     json kept = json::array();
-    for (json& o : doc["objects"])
+    for (json& o : doc["objects"]) {
       if (!(o["kind"] == kind && o["metadata"]["name"] == name &&
-            (kind == "Namespace" || o["metadata"].value("namespace", "") == ns)))
+            (kind == "Namespace" || o["metadata"].value("namespace", "") == ns))) {
         kept.push_back(o);
+      }
+    }
     doc["objects"] = kept;
   }
 };
@@ -136,8 +130,10 @@ bool has_labels(const json& o, const std::string& selector) {
     const std::string term = selector.substr(s, e - s);
     const std::size_t eq = term.find('=');
     const json labels = o["metadata"].value("labels", json::object());
-    if (eq == std::string::npos || labels.value(term.substr(0, eq), "\x01") != term.substr(eq + 1))
+    if (eq == std::string::npos ||
+        labels.value(term.substr(0, eq), "\x01") != term.substr(eq + 1)) {
       return false;
+    }
     s = e + 1;
   }
   return true;
@@ -167,11 +163,13 @@ int create(State& st, const std::string& ns, const std::string& input) {
     std::ofstream(env("FAKE_KUBECTL_STATE") + "/created.jsonl", std::ios::app) << o.dump() << '\n';
     const std::string kind = o.value("kind", ""), name = o["metadata"].value("name", "");
     if (kind == "Namespace") {
-      if (name != ns)
+      if (name != ns) {
         return refuse({"create", kind, name}, "a namespace created under another --namespace");
+      }
     } else {
-      if (o["metadata"].value("namespace", "") != ns)
+      if (o["metadata"].value("namespace", "") != ns) {
         return refuse({"create", kind, name}, "metadata.namespace differs from --namespace");
+      }
       if (st.find("Namespace", "", ns) == nullptr) {
         std::cerr << format(message("not_found"), {"namespaces", ns});
         return 1;
@@ -197,18 +195,22 @@ int create(State& st, const std::string& ns, const std::string& input) {
                                    {"kind", "ServiceAccount"},
                                    {"metadata", {{"name", "default"}, {"namespace", name}}}});
     } else if (kind == "Pod") {
-      for (auto& [k, v] : defaults["Pod"]["spec"].items())
+      for (auto& [k, v] : defaults["Pod"]["spec"].items()) {
         if (!o["spec"].contains(k)) o["spec"][k] = v;
-      for (json& c : o["spec"]["containers"])
+      }
+      for (json& c : o["spec"]["containers"]) {
         for (auto& [k, v] : defaults["Pod"]["container"].items()) c[k] = v;
+      }
       // FAKE_KUBECTL_WEBHOOK=hostpath: a mutating admission webhook that adds a host path.
-      if (env("FAKE_KUBECTL_WEBHOOK") == "hostpath")
+      if (env("FAKE_KUBECTL_WEBHOOK") == "hostpath") {
         o["spec"]["volumes"].push_back(
             {{"name", "injected"}, {"hostPath", {{"path", "/var/run"}}}});
-      if (o["spec"].contains("schedulingGates") && !o["spec"]["schedulingGates"].empty())
+      }
+      if (o["spec"].contains("schedulingGates") && !o["spec"]["schedulingGates"].empty()) {
         o["status"] = answer("pod-status-gated.json");
-      else
+      } else {
         set_running(st, o);
+      }
     } else if (kind == "Service") {
       const std::string ip = "10.96.0." + std::to_string(st.doc["next_service"].get<int>());
       st.doc["next_service"] = st.doc["next_service"].get<int>() + 1;
@@ -289,11 +291,13 @@ int exec(State& st, const std::string& ns, const std::string& pod_name,
       cmd[3] == "-w" && cmd[4] == "5") {
     const std::string host = cmd[5], port = cmd[6];
     bool allowed_by_policy = false;
-    for (const json& o : st.doc["objects"])
+    for (const json& o : st.doc["objects"]) {
       if (o["kind"] == "Pod" && o["metadata"].value("namespace", "") == ns &&
           o["metadata"]["name"] == "allowed-listener" && o["status"].value("podIP", "") == host &&
-          port == "8080")
+          port == "8080") {
         allowed_by_policy = true;
+      }
+    }
     bool exists = host == "169.254.169.254" ? env("FAKE_KUBECTL_METADATA") == "1" : true;
     if (env("FAKE_KUBECTL_CNI") == "none") return status(exists ? 0 : 1);
     return status(allowed_by_policy ? 0 : 1);
@@ -312,8 +316,9 @@ int main(int argc, char** argv) {
     log << '\n';
   }
   if (a.size() < 5 || a[0] != "--context" || a[2] != "--namespace" || a[4].empty() ||
-      a[4][0] == '-')
+      a[4][0] == '-') {
     return refuse(a, "--context and --namespace are not the first four arguments");
+  }
   if (env("FAKE_KUBECTL_UNREACHABLE") == "1") {
     std::cerr << message("unreachable");
     return 1;
@@ -345,14 +350,16 @@ int main(int argc, char** argv) {
   }
   if (is({"get", "namespace", "*", "--ignore-not-found", "--output", "json"})) {
     if (c[2] != ns) return refuse(a, "get namespace of another --namespace");
-    if (const json* n = st.find("Namespace", "", c[2]); n != nullptr)
+    if (const json* n = st.find("Namespace", "", c[2]); n != nullptr) {
       std::cout << n->dump(1) << "\n";
+    }
     return 0;
   }
   if (is({"get", "namespaces", "--selector", "*", "--output", "json"})) {
     json items = json::array();
-    for (const json& o : st.doc["objects"])
+    for (const json& o : st.doc["objects"]) {
       if (o["kind"] == "Namespace" && has_labels(o, c[3])) items.push_back(o);
+    }
     std::cout << json{{"apiVersion", "v1"},
                       {"kind", "List"},
                       {"items", items},
@@ -397,9 +404,11 @@ int main(int argc, char** argv) {
       s = e + 1;
     }
     json items = json::array();
-    for (const json& o : st.doc["objects"])
-      if (kinds.count(o["kind"]) != 0 && o["metadata"].value("namespace", "") == ns)
+    for (const json& o : st.doc["objects"]) {
+      if (kinds.count(o["kind"]) != 0 && o["metadata"].value("namespace", "") == ns) {
         items.push_back(o);
+      }
+    }
     std::cout << json{{"apiVersion", "v1"},
                       {"kind", "List"},
                       {"items", items},
@@ -434,15 +443,18 @@ int main(int argc, char** argv) {
   if (is({"delete", "namespace", "*", "--ignore-not-found", "--wait=true", "--timeout=300s"})) {
     if (c[2] != ns) return refuse(a, "delete namespace of another --namespace");
     json kept = json::array();
-    for (const json& o : st.doc["objects"])
+    for (const json& o : st.doc["objects"]) {
       if (!(o["kind"] == "Namespace" ? o["metadata"]["name"] == c[2]
-                                     : o["metadata"].value("namespace", "") == c[2]))
+                                     : o["metadata"].value("namespace", "") == c[2])) {
         kept.push_back(o);
+      }
+    }
     st.doc["objects"] = kept;
     st.save();
     return 0;
   }
-  if (c.size() >= 7 && c[0] == "exec" && c[1] == "-i" && c[3] == "--container" && c[5] == "--")
+  if (c.size() >= 7 && c[0] == "exec" && c[1] == "-i" && c[3] == "--container" && c[5] == "--") {
     return exec(st, ns, c[2], c[4], std::vector<std::string>(c.begin() + 6, c.end()));
+  }
   return refuse(a, "no such shape");
 }

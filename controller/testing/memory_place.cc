@@ -53,8 +53,10 @@ Result<ExecOutput> MemoryPlace::exec(const std::string& id, ExecTarget target, c
   if (state != "running") return fail(Code::kSpaceNotRunning, "exec in " + id + ": the container is " + state);
   if (argv.empty()) return fail(Code::kInvalidArgument, "exec in " + id + ": no command");
   if (target == ExecTarget::kGatekeeper) {
-    if (argv == std::vector<std::string>{std::string(kGatekeeperBinary), "control", "GET", "/health"})
+    if (argv ==
+        std::vector<std::string>{std::string(kGatekeeperBinary), "control", "GET", "/health"}) {
       return ExecOutput{0, "{\"ready\":true}", ""};
+    }
     return ExecOutput{127, "", "not found\n"};
   }
   if (argv[0] == "cat") return ExecOutput{0, stdin_bytes, ""};
@@ -68,6 +70,14 @@ Result<std::vector<std::string>> MemoryPlace::exec_argv(const std::string& id) {
   if (!s) return s.error();
   if ((*s)->space_state != "running") return fail(Code::kSpaceNotRunning, "exec argv " + id + ": the space is stopped");
   return std::vector<std::string>{"memory-exec", id};
+}
+
+Result<std::vector<std::string>> MemoryPlace::interactive_exec_argv(const std::string& id,
+                                                                    bool terminal) {
+  Result<std::vector<std::string>> argv = exec_argv(id);
+  if (!argv || !terminal) return argv;
+  argv->insert(argv->begin() + 1, "--terminal");
+  return argv;
 }
 
 Result<std::vector<std::string>> MemoryPlace::connect(const std::string& id, std::uint16_t port) {

@@ -40,6 +40,7 @@
 #include "controller/dispatch/testing/inner_http.h"
 #include "controller/dispatch/testing/pattern.h"
 #include "escape-suite/sha256.h"
+#include "policy/number.h"
 
 namespace dispatch_test {
 
@@ -80,8 +81,11 @@ std::string param(const std::string& url, const std::string& name) {
     if (part.rfind(name + "=", 0) == 0) {
       std::string v = part.substr(name.size() + 1), out;
       for (std::size_t i = 0; i < v.size(); ++i) {
-        if (v[i] == '%' && i + 2 < v.size()) {
-          out += static_cast<char>(std::stoi(v.substr(i + 1, 2), nullptr, 16));
+        const std::optional<unsigned> byte =
+            v[i] == '%' && i + 2 < v.size() ? policy::parse_number<unsigned>(v.substr(i + 1, 2), 16)
+                                            : std::nullopt;
+        if (byte) {
+          out += static_cast<char>(*byte);
           i += 2;
         } else {
           out += v[i];
@@ -111,27 +115,34 @@ std::string sha1(const std::string& in) {
   auto rol = [](std::uint32_t v, int n) { return (v << n) | (v >> (32 - n)); };
   for (std::size_t off = 0; off < m.size(); off += 64) {
     std::uint32_t w[80];
-    for (int i = 0; i < 16; ++i)
+    for (int i = 0; i < 16; ++i) {
       w[i] = (static_cast<std::uint32_t>(static_cast<unsigned char>(m[off + 4 * i])) << 24) |
              (static_cast<std::uint32_t>(static_cast<unsigned char>(m[off + 4 * i + 1])) << 16) |
              (static_cast<std::uint32_t>(static_cast<unsigned char>(m[off + 4 * i + 2])) << 8) |
              static_cast<std::uint32_t>(static_cast<unsigned char>(m[off + 4 * i + 3]));
+    }
     for (int i = 16; i < 80; ++i) w[i] = rol(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
     std::uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
     for (int i = 0; i < 80; ++i) {
       std::uint32_t f, k;
-      if (i < 20) f = (b & c) | (~b & d), k = 0x5A827999;
-      else if (i < 40) f = b ^ c ^ d, k = 0x6ED9EBA1;
-      else if (i < 60) f = (b & c) | (b & d) | (c & d), k = 0x8F1BBCDC;
-      else f = b ^ c ^ d, k = 0xCA62C1D6;
+      if (i < 20) {
+        f = (b & c) | (~b & d), k = 0x5A827999;
+      } else if (i < 40) {
+        f = b ^ c ^ d, k = 0x6ED9EBA1;
+      } else if (i < 60) {
+        f = (b & c) | (b & d) | (c & d), k = 0x8F1BBCDC;
+      } else {
+        f = b ^ c ^ d, k = 0xCA62C1D6;
+      }
       const std::uint32_t t = rol(a, 5) + f + e + k + w[i];
       e = d, d = c, c = rol(b, 30), b = a, a = t;
     }
     h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e;
   }
   std::string out;
-  for (std::uint32_t v : h)
+  for (std::uint32_t v : h) {
     for (int i = 3; i >= 0; --i) out += static_cast<char>((v >> (i * 8)) & 0xff);
+  }
   return out;
 }
 
@@ -192,8 +203,9 @@ class Conn : public appliance::http::BodySink {
     return true;
   }
   const std::string* header(const MessageParser& p, const std::string& name) {
-    for (const auto& h : p.headers())
+    for (const auto& h : p.headers()) {
       if (lower(h.name) == name) return &h.value;
+    }
     return nullptr;
   }
   bool authorised(const MessageParser& p) {
@@ -238,7 +250,7 @@ class Conn : public appliance::http::BodySink {
       return send_all(fd_, answer(200, "text/plain; charset=utf-8", out));
     }
     if (path == "/api/bytes" || path == "/api/chunked") {
-      const std::uint64_t n = std::strtoull(param(url, "n").c_str(), nullptr, 10);
+      const std::uint64_t n = policy::parse_number<std::uint64_t>(param(url, "n")).value_or(0);
       const bool chunked = path == "/api/chunked";
       std::string head = "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n";
       head += chunked ? "Transfer-Encoding: chunked\r\n\r\n" : "Content-Length: " + std::to_string(n) + "\r\n\r\n";
@@ -259,11 +271,14 @@ class Conn : public appliance::http::BodySink {
       return !chunked || send_all(fd_, "0\r\n\r\n");
     }
     if (path == "/api/sse") {
-      const int events = std::atoi(param(url, "events").c_str());
-      const int delay = std::atoi(param(url, "delay_ms").c_str());
-      if (!send_all(fd_, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: max-age=60\r\n"
-                         "Transfer-Encoding: chunked\r\n\r\n"))
+      const int events = policy::parse_number<int>(param(url, "events")).value_or(0);
+      const int delay = policy::parse_number<int>(param(url, "delay_ms")).value_or(0);
+      if (!send_all(
+              fd_,
+              "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: max-age=60\r\n"
+              "Transfer-Encoding: chunked\r\n\r\n")) {
         return false;
+      }
       for (int i = 0; i < events; ++i) {
         const std::string ev = "data: " + std::to_string(i) + "\n\n";
         char sz[20];
@@ -276,11 +291,12 @@ class Conn : public appliance::http::BodySink {
     if (path == "/api/redirect") return send_all(fd_, answer(302, "text/plain", "", "Location: /api/provider\r\n"));
     if (path == "/api/not-modified") return send_all(fd_, "HTTP/1.1 304 Not Modified\r\nETag: \"e1\"\r\n\r\n");
     if (path == "/api/type") return send_all(fd_, answer(200, param(url, "ct"), "<html><script>alert(1)</script></html>"));
-    if (path == "/api/headers")
+    if (path == "/api/headers") {
       return send_all(fd_, answer(200, "application/json", "{}",
                                   "Set-Cookie: evil=1; Path=/\r\nLocation: /api/provider\r\nClear-Site-Data: \"*\"\r\n"
                                   "Refresh: 0\r\nWWW-Authenticate: Basic\r\nX-Custom: 1\r\nETag: \"e1\"\r\n"
                                   "Access-Control-Allow-Origin: *\r\nX-Next-Cursor: c2\r\n"));
+    }
     if (path == "/api/expire-sessions") {
       {
         std::lock_guard<std::mutex> hold(g_mutex);
@@ -302,12 +318,18 @@ class Conn : public appliance::http::BodySink {
       const std::string* origin = header(p, "origin");
       const std::string* host = header(p, "host");
       const std::string me = "127.0.0.1:" + std::to_string(g_port);
-      if (key == nullptr || origin == nullptr || host == nullptr || *origin != "http://" + me || *host != me)
+      if (key == nullptr || origin == nullptr || host == nullptr || *origin != "http://" + me ||
+          *host != me) {
         return send_all(fd_, answer(403, "text/plain", "origin\n"));
+      }
       const std::string accept = base64(sha1(*key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"));
-      if (!send_all(fd_, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                         "Sec-WebSocket-Accept: " + accept + "\r\nSet-Cookie: evil=1\r\nX-Inner: 1\r\n\r\n"))
+      if (!send_all(
+              fd_,
+              "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+              "Sec-WebSocket-Accept: " +
+                  accept + "\r\nSet-Cookie: evil=1\r\nX-Inner: 1\r\n\r\n")) {
         return false;
+      }
       if (path == "/api/event/ws") return false;  // ends at once: the client gets 1012
       echo_frames();
       return false;
@@ -316,8 +338,9 @@ class Conn : public appliance::http::BodySink {
   }
 
   bool need(std::size_t n) {
-    while (buf_.size() < n)
+    while (buf_.size() < n) {
       if (!fill()) return false;
+    }
     return true;
   }
 
@@ -432,19 +455,23 @@ int bench_client(int port, const char* token_file, int n) {
       buf.append(b, static_cast<std::size_t>(k));
     }
     *status = p.status_code();
-    if (cookie != nullptr)
-      for (const auto& h : p.headers())
+    if (cookie != nullptr) {
+      for (const auto& h : p.headers()) {
         if (lower(h.name) == "set-cookie") *cookie = h.value.substr(0, h.value.find(';'));
+      }
+    }
     return true;
   };
   const std::string body = "{\"password\":\"" + ss.str() + "\"}";
   int status = 0;
   std::string cookie;
-  if (!exchange("POST /auth/session HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " +
+  if (!exchange("POST /auth/session HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                "application/json\r\nContent-Length: " +
                     std::to_string(body.size()) + "\r\n\r\n" + body,
                 &status, &cookie) ||
-      status != 200)
+      status != 200) {
     return 3;
+  }
   const std::string req = "GET /api/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: " + cookie + "\r\n\r\n";
   std::vector<long long> us;
   const auto t0 = std::chrono::steady_clock::now();

@@ -32,6 +32,7 @@
 #include "controller/dispatch/testing/inner_http.h"
 #include "controller/dispatch/testing/pattern.h"
 #include "escape-suite/sha256.h"
+#include "policy/number.h"
 
 namespace {
 
@@ -62,7 +63,7 @@ void serve_raw(int fd) {
     const std::string hex = escape::sha256_hex(all) + "\n";
     (void)write_all(fd, hex.data(), hex.size());
   } else if (line.rfind("DOWN ", 0) == 0) {
-    const std::uint64_t n = std::strtoull(line.c_str() + 5, nullptr, 10);
+    const std::uint64_t n = policy::parse_number<std::uint64_t>(line.substr(5)).value_or(0);
     char buf[65536];
     for (std::uint64_t sent = 0; sent < n;) {
       const std::size_t chunk = static_cast<std::size_t>(std::min<std::uint64_t>(sizeof buf, n - sent));
@@ -93,20 +94,26 @@ int listen_on(int port) {
 
 int main(int argc, char** argv) {
   ::signal(SIGPIPE, SIG_IGN);
-  if (argc == 5 && std::strcmp(argv[1], "bench") == 0)
-    return dispatch_test::bench_client(std::atoi(argv[2]), argv[3], std::atoi(argv[4]));
+  const auto number = [](const char* text) { return policy::parse_number<int>(text).value_or(-1); };
+  if (argc == 5 && std::strcmp(argv[1], "bench") == 0) {
+    const int port = number(argv[2]), requests = number(argv[4]);
+    if (port < 1 || port > 65535 || requests < 0) return 64;
+    return dispatch_test::bench_client(port, argv[3], requests);
+  }
   if (argc >= 4 && std::strcmp(argv[1], "http") == 0) {
-    const int port = std::atoi(argv[2]);  // 0: any free port (printed)
+    const int port = number(argv[2]);  // 0: any free port (printed)
     if (port < 0 || port > 65535) return 64;
+    const int session = argc >= 5 ? number(argv[4]) : 3600;
+    if (session < 0) return 64;
     const int fd = listen_on(port);
     if (fd < 0) return 2;
-    return dispatch_test::serve_http(fd, argv[3], argc >= 5 ? std::atoi(argv[4]) : 3600);
+    return dispatch_test::serve_http(fd, argv[3], session);
   }
   if (argc != 3 || std::strcmp(argv[1], "raw") != 0) {
     std::fputs("usage: dispatch-inner-server raw <port> | http <port> <token-file> [session-seconds]\n", stderr);
     return 64;
   }
-  const int port = std::atoi(argv[2]);
+  const int port = number(argv[2]);
   if (port < 1 || port > 65535) return 64;
   const int fd = listen_on(port);
   if (fd < 0) return 2;

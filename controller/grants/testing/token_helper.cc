@@ -17,6 +17,8 @@
 #include <ctime>
 #include <string>
 
+#include "policy/number.h"
+
 namespace {
 
 long bump(const char* path) {
@@ -25,7 +27,12 @@ long bump(const char* path) {
   flock(fd, LOCK_EX);
   char buffer[32] = {};
   const ssize_t n = pread(fd, buffer, sizeof buffer - 1, 0);
-  const long count = (n > 0 ? std::strtol(buffer, nullptr, 10) : 0) + 1;
+  std::string_view stored(buffer, n > 0 ? static_cast<std::size_t>(n) : 0);
+  while (!stored.empty() && stored.back() == '\n') stored.remove_suffix(1);
+  // An empty file is the first run; anything else unreadable is a broken test (-1).
+  const std::optional<long> before = stored.empty() ? 0L : policy::parse_number<long>(stored);
+  if (!before) return -1;
+  const long count = *before + 1;
   const std::string text = std::to_string(count) + "\n";
   if (ftruncate(fd, 0) != 0 ||
       pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
@@ -59,9 +66,10 @@ int main(int argc, char** argv) {
                 at(lifetime).c_str());
     return 0;
   };
-  if (mode == "ok" && argc > 3) return answer(std::strtol(argv[3], nullptr, 10));
-  if (mode == "fail-after" && argc > 4) {
-    if (n <= std::strtol(argv[3], nullptr, 10)) return answer(std::strtol(argv[4], nullptr, 10));
+  const auto number = [&](int i) { return policy::parse_number<long>(argv[i]); };
+  if (mode == "ok" && argc > 3 && number(3)) return answer(*number(3));
+  if (mode == "fail-after" && argc > 4 && number(3) && number(4)) {
+    if (n <= *number(3)) return answer(*number(4));
     std::fprintf(stderr, "token-helper: the login is gone\n");
     return 3;
   }

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "policy/number.h"
+
 namespace controller::serve::testing {
 
 using nlohmann::json;
@@ -56,7 +58,7 @@ inline Answer http_exchange(int fd, const std::string& raw) {
   const std::size_t end = all.find("\r\n\r\n");
   a.head = all.substr(0, end);
   a.body = end == std::string::npos ? std::string() : all.substr(end + 4);
-  if (all.size() > 12) a.status = std::atoi(all.substr(9, 3).c_str());
+  if (all.size() > 12) a.status = policy::parse_number<int>(all.substr(9, 3)).value_or(0);
   a.doc = json::parse(a.body, nullptr, false);
   return a;
 }

@@ -1,0 +1,170 @@
+// What every live Docker test (LABEL docker) of the controller needs around its spaces: an owner
+// made for the test (labels scope everything spacectl lists and removes, so nothing of another
+// test or of the user is touched), a private state directory, spacectl run with this build's
+// pinned images and seccomp profiles, and at the end the proof that nothing labelled with the
+// owner is left (containers, networks, volumes). Every child on the host is an argv; no shell.
+// Header-only: each test target defines SPACECTL, GK_BINARY_DIR and GK_SOURCE_DIR.
+#pragma once
+
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "controller/ids.h"
+#include "controller/process.h"
+#include "tests/support/environment.h"
+
+namespace controller::testing {
+
+inline const std::string kLiveBin = std::string(GK_BINARY_DIR) + "/bin";
+// The pins spacectl reads by default, and the TEST-ONLY gatekeeper's (198.18.0.0/15 counts as
+// public there, so a test's own upstream on such a bridge can be reached).
+inline constexpr const char* kReleasePin = "gatekeeper-image.id";
+inline constexpr const char* kTestPin = "gatekeeper-test-image.id";
+
+inline bool readable(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
+
+// `docker ARGS` on the host, two minutes at most.
+inline ProcessOutcome docker(std::vector<std::string> args) {
+  ProcessRequest r;
+  r.argv = {"docker"};
+  r.argv.insert(r.argv.end(), args.begin(), args.end());
+  r.timeout = std::chrono::minutes(2);
+  return run_process(r);
+}
+
+// The pinned images come from `cmake --build <dir> --target images` (image/CMakeLists.txt):
+// built here when a pin is missing.
+inline bool ensure_images(const std::string& gatekeeper_pin) {
+  const auto have = [&] {
+    return readable(kLiveBin + "/" + gatekeeper_pin) && readable(kLiveBin + "/space-image.id");
+  };
+  if (have()) return true;
+  ProcessRequest r;
+  r.argv = {"cmake", "--build", GK_BINARY_DIR, "--target", "images"};
+  r.timeout = std::chrono::minutes(15);
+  (void)run_process(r);
+  return have();
+}
+
+// A seccomp profile of this build (bin/seccomp/), else of the source tree; empty when neither.
+inline std::string profile(const std::string& name) {
+  for (const std::string& p :
+       {kLiveBin + "/seccomp/" + name, std::string(GK_SOURCE_DIR) + "/seccomp-profiles/" + name}) {
+    if (readable(p)) return p;
+  }
+  return {};
+}
+
+struct LiveSpaceOptions {
+  std::string owner_prefix;                  // the owner is this and 12 random hex digits
+  std::string gatekeeper_pin = kReleasePin;  // a file in bin/
+  std::chrono::milliseconds timeout = std::chrono::minutes(5);  // each spacectl run
+  std::size_t output_cap = 0;                                   // 0: run_process's default
+  // SPACECTL_UNDER_TEST=<path>: the same tests against another spacectl build (the binary from
+  // before a fix shows the fix is needed).
+  bool binary_from_environment = false;
+};
+
+class LiveSpace {
+ public:
+  explicit LiveSpace(LiveSpaceOptions options)
+      : options_(std::move(options)), owner_(options_.owner_prefix + random_hex(6)) {
+    char tmpl[] = "/tmp/spacectl-live-XXXXXX";
+    const char* made = mkdtemp(tmpl);
+    EXPECT_NE(made, nullptr) << "mkdtemp";
+    dir_ = made != nullptr ? made : "";
+    state_ = dir_ + "/state";
+    EXPECT_EQ(mkdir(state_.c_str(), 0700), 0) << "mkdir " << state_;
+  }
+  ~LiveSpace() {
+    if (gk_test::docker_engine_answers()) {
+      const std::string filter = "label=spacectl.space.owner=" + owner_;
+      for (const std::vector<std::string>& kind :
+           {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
+        std::vector<std::string> args = kind;
+        args.insert(args.end(), {"-q", "--filter", filter});
+        EXPECT_EQ(docker(args).out, "") << "left behind (" << kind[0] << ") for owner " << owner_;
+      }
+    }
+    std::error_code ignored;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ignored);
+  }
+  LiveSpace(const LiveSpace&) = delete;
+  LiveSpace& operator=(const LiveSpace&) = delete;
+
+  // An engine that answers, the pinned images and both profiles: else the test skips (or fails
+  // under CI=true through GK_REQUIRE).
+  [[nodiscard]] bool ready() const {
+    return gk_test::docker_engine_answers() && ensure_images(options_.gatekeeper_pin) &&
+           !profile("space.json").empty() && !profile("gatekeeper.json").empty();
+  }
+  [[nodiscard]] std::string binary() const {
+    const char* other =
+        options_.binary_from_environment ? std::getenv("SPACECTL_UNDER_TEST") : nullptr;
+    return other != nullptr && other[0] != '\0' ? std::string(other) : std::string(SPACECTL);
+  }
+  // spacectl's argv up to the command: the owner, the state directory, the pins and profiles.
+  [[nodiscard]] std::vector<std::string> base(bool as_json = true) const {
+    std::vector<std::string> argv = {binary(),
+                                     "--owner",
+                                     owner_,
+                                     "--state-dir",
+                                     state_,
+                                     "--gatekeeper-image-file",
+                                     kLiveBin + "/" + gatekeeper_pin_(),
+                                     "--space-image-file",
+                                     kLiveBin + "/space-image.id",
+                                     "--seccomp-space",
+                                     profile("space.json"),
+                                     "--seccomp-gatekeeper",
+                                     profile("gatekeeper.json")};
+    if (as_json) argv.push_back("--json");
+    return argv;
+  }
+  [[nodiscard]] ProcessOutcome spacectl(const std::vector<std::string>& args,
+                                        const std::string& stdin_bytes = {},
+                                        bool as_json = true) const {
+    ProcessRequest r;
+    r.argv = base(as_json);
+    r.argv.insert(r.argv.end(), args.begin(), args.end());
+    r.stdin_bytes = stdin_bytes;
+    r.timeout = options_.timeout;
+    if (options_.output_cap != 0) r.output_cap = options_.output_cap;
+    return run_process(r);
+  }
+  // A command in the space as its user, its own output (not JSON).
+  [[nodiscard]] ProcessOutcome inside(const std::string& id, const std::vector<std::string>& argv,
+                                      const std::string& stdin_bytes = {}) const {
+    std::vector<std::string> args = {"space", "exec", id, "--"};
+    args.insert(args.end(), argv.begin(), argv.end());
+    return spacectl(args, stdin_bytes, false);
+  }
+
+  [[nodiscard]] const std::string& owner() const { return owner_; }
+  [[nodiscard]] const std::string& state() const { return state_; }
+  // A private directory for the test's own files (the state directory is inside it).
+  [[nodiscard]] const std::string& dir() const { return dir_; }
+  // The gatekeeper pin of the next spacectl run (a test may point it at another file in bin/).
+  void set_gatekeeper_pin(std::string pin) { pin_override_ = std::move(pin); }
+
+ private:
+  [[nodiscard]] const std::string& gatekeeper_pin_() const {
+    return pin_override_.empty() ? options_.gatekeeper_pin : pin_override_;
+  }
+
+  LiveSpaceOptions options_;
+  std::string owner_, dir_, state_, pin_override_;
+};
+
+}  // namespace controller::testing
