@@ -3,6 +3,8 @@
 #pragma once
 
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -50,7 +52,9 @@ class DockerPlace final : public Place, public PrivilegedExec {
     std::vector<Difference> differences;
     std::string space_id, gatekeeper_id;
   };
-  Result<Verified> verify_ids(const std::string& id);
+  // `space_image` (may be empty): the image ID the space should run, whose environment is then
+  // read at the same time as the inspects (used only if the space runs exactly that image).
+  Result<Verified> verify_ids(const std::string& id, const std::string& space_image = {});
 
   // Docker only, outside the place contract: uid 0 in the space, which keeps --cap-drop ALL and
   // no-new-privileges. The escape runner places its binary with it in a root-owned directory, so
@@ -98,14 +102,35 @@ class DockerPlace final : public Place, public PrivilegedExec {
   Result<nlohmann::json> owned_container(const std::string& id, Role role);
   Result<std::set<std::string>> image_env_names(const std::string& image);
   Result<CheckReport> probe_isolation(CheckReport report, const std::string& image);  // docker_check.cc
-  // Starts the gatekeeper by the container ID verify inspected, waits for it, gives it the key.
-  Result<void> start_gatekeeper_and_key(const std::string& id, const std::string& gatekeeper_container_id,
-                                        const std::string& window_key);
+  // docker_create.cc: starts the gatekeeper by the container ID verify inspected, then the space
+  // by its ID while the gatekeeper gets ready and takes the window key.
+  // `space_running` (may be empty) is called once the space's container runs, while the
+  // gatekeeper's two execs go on.
+  Result<void> start_verified(const std::string& id, const Verified& verified,
+                              const std::string& window_key,
+                              const std::function<void()>& space_running = {});
   Result<void> remove_everything(const std::string& id, bool also_by_name);
   // Kills the processes inside `container` whose environment holds the exec tag (local engine).
   std::string end_exec_inside(const std::string& container, const std::string& tag);
   Result<ExecOutput> exec_as(const std::string& id, Role role, std::string_view user, const std::vector<std::string>& argv,
                              const std::string& stdin_bytes, std::chrono::milliseconds timeout);
+  // One `docker exec` in `container` (an ID); `name` is for messages.
+  Result<ExecOutput> exec_in(const std::string& container, const std::string& name,
+                             std::string_view user, const std::vector<std::string>& argv,
+                             const std::string& stdin_bytes, std::chrono::milliseconds timeout);
+  // docker_exec.cc: the container IDs this place found ours (owned_container) or started itself,
+  // by space and role; execs go to them without another inspect (exec_as says what stands in for
+  // the inspect). stop and remove forget them.
+  [[nodiscard]] std::string known_container(const std::string& id, Role role) const;
+  void remember_container(const std::string& id, Role role, const std::string& container_id);
+  void forget_containers(const std::string& id);
+  struct KnownContainers {
+    std::mutex mutex;
+    std::map<std::pair<std::string, Role>, std::string> ids;
+  };
+  // Shared by copies of this place (the same engine and owner); the creates' parallel steps exec
+  // at once.
+  std::shared_ptr<KnownContainers> known_ = std::make_shared<KnownContainers>();
 
   // A remote engine's bridges are not visible here: verify takes the host isolation probe's word
   // (run once per process, by the first verify that needs it; false: not proved).
@@ -164,5 +189,10 @@ class EnvFile {
 std::vector<std::string> output_lines(const std::string& text);
 // Whether docker's stderr says the object (container, volume, network) does not exist.
 bool docker_no_such_object(const std::string& err);
+// Whether an exec's stderr holds a line the engine or its runtime writes when it refused to run
+// the command (the container stopped, gone, or the exec could not start).
+bool engine_refusal_text(std::string_view err);
+// A container inspect's State.Status ("running", "exited", ...), "missing" for a non-object.
+std::string container_state(const nlohmann::json& container);
 
 }  // namespace controller

@@ -9,6 +9,7 @@
 namespace controller {
 
 Result<void> DockerPlace::remove_everything(const std::string& id, bool also_by_name) {
+  forget_containers(id);
   const Names n = names_for(id);
   const std::string by_id = "label=" + std::string(kLabelId) + "=" + id;
   const std::string by_owner = "label=" + std::string(kLabelOwner) + "=" + options_.owner;

@@ -1,5 +1,6 @@
 #include "controller/gatekeeper_channel.h"
 
+#include <algorithm>
 #include <thread>
 #include <vector>
 
@@ -28,6 +29,7 @@ Result<nlohmann::json> gatekeeper_control(Place& place, const std::string& id, c
 Result<void> wait_gatekeeper_ready(Place& place, const std::string& id) {
   const auto deadline = std::chrono::steady_clock::now() + kReadyDeadline;
   std::string last = "no answer";
+  std::chrono::milliseconds pause = kReadyFirstInterval;
   while (std::chrono::steady_clock::now() < deadline) {
     if (stop_requests() > 0) return fail(Code::kInterrupted, "gatekeeper " + names_for(id).gatekeeper + ": waiting for /health stopped by a signal");
     Result<nlohmann::json> health = gatekeeper_control(place, id, "GET", "/health");
@@ -37,7 +39,8 @@ Result<void> wait_gatekeeper_ready(Place& place, const std::string& id) {
         return health.error();
       last = health.error().message;
     }
-    std::this_thread::sleep_for(kReadyInterval);
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, kReadyInterval);
   }
   return fail(Code::kGatekeeperNotReady, "gatekeeper " + names_for(id).gatekeeper +
                                              ": /health not ready within 60 s; last: " + last);

@@ -16,6 +16,9 @@ namespace controller {
 inline constexpr std::chrono::milliseconds kControlTimeout{30000};
 // Readiness deadline and answer cap: docs/reference-behaviour.md#reaching-the-control-channel.
 inline constexpr std::chrono::milliseconds kReadyDeadline{60000};
+// The pause between /health polls starts short and doubles up to kReadyInterval: a gatekeeper is
+// usually ready within the first exec or two, and each poll is already an exec round trip.
+inline constexpr std::chrono::milliseconds kReadyFirstInterval{10};
 inline constexpr std::chrono::milliseconds kReadyInterval{250};
 inline constexpr std::size_t kMaxControlAnswer = 1u << 20;  // the journal body cap
 

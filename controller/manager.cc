@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "controller/gatekeeper_channel.h"
@@ -165,16 +166,23 @@ Result<SpaceCreated> Manager::create_locked(const CreateRequest& request) {
     }
     if (outer) outer(step);
   };
-  Result<SpaceSummary> s = place.create(r);
-  if (!s) return s.error();
-  SpaceCreated out;
-  out.space = view_of(*s, SpaceState::kRunning);
   // The inner server's password (space_token.h): made here, written over exec stdin, never kept
   // on the host. An image without the file tools cannot take it; the space still works, its
-  // dispatcher routes then answer space_token_unreadable.
+  // dispatcher routes then answer space_token_unreadable. Written as soon as the space runs when
+  // the place says so (while the gatekeeper gets ready), else after create.
   std::string token = make_space_token();
-  Result<void> t = write_space_token(place, s->id, token);
+  std::optional<Result<void>> written;
+  if (!id.empty()) r.space_running = [&] { written = write_space_token(place, id, token); };
+  Result<SpaceSummary> s = place.create(r);
+  if (!s) {
+    std::fill(token.begin(), token.end(), '\0');
+    return s.error();
+  }
+  SpaceCreated out;
+  out.space = view_of(*s, SpaceState::kRunning);
+  if (!written) written = write_space_token(place, s->id, token);
   std::fill(token.begin(), token.end(), '\0');
+  const Result<void>& t = *written;
   out.token_written = t.ok();
   if (!t) out.token_failure = t.error().message;
   return out;

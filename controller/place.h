@@ -76,6 +76,10 @@ struct CreateRequest {
   // The networks' subnets the manager allocated (controller/subnets.h); empty: the place's choice.
   std::string inner_subnet, outer_subnet;
   Progress progress;                  // may be empty
+  // May be empty. A place that can calls it once the space's container runs, on another thread,
+  // while the rest of its start goes on (the gatekeeper's readiness and key), and has it returned
+  // before create returns; a place that does not leaves it to the caller after create.
+  std::function<void()> space_running;
 };
 
 struct SpaceSummary {

@@ -64,10 +64,23 @@ Result<void> write_space_token(Place& place, const std::string& id, const std::s
   const std::string dir(kTokenDir), file(kTokenPath), fresh = file + ".new";
   const std::string what = "write token into " + id;
   // The directory is 0700 before the file exists; the file is 0600 before it takes the name.
-  if (Result<void> r = run_spelled(place, id, what, {{"mkdir", "-p", dir}, {"busybox", "mkdir", "-p", dir}}, {}); !r) return r;
-  if (Result<void> r = run_spelled(place, id, what, {{"chmod", "700", dir}, {"busybox", "chmod", "700", dir}}, {}); !r) return r;
-  if (Result<void> r = run_spelled(place, id, what,
-                                   {{"dd", "of=" + fresh, "bs=4096"}, {"busybox", "dd", "of=" + fresh, "bs=4096"}}, token);
+  // A fresh space has no directory yet: `mkdir -m 700` makes it with its mode in one exec. One that
+  // exists already (mkdir exits 1) keeps whatever mode it has until chmod sets it.
+  if (Result<void> made =
+          run_spelled(place, id, what,
+                      {{"mkdir", "-m", "700", dir}, {"busybox", "mkdir", "-m", "700", dir}}, {});
+      !made) {
+    if (made.error().code != Code::kCommandFailed) return made;
+    if (Result<void> r = run_spelled(place, id, what,
+                                     {{"chmod", "700", dir}, {"busybox", "chmod", "700", dir}}, {});
+        !r)
+      return r;
+  }
+  // `busybox dd` first: the default image links no dd applet (image/space-default.manifest), and
+  // an image without busybox answers 127 and gets the plain spelling.
+  if (Result<void> r = run_spelled(
+          place, id, what,
+          {{"busybox", "dd", "of=" + fresh, "bs=4096"}, {"dd", "of=" + fresh, "bs=4096"}}, token);
       !r)
     return r;
   if (Result<void> r = run_spelled(place, id, what, {{"chmod", "600", fresh}, {"busybox", "chmod", "600", fresh}}, {}); !r)

@@ -1,6 +1,7 @@
 #include "controller/code/transfer.h"
 
 #include <algorithm>
+#include <future>
 #include <memory>
 #include <regex>
 
@@ -256,32 +257,54 @@ Result<CodeInResult> transfer(Project& project, const std::string& space_id, con
   result.space_path = "/spaces/" + space_id + "/" + snap.folder;
   result.project_path = snap.prefix.empty() ? result.space_path : result.space_path + "/" + snap.prefix;
   const std::string where = "code in " + space_id;
+  // The git probe and the look at the project path only read: made at once (each exec is a round
+  // trip to the place). The probe's refusal comes first, as if it had run alone.
+  // The project path must not exist in any form (a dangling link included): one `test` with both
+  // primaries.
+  auto look = std::async(std::launch::async, [&] {
+    return inside(exec, {"/bin/test", "-e", result.space_path, "-o", "-L", result.space_path});
+  });
   Result<std::string> version = probe_git(space_id, exec);
+  Result<ExecOutput> taken = look.get();
   if (!version) return version.error();
   result.space_git = *version;
   say(options, "space git: " + *version);
-
-  // The project path must not exist in any form (a dangling link included).
-  for (const char* test : {"-e", "-L"}) {
-    Result<ExecOutput> taken = inside(exec, {"/bin/test", test, result.space_path});
-    if (!taken) return fail(Code::kCodeTransferFailed, where + ": look at " + result.space_path + ": " + taken.error().message);
-    if (taken->exit_code == 0) {
-      return fail(Code::kSpacePathInUse, where + ": " + result.space_path + " already exists in the space (remove this space and create a new one)");
-    }
+  if (!taken) {
+    return fail(Code::kCodeTransferFailed,
+                where + ": look at " + result.space_path + ": " + taken.error().message);
+  }
+  if (taken->exit_code == 0) {
+    return fail(Code::kSpacePathInUse,
+                where + ": " + result.space_path +
+                    " already exists in the space (remove this space and create a new one)");
   }
   std::vector<std::string> init_argv = {kGit, "init", "--quiet"};
   if (!snap.branch.empty()) init_argv.push_back("--initial-branch=" + snap.branch);
   init_argv.push_back(result.space_path);
-  Result<ExecOutput> init = inside_all(exec, {init_argv, {kGit, "-C", result.space_path, "config", "receive.shallowUpdate", "true"}});
+  Result<ExecOutput> init = inside(exec, init_argv);
   if (!init) return fail(Code::kCodeTransferFailed, where + ": init: " + init.error().message);
   if (init->exit_code != 0) {
     return fail(Code::kCodeTransferFailed, where + ": git init inside exited " + std::to_string(init->exit_code) + ": " + shown(init->err));
   }
   say(options, "space repository: " + result.space_path);
 
+  // The identity is set while the packs travel (receive-pack never writes the config; the two
+  // `git config` runs follow each other, each takes the config's lock), so the checkout's reflog
+  // still carries it. Waited for before any return below (a future's destructor waits).
+  const std::string& p = result.space_path;
+  std::vector<std::vector<std::string>> identity;
+  if (snap.user_name) identity.push_back({kGit, "-C", p, "config", "user.name", *snap.user_name});
+  if (snap.user_email) {
+    identity.push_back({kGit, "-C", p, "config", "user.email", *snap.user_email});
+  }
+  auto identity_set = std::async(std::launch::async, [&] { return inside_all(exec, identity); });
+
   git_repository* repo = project.repo.get();
   const auto deadline_of = [&] { return Clock::now() + options.timeout; };
-  const std::vector<std::string> receive = inner(exec, options, {kGit, "receive-pack", result.space_path});
+  // The shallow base needs receive.shallowUpdate; given on receive-pack's command line, nothing
+  // but the identity is written to the space's config.
+  const std::vector<std::string> receive = inner(
+      exec, options, {kGit, "-c", "receive.shallowUpdate=true", "receive-pack", result.space_path});
   {
     Result<Packbuilder> pb = new_pack(repo, where);
     if (!pb) return pb.error();
@@ -317,10 +340,14 @@ Result<CodeInResult> transfer(Project& project, const std::string& space_id, con
     say(options, "sent the snapshot " + snap.start.substr(0, 12) + " (" + std::to_string(git_packbuilder_object_count(pb->get())) + " objects)");
   }
   // Identity first, so the checkout's reflog carries it; then HEAD, index and work tree.
-  const std::string& p = result.space_path;
+  Result<ExecOutput> named = identity_set.get();
+  if (!named) return fail(Code::kCodeUnfoldFailed, where + ": unfold: " + named.error().message);
+  if (named->exit_code != 0) {
+    return fail(Code::kCodeUnfoldFailed, where + ": unfold inside exited " +
+                                             std::to_string(named->exit_code) + ": " +
+                                             shown(named->err));
+  }
   std::vector<std::vector<std::string>> steps;
-  if (snap.user_name) steps.push_back({kGit, "-C", p, "config", "user.name", *snap.user_name});
-  if (snap.user_email) steps.push_back({kGit, "-C", p, "config", "user.email", *snap.user_email});
   if (snap.branch.empty()) {
     steps.push_back({kGit, "-C", p, "checkout", "--quiet", "--detach", "refs/openchamber/start"});
   } else {

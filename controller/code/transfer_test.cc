@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
 
@@ -152,6 +153,31 @@ TEST_F(TransferTest, SpaceEqualsTheHostLineForLine) {
   Result<HistoryStatus> again = send_history(repo_, kSpace, r->space_path, r->snapshot.base, exec("ok"), options);
   ASSERT_TRUE(again) << again.error().message;
   EXPECT_EQ(*again, HistoryStatus::kAlreadyComplete);
+}
+
+// Each fixed command is an exec round trip to the place: the version probe and the look at the
+// project path go at once, receive.shallowUpdate rides on receive-pack's command line instead of a
+// `git config` of its own, and the identity is set while the packs travel.
+TEST_F(TransferTest, CodeInRunsEightFixedCommandsAndSetsOnlyTheIdentityInside) {
+  ASSERT_EQ(std::system(("rm -rf '" + repo_ + "/nested'").c_str()), 0);
+  std::atomic<int> runs{0};
+  SpaceExec e = exec("ok");
+  const auto counted = e.run;
+  e.run = [&runs, counted](const std::vector<std::string>& argv,
+                           std::chrono::milliseconds timeout) {
+    ++runs;
+    return counted(argv, timeout);
+  };
+  TransferOptions options;
+  options.inner_margin_seconds = 2;
+  Result<CodeInResult> r = bring_code_in(repo_, kSpace, Mode::kUncommitted, e, options);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(status(inside()), status(repo_));
+  // git --version, test -e/-L, init, user.name, user.email, checkout, reset --soft, read-tree.
+  EXPECT_EQ(runs.load(), 8);
+  EXPECT_NE(git_status(inside(), {"config", "--local", "receive.shallowUpdate"}), 0)
+      << "set inside";
+  EXPECT_EQ(git(inside(), {"config", "user.name"}), "Test User\n");
 }
 
 TEST_F(TransferTest, DetachedHeadStaysDetached) {

@@ -122,6 +122,13 @@ long cgroup_rss_kib(const std::string& container_id) {
   return -1;
 }
 
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five, fifteen;
+  in >> one >> five >> fifteen;
+  return one + " " + five + " " + fifteen;
+}
+
 struct Window {
   std::size_t from, to;  // 1-based, inclusive
 };
@@ -135,6 +142,7 @@ int main(int argc, char** argv) {
   std::string spacectl = self_dir() + "/spacectl";
   std::string pool;
   std::string disk;
+  long budget_minutes = 0;  // 0: no budget
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--count" && i + 1 < argc)
@@ -145,9 +153,11 @@ int main(int argc, char** argv) {
       pool = argv[++i];
     else if (a == "--disk" && i + 1 < argc)
       disk = argv[++i];
+    else if (a == "--budget-minutes" && i + 1 < argc)
+      budget_minutes = std::atol(argv[++i]);
     else {
       std::cerr << "usage: bench_spaces [--count N] [--spacectl PATH] [--subnet-pool CIDR] [--disk "
-                   "SIZE]\n";
+                   "SIZE] [--budget-minutes M]\n";
       return 2;
     }
   }
@@ -178,7 +188,17 @@ int main(int argc, char** argv) {
   std::map<std::string, std::pair<double, long>>
       call_ms;  // kind → (total ms, calls), over every create
   std::string stopped_because;
+  const std::string load_before = load_average();
+  const auto creating_started = Clock::now();
   for (std::size_t i = 1; i <= count; ++i) {
+    // A busy machine can make N creates take longer than a run may: the budget ends the creating
+    // (reported as where it stopped), and list, verify, memory and removal still run.
+    if (budget_minutes > 0 &&
+        Clock::now() - creating_started > std::chrono::minutes(budget_minutes)) {
+      stopped_because = "the creating budget of " + std::to_string(budget_minutes) +
+                        " minutes was used up (load average " + load_average() + ")";
+      break;
+    }
     std::vector<std::string> c = {"--json", "--timings", "space",
                                   "create", "--name",    "bench-" + std::to_string(i)};
     if (!disk.empty()) c.insert(c.end(), {"--disk", disk});
@@ -203,9 +223,13 @@ int main(int argc, char** argv) {
       call_ms[kind].second += 1;
     }
     if (i % 10 == 0)
-      std::cerr << "bench_spaces: " << i << " created, last " << ms(t.seconds) << " ms\n";
+      std::cerr << "bench_spaces: " << i << " created, last " << ms(t.seconds) << " ms, load "
+                << load_average() << "\n";
   }
   const long rules_created = iptables_rules();
+  const std::string load_after = load_average();
+  const double creating_minutes =
+      std::chrono::duration<double>(Clock::now() - creating_started).count() / 60;
 
   // Idle: nothing runs in the spaces but their sleep and the gatekeepers' loops.
   std::this_thread::sleep_for(std::chrono::seconds(20));
@@ -275,6 +299,10 @@ int main(int argc, char** argv) {
       "Spaces made one after another by `spacectl space create` (create → verify → start).");
   std::printf("Spaces created: %zu of %zu%s\n\n", n, count,
               stopped_because.empty() ? "" : (" — stopped: " + stopped_because).c_str());
+  std::printf(
+      "Load average (1, 5, 15 min) before the creates: %s; after them: %s; creating took "
+      "%s min.\n\n",
+      load_before.c_str(), load_after.c_str(), bench::fixed(creating_minutes, 1).c_str());
   std::printf("| measure | value |\n| --- | ---: |\n");
   for (const Window w : {Window{1, 10}, Window{91, 100}, Window{191, 200}}) {
     if (n < w.to) continue;
