@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
     std::cerr << "bench_dispatch: create: " << created.error().message << "\n";
     return 2;
   }
-  const std::string id = (*created)["id"].get<std::string>();
+  const std::string id = created->space.summary.id;
   int rc = 0;
   auto cleanup = [&] {
     (void)place.remove(id);
