@@ -7,7 +7,6 @@
 #include <charconv>
 #include <optional>
 #include <string_view>
-#include <system_error>
 
 namespace policy {
 
