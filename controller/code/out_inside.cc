@@ -120,7 +120,10 @@ Result<InsideSnapshot> snapshot_inside(const SpaceExec& exec, const std::string&
   const std::string index = git_dir + "/openchamber-out-index";
   auto drop_index = [&] { (void)run(exec, {"/bin/rm", "-f", "--", index}); };
   drop_index();
-  Result<ExecOutput> copied = run(exec, {"/bin/cp", "--", git_dir + "/index", index});
+  // -p keeps the index's mtime: git trusts an entry whose stat matches unless the entry is as new
+  // as the index file ("racily clean"); a fresh mtime on the copy would hide an edit made in the
+  // same second as the last index write and of the same size (the agent's work lost).
+  Result<ExecOutput> copied = run(exec, {"/bin/cp", "-p", "--", git_dir + "/index", index});
   if (!copied) return inside_failed("copy the index", copied);
   if (copied->exit_code != 0) {  // no index yet: start from HEAD's tree
     Result<ExecOutput> read = run(exec, with_index(index, plus(git, {"read-tree", snap.head})));
