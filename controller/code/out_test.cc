@@ -1,6 +1,7 @@
 // Code out over the stand-in for the place's exec: the result commit inside, the quarantine
 // fetch, promote, and the transport's failures. Hostile results are in out_hostile_test.cc.
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <fstream>
@@ -75,6 +76,29 @@ TEST_F(CodeOutTest, PromoteCopiesTheQuarantinesPackOnlyWhenItHoldsNothingUncheck
   EXPECT_NE(git_status(repo_, {"cat-file", "-e", junk}), 0) << "the unchecked object reached the user's repository";
   EXPECT_EQ(git(repo_, {"show", again->result_commit + ":work.txt"}), "more work\n");
   EXPECT_EQ(git(repo_, {"fsck", "--no-dangling", "--connectivity-only"}), "");
+}
+
+// An edit of the same size made in the same second as the agent's last index write: git finds it
+// only because the index is "racily clean" (its entries as new as the index file). Code out's
+// private index must keep the index file's mtime, or the edit reads as clean and is left out.
+TEST_F(CodeOutTest, ASameSecondSameSizeEditAfterACommitComesOut) {
+  bool same_second = false;
+  for (int attempt = 0; attempt < 20 && !same_second; ++attempt) {
+    write_file(inside_ + "/main.c", "int main(void) { return " + std::to_string(attempt % 10) + "; }\n");
+    git(inside_, {"add", "main.c"});
+    git(inside_, {"commit", "-q", "-m", "agent commit", "--allow-empty"});
+    write_file(inside_ + "/main.c", "int main(void) { return X; }\n");
+    struct stat file {}, index {};
+    same_second = stat((inside_ + "/main.c").c_str(), &file) == 0 &&
+                  stat((inside_ + "/.git/index").c_str(), &index) == 0 &&
+                  file.st_ctim.tv_sec == index.st_mtim.tv_sec &&
+                  file.st_mtim.tv_sec == index.st_mtim.tv_sec;
+  }
+  ASSERT_TRUE(same_second) << "the commit and the edit never fell in one second";
+  sleep(1);  // code out runs a second later: a copied index would be newer than every entry
+  Result<BringOut> r = out();
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(git(repo_, {"show", r->result_commit + ":main.c"}), "int main(void) { return X; }\n");
 }
 
 TEST_F(CodeOutTest, UnchangedTreeTakesHead) {
