@@ -2,11 +2,12 @@
 // an output cap; what a killed exec started inside is found by its tag and killed.
 #include <signal.h>
 
-#include <charconv>
 #include <fstream>
+#include <optional>
 
 #include "controller/docker_place.h"
 #include "controller/inspect_json.h"
+#include "policy/number.h"
 
 namespace controller {
 
@@ -203,11 +204,10 @@ std::string DockerPlace::end_exec_inside(const std::string& container, const std
     if (padded.find(std::string(1, '\0') + needle + std::string(1, '\0')) != std::string::npos ||
         (padded.size() >= needle.size() + 1 &&
          padded.compare(padded.size() - needle.size(), needle.size(), needle) == 0)) {
-      long number = 0;
-      const auto parsed = std::from_chars(pid.data(), pid.data() + pid.size(), number);
-      if (parsed.ec == std::errc() && number > 0 &&
-          ::kill(static_cast<pid_t>(number), SIGKILL) == 0)
+      const std::optional<pid_t> number = policy::parse_number<pid_t>(pid);
+      if (number && *number > 0 && ::kill(*number, SIGKILL) == 0) {
         ++killed;
+      }
     }
   }
   if (visible == 0)

@@ -19,6 +19,7 @@
 #include "controller/dispatch/testing/harness.h"
 #include "controller/dispatch/testing/pattern.h"
 #include "escape-suite/sha256.h"
+#include "policy/number.h"
 
 namespace controller::dispatch {
 namespace {
@@ -48,7 +49,9 @@ class DispatcherLoopTest : public ::testing::Test {
     server_ = dispatch_test::start_child({kBin + "/dispatch-inner-server", "http", "0", token_file_,
                                           std::to_string(session_seconds)});
     ASSERT_EQ(server_.first_line.rfind("listening ", 0), 0u) << server_.first_line;
-    inner_port_ = std::stoi(server_.first_line.substr(10));
+    const std::optional<int> port = policy::parse_number<int>(server_.first_line.substr(10));
+    ASSERT_TRUE(port.has_value()) << server_.first_line;
+    inner_port_ = *port;
   }
   void TearDown() override {
     if (acceptor_) {
@@ -95,7 +98,12 @@ class DispatcherLoopTest : public ::testing::Test {
   std::string path(const std::string& rest) { return "/api/spaces/" + kId + "/" + rest; }
   int logins() {
     const Answer a = ask(dispatch_test::get(path("stats")));
-    return a.body.rfind("logins ", 0) == 0 ? std::stoi(a.body.substr(7)) : -1;
+    std::string_view n = std::string_view(a.body).substr(std::min<std::size_t>(7, a.body.size()));
+    if (!n.empty() && n.back() == '\n') n.remove_suffix(1);
+    const std::optional<int> count =
+        a.body.rfind("logins ", 0) == 0 ? policy::parse_number<int>(n) : std::nullopt;
+    EXPECT_TRUE(count.has_value()) << "stats: " << a.body;
+    return count.value_or(-1);
   }
   static std::string code_of(const Answer& a) {
     const std::size_t at = a.body.find("\"code\":\"");
