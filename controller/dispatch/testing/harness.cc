@@ -16,7 +16,7 @@
 #include "appliance/http/parser.h"
 #include "policy/number.h"
 
-namespace dispatch_test {
+namespace controller::dispatch::testing {
 
 using appliance::http::MessageParser;
 using controller::dispatch::Dispatcher;
@@ -368,4 +368,4 @@ void kill_child(Child& c) {
   c.pid = -1;
 }
 
-}  // namespace dispatch_test
+}  // namespace controller::dispatch::testing

@@ -13,7 +13,7 @@
 
 #include "controller/dispatch/dispatcher.h"
 
-namespace dispatch_test {
+namespace controller::dispatch::testing {
 
 class Acceptor {
  public:
@@ -92,4 +92,4 @@ struct Child {
 Child start_child(const std::vector<std::string>& argv);
 void kill_child(Child& c);
 
-}  // namespace dispatch_test
+}  // namespace controller::dispatch::testing

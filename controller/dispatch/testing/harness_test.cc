@@ -9,7 +9,7 @@
 
 #include <string>
 
-namespace dispatch_test {
+namespace controller::dispatch::testing {
 namespace {
 
 // A listener on 127.0.0.1 that answers the one client it accepts with `answer`.
@@ -73,4 +73,4 @@ TEST(HarnessTest, AnUpgradeAnswerWhoseStatusIsNotThreeDigitsIsNoAnswer) {
 }
 
 }  // namespace
-}  // namespace dispatch_test
+}  // namespace controller::dispatch::testing

@@ -119,24 +119,27 @@ int main(int argc, char** argv) {
   std::atomic<int> streams{
       0};  // bridge streams the dispatcher opened (each one docker exec); counted on the pool
   {
-    dispatch_test::Acceptor acceptor([&place, &streams](controller::dispatch::DispatcherConfig& c) {
-      c.list_spaces = [&place]() -> controller::Result<std::vector<std::string>> {
-        auto all = place.list();
-        if (!all) return all.error();
-        std::vector<std::string> ids;
-        for (const auto& s : *all) ids.push_back(s.id);
-        return ids;
-      };
-      c.connect = [&place, &streams](const std::string& i, std::uint16_t port) {
-        ++streams;
-        return place.connect(i, port);
-      };
-      c.read_token = [&place](const std::string& i) { return controller::read_space_token(place, i); };
-    });
+    controller::dispatch::testing::Acceptor acceptor(
+        [&place, &streams](controller::dispatch::DispatcherConfig& c) {
+          c.list_spaces = [&place]() -> controller::Result<std::vector<std::string>> {
+            auto all = place.list();
+            if (!all) return all.error();
+            std::vector<std::string> ids;
+            for (const auto& s : *all) ids.push_back(s.id);
+            return ids;
+          };
+          c.connect = [&place, &streams](const std::string& i, std::uint16_t port) {
+            ++streams;
+            return place.connect(i, port);
+          };
+          c.read_token = [&place](const std::string& i) {
+            return controller::read_space_token(place, i);
+          };
+        });
     {
     // Closed before the acceptor stops: its loop ends only when no connection is left.
-    dispatch_test::Client client(acceptor.port());
-    const std::string req = dispatch_test::get("/api/spaces/" + id + "/echo");
+    controller::dispatch::testing::Client client(acceptor.port());
+    const std::string req = controller::dispatch::testing::get("/api/spaces/" + id + "/echo");
     for (int i = 0; i < 20; ++i) {  // warm-up: login, stream, placement
       client.send(req);
       if (client.read_answer().status != 200) rc = 1;
