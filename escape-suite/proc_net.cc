@@ -8,8 +8,11 @@
 namespace escape {
 namespace {
 
-// The kernel pads with spaces and tabs; a device name holds neither.
-std::vector<std::string_view> fields_of(std::string_view line) {
+// The fields of one line of `table`, at least `at_least` of them. The kernel pads with spaces and
+// tabs; a device name holds neither.
+policy::Result<std::vector<std::string_view>> fields_of(std::string_view table,
+                                                        std::string_view line,
+                                                        std::size_t at_least) {
   std::vector<std::string_view> out;
   std::size_t i = 0;
   while (i < line.size()) {
@@ -17,6 +20,11 @@ std::vector<std::string_view> fields_of(std::string_view line) {
     const std::size_t start = i;
     while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
     if (i > start) out.push_back(line.substr(start, i - start));
+  }
+  if (out.size() < at_least) {
+    return policy::Error{"read " + std::string(table) + ": a line with " +
+                         std::to_string(out.size()) + " fields, not " + std::to_string(at_least) +
+                         " or more: '" + std::string(line.substr(0, 64)) + "'"};
   }
   return out;
 }
@@ -42,11 +50,9 @@ std::optional<std::uint32_t> prefixed_hex(std::string_view text) {
 
 policy::Result<RouteRow> parse_route_line(std::string_view line) {
   constexpr std::string_view kTable = "/proc/net/route";
-  const std::vector<std::string_view> f = fields_of(line);
-  if (f.size() < 8) {
-    return policy::Error{"read /proc/net/route: a line with " + std::to_string(f.size()) +
-                         " fields, not 8 or more: '" + std::string(line.substr(0, 64)) + "'"};
-  }
+  const policy::Result<std::vector<std::string_view>> fields = fields_of(kTable, line, 8);
+  if (!fields) return fields.error();
+  const std::vector<std::string_view>& f = *fields;
   RouteRow row;
   row.device = std::string(f[0]);
   const struct {
@@ -72,11 +78,9 @@ policy::Result<RouteRow> parse_route_line(std::string_view line) {
 
 policy::Result<ArpRow> parse_arp_line(std::string_view line) {
   constexpr std::string_view kTable = "/proc/net/arp";
-  const std::vector<std::string_view> f = fields_of(line);
-  if (f.size() < 3) {
-    return policy::Error{"read /proc/net/arp: a line with " + std::to_string(f.size()) +
-                         " fields, not 3 or more: '" + std::string(line.substr(0, 64)) + "'"};
-  }
+  const policy::Result<std::vector<std::string_view>> fields = fields_of(kTable, line, 3);
+  if (!fields) return fields.error();
+  const std::vector<std::string_view>& f = *fields;
   ArpRow row;
   row.address = std::string(f[0]);
   const std::optional<std::uint32_t> hw = prefixed_hex(f[1]);
