@@ -105,8 +105,10 @@ class TransferTest : public ::testing::Test {
     options.timeout = timeout;
     options.inner_margin_seconds = 2;
     Result<CodeInResult> r = bring_code_in(repo_, kSpace, Mode::kUncommitted, exec(mode), options);
-    for (const auto& f : forbidden_changes(before, capture_state({repo_}), testing::allowed_for(repo_ + "/.git", kSpace)))
+    for (const auto& f : forbidden_changes(before, capture_state({repo_}),
+                                           testing::allowed_for(repo_ + "/.git", kSpace))) {
       ADD_FAILURE() << f;
+    }
     return r;
   }
 
@@ -144,8 +146,10 @@ TEST_F(TransferTest, SpaceEqualsTheHostLineForLine) {
   Result<HistoryStatus> h = send_history(repo_, kSpace, r->space_path, r->snapshot.base, exec("ok"), options);
   ASSERT_TRUE(h) << h.error().message;
   EXPECT_EQ(*h, HistoryStatus::kSent);
-  for (const auto& f : forbidden_changes(before, capture_state({repo_}), testing::allowed_for(repo_ + "/.git", kSpace)))
+  for (const auto& f : forbidden_changes(before, capture_state({repo_}),
+                                         testing::allowed_for(repo_ + "/.git", kSpace))) {
     ADD_FAILURE() << f;
+  }
   EXPECT_EQ(git(inside(), {"rev-parse", "--is-shallow-repository"}), "false\n");
   EXPECT_EQ(git(inside(), {"rev-list", "--count", "HEAD"}), git(repo_, {"rev-list", "--count", "HEAD"}));
   EXPECT_EQ(status(inside()), status(repo_));
