@@ -17,6 +17,7 @@
 #include "controller/code/repo_state.h"
 #include "controller/code/testing/git_fixture.h"
 #include "controller/process.h"
+#include "tests/support/docker_pools.h"
 #include "tests/support/environment.h"
 
 namespace controller::code {
@@ -93,10 +94,11 @@ class DiskFullDockerTest : public ::testing::Test {
   }
   void unfill() { std::filesystem::remove(mount_ + "/filler"); }
   ProcessOutcome spacectl(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {"env",         "TMPDIR=" + mount_ + "/tmp",
-                                     SPACECTL,      "--json",
-                                     "--owner",     owner_,
-                                     "--state-dir", mount_ + "/state"};
+    std::vector<std::string> argv = {"env",           "TMPDIR=" + mount_ + "/tmp",
+                                     SPACECTL,        "--json",
+                                     "--owner",       owner_,
+                                     "--state-dir",   mount_ + "/state",
+                                     "--subnet-pool", gk_test::kSecondSubnetPool};
     argv.insert(argv.end(), args.begin(), args.end());
     return run(argv);
   }

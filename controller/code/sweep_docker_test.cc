@@ -24,6 +24,7 @@
 #include "controller/code/repo_state.h"
 #include "controller/code/testing/git_fixture.h"
 #include "controller/process.h"
+#include "tests/support/docker_pools.h"
 #include "tests/support/environment.h"
 
 extern char** environ;
@@ -119,7 +120,8 @@ class SweepDockerTest : public ::testing::Test {
   }
 
   std::vector<std::string> base_argv() const {
-    return {SPACECTL, "--json", "--owner", owner_, "--state-dir", state_.path()};
+    return {SPACECTL,      "--json",      "--owner",       owner_,
+            "--state-dir", state_.path(), "--subnet-pool", gk_test::kSecondSubnetPool};
   }
 
   // Starts spacectl with stderr on a pipe; reads its progress lines until one contains `marker`,

@@ -20,6 +20,7 @@
 #include "controller/process.h"
 #include "controller/space_token.h"
 #include "escape-suite/sha256.h"
+#include "tests/support/docker_pools.h"
 #include "tests/support/environment.h"
 
 namespace controller::dispatch {
@@ -77,6 +78,7 @@ class DispatchLiveTest : public ::testing::Test {
     o.seccomp_space = profile("space.json");
     o.seccomp_gatekeeper = profile("gatekeeper.json");
     o.bridge_binary = kBin + "/spacectl-bridge";
+    o.subnet_pool = gk_test::kSecondSubnetPool;
     place_ = std::make_unique<DockerPlace>(o);
     Manager m{*place_, state_};
     CreateRequest request;

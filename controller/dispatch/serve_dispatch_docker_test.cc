@@ -20,6 +20,7 @@
 #include "controller/process.h"
 #include "controller/space_token.h"
 #include "escape-suite/sha256.h"
+#include "tests/support/docker_pools.h"
 #include "tests/support/environment.h"
 
 namespace controller::dispatch {
@@ -56,7 +57,8 @@ class ServeDispatchTest : public ::testing::Test {
     if (pid_ == 0) {
       const int err = ::open((dir_ + "/serve.err").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
       ::dup2(err, 2);
-      ::execl(SPACECTL, SPACECTL, "--owner", owner_.c_str(), "--state-dir", state_.c_str(), "serve", "--no-sweep",
+      ::execl(SPACECTL, SPACECTL, "--owner", owner_.c_str(), "--state-dir", state_.c_str(),
+              "--subnet-pool", gk_test::kSecondSubnetPool, "serve", "--no-sweep",
               static_cast<char*>(nullptr));
       ::_exit(127);
     }
