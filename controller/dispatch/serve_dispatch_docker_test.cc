@@ -94,7 +94,7 @@ class ServeDispatchTest : public ::testing::Test {
     Result<ExecOutput> run = place.exec(
         id_, ExecTarget::kSpace,
         {"sh", "-c", "(/tmp/inner http 27600 " + std::string(kTokenPath) + " >/tmp/inner.log 2>&1 &) && "
-                     "for i in 1 2 3 4 5 6 7 8 9 10; do grep -q listening /tmp/inner.log && exit 0; sleep 0.2; done; exit 1"},
+                     "i=0; while [ $i -lt 100 ]; do grep -q listening /tmp/inner.log && exit 0; sleep 0.2; i=$((i+1)); done; exit 1"},
         {}, std::chrono::seconds(30));
     ASSERT_TRUE(run.ok() && run->exit_code == 0);
   }
