@@ -91,11 +91,15 @@ class ServeDispatchTest : public ::testing::Test {
     Result<ExecOutput> w = place.exec(id_, ExecTarget::kSpace, {"sh", "-c", "cat > /tmp/inner && chmod 755 /tmp/inner"}, *server,
                                       std::chrono::seconds(60));
     ASSERT_TRUE(w.ok() && w->exit_code == 0);
-    Result<ExecOutput> run = place.exec(
-        id_, ExecTarget::kSpace,
-        {"sh", "-c", "(/tmp/inner http 27600 " + std::string(kTokenPath) + " >/tmp/inner.log 2>&1 &) && "
-                     "i=0; while [ $i -lt 100 ]; do grep -q listening /tmp/inner.log && exit 0; sleep 0.2; i=$((i+1)); done; exit 1"},
-        {}, std::chrono::seconds(30));
+    // Waits on the server's line for up to 20 s: a neighbouring test may hold the other core.
+    Result<ExecOutput> run =
+        place.exec(id_, ExecTarget::kSpace,
+                   {"sh", "-c",
+                    "(/tmp/inner http 27600 " + std::string(kTokenPath) +
+                        " >/tmp/inner.log 2>&1 &) && "
+                        "i=0; while [ $i -lt 100 ]; do grep -q listening /tmp/inner.log && exit 0; "
+                        "sleep 0.2; i=$((i+1)); done; exit 1"},
+                   {}, std::chrono::seconds(30));
     ASSERT_TRUE(run.ok() && run->exit_code == 0);
   }
   void TearDown() override {
