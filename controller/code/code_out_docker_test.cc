@@ -63,8 +63,9 @@ class CodeOutDockerTest : public ::testing::Test {
   }
   bool ready() {
     if (!gk_test::docker_engine_answers()) return false;
-    if (!(exists(kBin + "/gatekeeper-image.id") && exists(kBin + "/space-image.id")))
+    if (!(exists(kBin + "/gatekeeper-image.id") && exists(kBin + "/space-image.id"))) {
       (void)run({"cmake", "--build", GK_BINARY_DIR, "--target", "images"}, std::chrono::seconds(900));
+    }
     return exists(kBin + "/gatekeeper-image.id") && exists(kBin + "/space-image.id") && exists(kBin + "/seccomp/space.json");
   }
   ProcessOutcome spacectl(const std::vector<std::string>& args, bool as_json = true) {

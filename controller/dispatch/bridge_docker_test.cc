@@ -25,8 +25,10 @@ constexpr std::uint16_t kRawPort = 4100;
 bool exists(const std::string& path) { return ::access(path.c_str(), R_OK) == 0; }
 
 std::string profile(const std::string& name) {
-  for (const std::string& p : {kBin + "/seccomp/" + name, std::string(GK_SOURCE_DIR) + "/seccomp-profiles/" + name})
+  for (const std::string& p :
+       {kBin + "/seccomp/" + name, std::string(GK_SOURCE_DIR) + "/seccomp-profiles/" + name}) {
     if (exists(p)) return p;
+  }
   return {};
 }
 

@@ -104,8 +104,9 @@ class ServeDockerTest : public ::testing::Test {
   }
   std::string state_of(const std::string& id) {
     const Answer a = call("GET", "/v1/spaces");
-    for (const json& s : a.doc["spaces"])
+    for (const json& s : a.doc["spaces"]) {
       if (s["id"] == id) return s.value("state", "");
+    }
     return "absent";
   }
 
