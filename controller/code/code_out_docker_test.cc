@@ -148,8 +148,7 @@ TEST_F(CodeOutDockerTest, WorkComesOutAndHostileResultsAreRefused) {
 
   // A tree holding `.git`, written with the space's own git past its checks, on the space's HEAD.
   const std::string blob = sh("cd \"$1\" && printf 'x\\n' | git hash-object -w --stdin").substr(0, 40);
-  std::string raw;
-  for (std::size_t i = 0; i < 40; i += 2) raw += static_cast<char>(std::stoi(blob.substr(i, 2), nullptr, 16));
+  const std::string raw = testing::raw_object_id(blob);
   const std::string tree_bytes = "100644 .git" + std::string(1, '\0') + raw;
   const std::string tree =
       sh("cd \"$1\" && printf '" + printf_format(tree_bytes) + "' | git hash-object -t tree --literally -w --stdin").substr(0, 40);

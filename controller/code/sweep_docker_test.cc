@@ -11,12 +11,13 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
+#include <string_view>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -25,6 +26,7 @@
 #include "controller/code/repo_state.h"
 #include "controller/code/testing/git_fixture.h"
 #include "controller/process.h"
+#include "policy/number.h"
 #include "tests/support/docker_pools.h"
 #include "tests/support/environment.h"
 
@@ -67,12 +69,21 @@ std::set<pid_t> descendants(pid_t root) {
     std::getline(in, stat);
     const std::size_t close = stat.rfind(')');
     if (close == std::string::npos) continue;
-    // After the command's ")": " <state> <ppid> ...".
-    if (close + 4 >= stat.size()) continue;
-    char* end = nullptr;
-    const long ppid = std::strtol(stat.c_str() + close + 4, &end, 10);
-    if (end == stat.c_str() + close + 4 || *end != ' ') continue;
-    children[static_cast<pid_t>(ppid)].push_back(std::stoi(name));
+    // "pid (comm) S ppid ...": one state letter after the comm, then the parent's pid.
+    const std::string_view after = std::string_view(stat).substr(close + 1);
+    const std::size_t ppid_end = after.find(' ', 3);
+    const std::optional<pid_t> ppid =
+        after.size() > 3 && after[0] == ' ' && after[2] == ' '
+            ? policy::parse_number<pid_t>(
+                  after.substr(3, ppid_end == std::string_view::npos ? after.npos : ppid_end - 3))
+            : std::nullopt;
+    const std::optional<pid_t> pid = policy::parse_number<pid_t>(name);
+    if (!ppid || !pid) {
+      ADD_FAILURE() << "/proc/" << name << "/stat: '" << stat.substr(0, 64)
+                    << "' does not read as pid (comm) state ppid";
+      continue;
+    }
+    children[*ppid].push_back(*pid);
   }
   std::set<pid_t> out;
   std::vector<pid_t> todo = {root};

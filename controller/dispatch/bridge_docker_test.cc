@@ -15,7 +15,7 @@
 #include "escape-suite/sha256.h"
 #include "tests/support/environment.h"
 
-namespace controller {
+namespace controller::dispatch {
 namespace {
 
 const std::string kBin = std::string(GK_BINARY_DIR) + "/bin";
@@ -34,7 +34,7 @@ std::string profile(const std::string& name) {
 
 std::string pattern(std::size_t n) {
   std::string s(n, '\0');
-  for (std::size_t i = 0; i < n; ++i) s[i] = static_cast<char>(dispatch_test::pattern_byte(i));
+  for (std::size_t i = 0; i < n; ++i) s[i] = static_cast<char>(testing::pattern_byte(i));
   return s;
 }
 
@@ -158,4 +158,4 @@ TEST_F(BridgeTest, TheSpaceUserCannotReplaceThePlacedBridge) {
 }
 
 }  // namespace
-}  // namespace controller
+}  // namespace controller::dispatch

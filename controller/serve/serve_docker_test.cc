@@ -18,6 +18,7 @@
 
 #include "controller/process.h"
 #include "controller/serve/testing/serve_client.h"
+#include "policy/number.h"
 #include "tests/support/environment.h"
 
 namespace controller::serve {
@@ -172,7 +173,7 @@ TEST_F(ServeDockerTest, EscapeTestStreamsOneProgressEventPerCase) {
     ++seen[(*it)[1].str()];
     EXPECT_EQ((*it)[2].str(), reported[(*it)[1].str()])
         << (*it)[1].str() << ": the event and the report disagree";
-    EXPECT_EQ(std::stoul((*it)[4].str()), reported.size());
+    EXPECT_EQ(policy::parse_number<std::size_t>((*it)[4].str()), reported.size()) << (*it)[0].str();
   }
   EXPECT_EQ(seen.size(), reported.size()) << events.body;
   for (const auto& [case_id, n] : seen) {

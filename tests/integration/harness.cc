@@ -218,7 +218,7 @@ Gatekeeper::Gatekeeper(std::vector<std::string> extra) {
     const auto at = line.find(key + "=");
     if (at == std::string::npos) return 0;
     const auto colon = line.find(':', at);
-    const int port = gk_test::leading_decimal(std::string_view(line).substr(colon + 1));
+    const int port = gk_test::decimal_word(std::string_view(line).substr(colon + 1));
     return port > 0 && port <= 65535 ? static_cast<std::uint16_t>(port) : 0;
   };
   corridor = port_of("corridor");
@@ -339,7 +339,7 @@ Gatekeeper::Answer Gatekeeper::request(const std::string& method, const std::str
   const std::string answer = read_until_close(fd, 10000, nullptr, 16 << 20);
   close(fd);
   if (answer.size() < 12) return a;
-  a.status = std::max(0, gk_test::leading_decimal(std::string_view(answer).substr(9)));
+  a.status = std::max(0, gk_test::decimal_word(std::string_view(answer).substr(9)));
   const auto at = answer.find("\r\n\r\n");
   if (at != std::string::npos) a.body = answer.substr(at + 4);
   return a;

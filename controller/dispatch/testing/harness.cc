@@ -12,10 +12,13 @@
 #include <chrono>
 #include <cstring>
 #include <future>
+#include <optional>
+#include <string_view>
 
 #include "appliance/http/parser.h"
+#include "policy/number.h"
 
-namespace dispatch_test {
+namespace controller::dispatch::testing {
 
 using appliance::http::MessageParser;
 using controller::dispatch::Dispatcher;
@@ -287,7 +290,10 @@ Answer Client::read_upgrade(int timeout_ms) {
   const std::string head = buf_.substr(0, end + 2);
   buf_.erase(0, end + 4);
   if (head.size() < 12 || head.compare(0, 9, "HTTP/1.1 ") != 0) return a;
-  a.status = std::atoi(head.substr(9, 3).c_str());
+  // Three digits and a space, or no answer: "1x1" is not status 1.
+  const std::optional<int> status = policy::parse_number<int>(std::string_view(head).substr(9, 3));
+  if (!status || *status < 100 || head[12] != ' ') return a;
+  a.status = *status;
   std::size_t at = head.find("\r\n") + 2;
   while (at < head.size()) {
     const std::size_t e = head.find("\r\n", at);
@@ -394,4 +400,4 @@ void kill_child(Child& c) {
   c.pid = -1;
 }
 
-}  // namespace dispatch_test
+}  // namespace controller::dispatch::testing

@@ -14,7 +14,7 @@
 
 #include "controller/dispatch/dispatcher.h"
 
-namespace dispatch_test {
+namespace controller::dispatch::testing {
 
 class Acceptor {
  public:
@@ -96,4 +96,4 @@ struct Child {
 Child start_child(const std::vector<std::string>& argv);
 void kill_child(Child& c);
 
-}  // namespace dispatch_test
+}  // namespace controller::dispatch::testing
