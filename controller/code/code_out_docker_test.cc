@@ -17,6 +17,7 @@
 #include "controller/code/snapshot.h"
 #include "controller/code/testing/git_fixture.h"
 #include "controller/process.h"
+#include "tests/support/docker_pools.h"
 #include "tests/support/environment.h"
 
 namespace controller::code {
@@ -68,7 +69,13 @@ class CodeOutDockerTest : public ::testing::Test {
     return exists(kBin + "/gatekeeper-image.id") && exists(kBin + "/space-image.id") && exists(kBin + "/seccomp/space.json");
   }
   ProcessOutcome spacectl(const std::vector<std::string>& args, bool as_json = true) {
-    std::vector<std::string> argv = {SPACECTL, "--owner", owner_, "--state-dir", state_.path()};
+    std::vector<std::string> argv = {SPACECTL,
+                                     "--owner",
+                                     owner_,
+                                     "--state-dir",
+                                     state_.path(),
+                                     "--subnet-pool",
+                                     gk_test::kSecondSubnetPool};
     if (as_json) argv.push_back("--json");
     argv.insert(argv.end(), args.begin(), args.end());
     return run(argv, std::chrono::seconds(480));

@@ -65,11 +65,15 @@ class BridgeTest : public ::testing::Test {
     ASSERT_TRUE(server.ok()) << server.error().message;
     Result<ExecOutput> w = place_->exec(id_, ExecTarget::kSpace, {"sh", "-c", "cat > /tmp/inner"}, *server, std::chrono::seconds(60));
     ASSERT_TRUE(w.ok() && w->exit_code == 0) << (w.ok() ? "exit " + std::to_string(w->exit_code) + ": " + w->err : w.error().message);
-    Result<ExecOutput> run = place_->exec(
-        id_, ExecTarget::kSpace,
-        {"sh", "-c", "chmod 755 /tmp/inner && (/tmp/inner raw " + std::to_string(kRawPort) + " >/tmp/inner.log 2>&1 &) && "
-                     "for i in 1 2 3 4 5 6 7 8 9 10; do grep -q listening /tmp/inner.log && exit 0; sleep 0.2; done; exit 1"},
-        {}, std::chrono::seconds(30));
+    // Waits on the server's line for up to 20 s: a neighbouring test may hold the other core.
+    Result<ExecOutput> run =
+        place_->exec(id_, ExecTarget::kSpace,
+                     {"sh", "-c",
+                      "chmod 755 /tmp/inner && (/tmp/inner raw " + std::to_string(kRawPort) +
+                          " >/tmp/inner.log 2>&1 &) && "
+                          "i=0; while [ $i -lt 100 ]; do grep -q listening /tmp/inner.log && exit "
+                          "0; sleep 0.2; i=$((i+1)); done; exit 1"},
+                     {}, std::chrono::seconds(30));
     ASSERT_TRUE(run.ok() && run->exit_code == 0) << (run.ok() ? "exit " + std::to_string(run->exit_code) + ": " + run->err : run.error().message);
   }
   void TearDown() override {

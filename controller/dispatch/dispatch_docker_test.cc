@@ -20,6 +20,7 @@
 #include "controller/process.h"
 #include "controller/space_token.h"
 #include "escape-suite/sha256.h"
+#include "tests/support/docker_pools.h"
 #include "tests/support/environment.h"
 
 namespace controller::dispatch {
@@ -77,6 +78,7 @@ class DispatchLiveTest : public ::testing::Test {
     o.seccomp_space = profile("space.json");
     o.seccomp_gatekeeper = profile("gatekeeper.json");
     o.bridge_binary = kBin + "/spacectl-bridge";
+    o.subnet_pool = gk_test::kSecondSubnetPool;
     place_ = std::make_unique<DockerPlace>(o);
     Manager m{*place_, state_};
     CreateRequest request;
@@ -90,11 +92,15 @@ class DispatchLiveTest : public ::testing::Test {
     Result<ExecOutput> w = place_->exec(id_, ExecTarget::kSpace, {"sh", "-c", "cat > /tmp/inner && chmod 755 /tmp/inner"}, *server,
                                         std::chrono::seconds(60));
     ASSERT_TRUE(w.ok() && w->exit_code == 0);
-    Result<ExecOutput> run = place_->exec(
-        id_, ExecTarget::kSpace,
-        {"sh", "-c", "(/tmp/inner http 27600 " + std::string(kTokenPath) + " >/tmp/inner.log 2>&1 &) && "
-                     "for i in 1 2 3 4 5 6 7 8 9 10; do grep -q listening /tmp/inner.log && exit 0; sleep 0.2; done; exit 1"},
-        {}, std::chrono::seconds(30));
+    // Waits on the server's line for up to 20 s: a neighbouring test may hold the other core.
+    Result<ExecOutput> run =
+        place_->exec(id_, ExecTarget::kSpace,
+                     {"sh", "-c",
+                      "(/tmp/inner http 27600 " + std::string(kTokenPath) +
+                          " >/tmp/inner.log 2>&1 &) && "
+                          "i=0; while [ $i -lt 100 ]; do grep -q listening /tmp/inner.log && exit "
+                          "0; sleep 0.2; i=$((i+1)); done; exit 1"},
+                     {}, std::chrono::seconds(30));
     ASSERT_TRUE(run.ok() && run->exit_code == 0);
     DockerPlace* place = place_.get();
     acceptor_ = std::make_unique<Acceptor>([place](DispatcherConfig& c) {

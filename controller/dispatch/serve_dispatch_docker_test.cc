@@ -20,6 +20,7 @@
 #include "controller/process.h"
 #include "controller/space_token.h"
 #include "escape-suite/sha256.h"
+#include "tests/support/docker_pools.h"
 #include "tests/support/environment.h"
 
 namespace controller::dispatch {
@@ -56,7 +57,8 @@ class ServeDispatchTest : public ::testing::Test {
     if (pid_ == 0) {
       const int err = ::open((dir_ + "/serve.err").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
       ::dup2(err, 2);
-      ::execl(SPACECTL, SPACECTL, "--owner", owner_.c_str(), "--state-dir", state_.c_str(), "serve", "--no-sweep",
+      ::execl(SPACECTL, SPACECTL, "--owner", owner_.c_str(), "--state-dir", state_.c_str(),
+              "--subnet-pool", gk_test::kSecondSubnetPool, "serve", "--no-sweep",
               static_cast<char*>(nullptr));
       ::_exit(127);
     }
@@ -89,11 +91,15 @@ class ServeDispatchTest : public ::testing::Test {
     Result<ExecOutput> w = place.exec(id_, ExecTarget::kSpace, {"sh", "-c", "cat > /tmp/inner && chmod 755 /tmp/inner"}, *server,
                                       std::chrono::seconds(60));
     ASSERT_TRUE(w.ok() && w->exit_code == 0);
-    Result<ExecOutput> run = place.exec(
-        id_, ExecTarget::kSpace,
-        {"sh", "-c", "(/tmp/inner http 27600 " + std::string(kTokenPath) + " >/tmp/inner.log 2>&1 &) && "
-                     "for i in 1 2 3 4 5 6 7 8 9 10; do grep -q listening /tmp/inner.log && exit 0; sleep 0.2; done; exit 1"},
-        {}, std::chrono::seconds(30));
+    // Waits on the server's line for up to 20 s: a neighbouring test may hold the other core.
+    Result<ExecOutput> run =
+        place.exec(id_, ExecTarget::kSpace,
+                   {"sh", "-c",
+                    "(/tmp/inner http 27600 " + std::string(kTokenPath) +
+                        " >/tmp/inner.log 2>&1 &) && "
+                        "i=0; while [ $i -lt 100 ]; do grep -q listening /tmp/inner.log && exit 0; "
+                        "sleep 0.2; i=$((i+1)); done; exit 1"},
+                   {}, std::chrono::seconds(30));
     ASSERT_TRUE(run.ok() && run->exit_code == 0);
   }
   void TearDown() override {
