@@ -499,7 +499,8 @@ Result<std::optional<std::string>> read_state_file(const std::string& dir, std::
   return std::optional<std::string>(std::move(text->text));
 }
 
-Result<void> write_state_file(const std::string& dir, std::string_view name, const std::string& text) {
+Result<void> write_state_file(const std::string& dir, std::string_view name,
+                              const std::string& text) {
   if (Result<void> d = ensure_private_dir(dir); !d) return d.error();
   return write_private(dir, std::string(name), text);
 }

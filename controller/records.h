@@ -120,7 +120,8 @@ std::string record_text(const SpaceRecord& record);
 // bytes; written atomically. A missing file reads as nullopt.
 Result<std::optional<std::string>> read_state_file(const std::string& dir, std::string_view name,
                                                    std::size_t cap);
-Result<void> write_state_file(const std::string& dir, std::string_view name, const std::string& text);
+Result<void> write_state_file(const std::string& dir, std::string_view name,
+                              const std::string& text);
 // Strict parse of a record's text (tests feed it directly).
 Result<SpaceRecord> parse_record(const std::string& text, const std::string& what);
 
