@@ -74,8 +74,9 @@ Result<std::vector<SpaceSummary>> DockerPlace::list() {
   Result<std::string> listed = cli_.run(ps, "(label filter)");
   Result<std::string> networks = networks_read.get();
   if (!listed) {
-    if (listed.error().code == Code::kCommandFailed)
+    if (listed.error().code == Code::kCommandFailed) {
       return fail(Code::kPlaceUnreachable, listed.error().message);
+    }
     return listed.error();
   }
   if (!networks) return networks.error();
@@ -117,16 +118,18 @@ Result<std::vector<SpaceSummary>> DockerPlace::list() {
     Result<ProcessOutcome> o = cli_.run_raw(args, "(labelled space containers)", kQueryTimeout);
     if (!o) return o.error();
     // A container removed between ps and inspect makes docker exit 1 while printing the others.
-    if (!o->succeeded() && !docker_no_such_object(o->err))
+    if (!o->succeeded() && !docker_no_such_object(o->err)) {
       return fail(
           Code::kCommandFailed,
           cli_.program() + " container inspect (labelled space containers): " + o->describe());
+    }
     for (const std::string& line : output_lines(o->out)) {
       json c = json::parse(line, nullptr, false);
-      if (c.is_discarded())
+      if (c.is_discarded()) {
         return fail(Code::kCommandFailed, cli_.program() +
-                                              " container inspect (labelled containers): a line "
-                                              "is not JSON");
+                                              " container inspect (labelled space containers): a "
+                                              "line is not JSON");
+      }
       // An engine that ignored --format answers one array: its members are the containers.
       // summarise_spaces skips what it cannot read.
       if (c.is_array()) {

@@ -52,8 +52,9 @@ Result<std::vector<NetworkSubnets>> DockerPlace::network_subnets(
           const std::string subnet = inspect::str(inspect::member(c, "Subnet"));
           if (subnet.empty()) continue;
           // One word each: a space or a line break would read as another subnet or network.
-          if (!is_engine_subnet(subnet))
+          if (!is_engine_subnet(subnet)) {
             return fail(Code::kCommandFailed, what + ": network " + id + ": not a subnet");
+          }
           lines += " " + subnet;
         }
       }

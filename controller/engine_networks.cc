@@ -57,8 +57,9 @@ bool is_hex(char c) {
 
 // A line "<id> <subnet>…" into `out`; empty string: fine, else why not.
 std::string parse_line(std::string_view line, NetworkSubnets& out) {
-  if (line.size() > kMaxLineBytes)
+  if (line.size() > kMaxLineBytes) {
     return "a line longer than " + std::to_string(kMaxLineBytes) + " bytes";
+  }
   const std::vector<std::string_view> words = split_words(line);
   if (words.empty() || !is_network_id(words[0])) {
     return "not a network ID: " + shown(words.empty() ? line : words[0]);

@@ -62,13 +62,15 @@ TEST(EngineNetworksTest, NetworkCountIsBounded) {
 
 TEST(EngineNetworksTest, SubnetsAreIpv4OrIpv6NetworksInCidrForm) {
   for (const char* good : {"10.213.0.0/29", "172.17.0.1/16", "0.0.0.0/0", "fd00::/64", "::/0",
-                           "2001:db8:0:0:0:0:0:0/128", "::ffff:10.0.0.0/104", "fe80::1/64"})
+                           "2001:db8:0:0:0:0:0:0/128", "::ffff:10.0.0.0/104", "fe80::1/64"}) {
     EXPECT_TRUE(is_engine_subnet(good)) << good;
+  }
   for (const char* bad :
        {"", "10.213.0.0", "10.213.0.0/33", "10.213.0.0/08", "fd00::/129", "fd00::/", "fd00:/64",
         "fd00:::1/64", "fd00::1::2/64", "12345::/64", "fd00::g/64", "::ffff:10.0.0/104",
-        "10.0.0.0/8;", "$(reboot)/8", "fd00::/64 "})
+        "10.0.0.0/8;", "$(reboot)/8", "fd00::/64 "}) {
     EXPECT_FALSE(is_engine_subnet(bad)) << bad;
+  }
 }
 
 TEST(EngineNetworksTest, SubnetLinesAnswerOnlyWhatWasAskedOnceEach) {
@@ -84,8 +86,9 @@ TEST(EngineNetworksTest, SubnetLinesAnswerOnlyWhatWasAskedOnceEach) {
     std::string text, why;
   };
   std::string many = a;
-  for (int i = 0; i <= static_cast<int>(kMaxSubnetsPerNetwork); ++i)
+  for (int i = 0; i <= static_cast<int>(kMaxSubnetsPerNetwork); ++i) {
     many += " 10.213.0." + std::to_string(8 * i) + "/29";
+  }
   for (const Case& k : std::vector<Case>{
            {c + " 10.0.0.0/8\n", "which was not asked for"},
            {a + " 10.0.0.0/8\n" + a + " 10.1.0.0/16\n", "answered twice for network"},
@@ -176,8 +179,9 @@ TEST_F(EngineNetworksFakeTest, ReadingTheNetworksCostsTheSameWithOneOrAHundredOn
   for (const int n : {1, 100}) {
     std::filesystem::remove_all(dir_ + "/state");
     std::vector<std::string> lines;
-    for (int i = 0; i < n; ++i)
+    for (int i = 0; i < n; ++i) {
       lines.push_back(net_id(i) + " 172.20." + std::to_string(i) + ".0/24");
+    }
     set_networks(lines);
     ProcessOutcome first = create();
     ASSERT_NE(first.exit_code, 0);  // stopped at its first network, as meant

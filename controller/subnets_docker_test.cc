@@ -82,8 +82,9 @@ class SubnetPoolLiveTest : public ::testing::Test {
     Result<std::vector<std::string>> used = engine_subnets(place, state_);
     if (!used) return {};
     std::vector<Ipv4Net> nets;
-    for (const std::string& s : *used)
+    for (const std::string& s : *used) {
       if (std::optional<Ipv4Net> n = parse_ipv4_net_loose(s); n) nets.push_back(*n);
+    }
     Result<Ipv4Net> pool = first_free_block(*parse_ipv4_net("10.213.240.0/20"), 27, nets);
     return pool ? to_string(*pool) : std::string();
   }

@@ -42,8 +42,9 @@ int main(int argc, char** argv) {
   std::string stdin_bytes;
   const std::string first = argc > 1 ? argv[1] : "";
   const std::string second = argc > 2 ? argv[2] : "";
-  if (first == "exec")
+  if (first == "exec") {
     stdin_bytes.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  }
   if (const char* log = std::getenv("FAKE_DOCKER_LOG")) {
     std::ofstream out(log, std::ios::app | std::ios::binary);
     for (int i = 1; i < logged_argc; ++i) out << (i > 1 ? "\x1f" : "") << logged_argv[i];
@@ -98,8 +99,9 @@ int main(int argc, char** argv) {
     }
     auto id_of = [](const std::string& line) { return line.substr(0, line.find(' ')); };
     if (second == "ls") {
-      if (argc < 4 || std::strcmp(argv[3], "--quiet") != 0)
+      if (argc < 4 || std::strcmp(argv[3], "--quiet") != 0) {
         return 0;  // list's label filter: none ours
+      }
       for (const std::string& line : lines) std::cout << id_of(line) << "\n";
       return 0;
     }
@@ -177,8 +179,9 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (first == "ps" || (first == "network" && second == "ls") ||
-      (first == "volume" && second == "ls"))
+      (first == "volume" && second == "ls")) {
     return 0;
+  }
   std::cout << "0123456789abcdef\n";
   return 0;
 }
