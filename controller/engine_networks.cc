@@ -8,6 +8,7 @@
 #include "controller/place.h"
 #include "controller/records.h"
 #include "controller/subnets.h"
+#include "policy/number.h"
 
 namespace controller {
 
@@ -92,13 +93,9 @@ bool is_engine_subnet(std::string_view text) {
   const std::size_t slash = text.find('/');
   if (slash == std::string_view::npos || slash == 0 || slash > 45) return false;
   const std::string_view address = text.substr(0, slash), prefix = text.substr(slash + 1);
-  if (prefix.empty() || prefix.size() > 3 || (prefix.size() > 1 && prefix[0] == '0')) return false;
-  int bits = 0;
-  for (const char c : prefix) {
-    if (c < '0' || c > '9') return false;
-    bits = bits * 10 + (c - '0');
-  }
-  if (bits > 128) return false;
+  if (prefix.size() > 1 && prefix[0] == '0') return false;
+  const std::optional<unsigned> bits = policy::parse_number<unsigned>(prefix);
+  if (!bits || *bits > 128) return false;
   // IPv6: groups of up to four hex digits between colons, at most one "::", and an optional
   // dotted quad at the end (::ffff:10.0.0.0/104).
   std::size_t colons = 0, group = 0;
