@@ -382,30 +382,52 @@ Result<std::string> probe_git(const std::string& space_id, const SpaceExec& exec
   return first;
 }
 
-Result<CodeInResult> transfer(Project& project, const std::string& space_id, const Snapshot& snap, const SpaceExec& exec,
-                              const TransferOptions& options) {
+// The tree id of a commit here, "" when it cannot be read.
+std::string tree_of(git_repository* repo, const std::string& commit) {
+  git_oid id;
+  if (git_oid_fromstr(&id, commit.c_str()) < 0) return "";
+  git_commit* raw = nullptr;
+  if (git_commit_lookup(&raw, repo, &id) < 0) return "";
+  Commit c(raw);
+  return oid_hex(*git_commit_tree_id(c.get()));
+}
+
+// What the two looks at the space found: its git's version, and whether the project path is
+// taken (in any form, a dangling link included: one `test` with both primaries). Both only read,
+// so they go at once (each exec is a round trip to the place).
+struct SpaceLook {
+  std::string path;
+  Result<std::string> version;
+  Result<ExecOutput> taken;
+};
+
+SpaceLook look_at_space(const std::string& space_id, const std::string& path,
+                        const SpaceExec& exec) {
+  auto taken = std::async(std::launch::async, [&] {
+    return inside(exec, {"/bin/test", "-e", path, "-o", "-L", path});
+  });
+  Result<std::string> version = probe_git(space_id, exec);
+  return SpaceLook{path, std::move(version), taken.get()};
+}
+
+Result<CodeInResult> transfer(Project& project, const std::string& space_id, const Snapshot& snap,
+                              const SpaceExec& exec, const TransferOptions& options,
+                              SpaceLook look) {
   CodeInResult result;
   result.snapshot = snap;
   result.space_path = "/spaces/" + space_id + "/" + snap.folder;
   result.project_path = snap.prefix.empty() ? result.space_path : result.space_path + "/" + snap.prefix;
   const std::string where = "code in " + space_id;
-  // The git probe and the look at the project path only read: made at once (each exec is a round
-  // trip to the place). The probe's refusal comes first, as if it had run alone.
-  // The project path must not exist in any form (a dangling link included): one `test` with both
-  // primaries.
-  auto look = std::async(std::launch::async, [&] {
-    return inside(exec, {"/bin/test", "-e", result.space_path, "-o", "-L", result.space_path});
-  });
-  Result<std::string> version = probe_git(space_id, exec);
-  Result<ExecOutput> taken = look.get();
-  if (!version) return version.error();
-  result.space_git = *version;
-  say(options, "space git: " + *version);
-  if (!taken) {
+  // The probe's refusal comes first, as if it had run alone.
+  if (look.path != result.space_path) look = look_at_space(space_id, result.space_path, exec);
+  if (!look.version) return look.version.error();
+  result.space_git = *look.version;
+  say(options, "space git: " + *look.version);
+  if (!look.taken) {
     return fail(Code::kCodeTransferFailed,
-                where + ": look at " + result.space_path + ": " + taken.error().message);
+                where + ": look at " + result.space_path + ": " + look.taken.error().message);
   }
-  if (taken->exit_code == 0) {
+  if (look.taken->exit_code == 0) {
     return fail(Code::kSpacePathInUse,
                 where + ": " + result.space_path +
                     " already exists in the space (remove this space and create a new one)");
@@ -493,9 +515,15 @@ Result<CodeInResult> transfer(Project& project, const std::string& space_id, con
                       {kGit, "-C", p, "update-ref", "-m", "openchamber: code in", "--stdin"},
                       commands, where + ": set the refs inside");
   });
-  Result<ExecOutput> unfold =
-      inside_all(exec, {{kGit, "-C", p, "read-tree", "-u", "--reset", snap.start},
-                        {kGit, "-C", p, "read-tree", snap.staged}});
+  // When the work tree holds nothing the index does not (clean mode, or no unstaged and no
+  // untracked change), the first read-tree leaves the index right already.
+  std::vector<std::vector<std::string>> unfold_steps = {
+      {kGit, "-C", p, "read-tree", "-u", "--reset", snap.start}};
+  if (tree_of(repo, snap.staged).empty() ||
+      tree_of(repo, snap.staged) != tree_of(repo, snap.start)) {
+    unfold_steps.push_back({kGit, "-C", p, "read-tree", snap.staged});
+  }
+  Result<ExecOutput> unfold = inside_all(exec, unfold_steps);
   Result<ExecOutput> head = head_set.get();
   for (const Result<ExecOutput>* r : {&head, &unfold}) {
     if (!*r) return fail(Code::kCodeUnfoldFailed, where + ": unfold: " + (*r).error().message);
@@ -542,12 +570,24 @@ Result<CodeInResult> bring_code_in(const std::string& repository, const std::str
   if (options.inner_margin_seconds < 1 || options.inner_margin_seconds > 3600) {
     return fail(Code::kInvalidArgument, "code in: inner margin must be 1 to 3,600 s");
   }
+  // The looks at the space need only the project's folder name: they go while the snapshot is
+  // taken (the first exec also pays the place's look at the container). A repository that does
+  // not open gets its refusal from take_snapshot, and a snapshot refusal comes first.
+  std::future<SpaceLook> look;
+  if (Result<Project> early = open_project(repository); early) {
+    const std::string path = "/spaces/" + space_id + "/" + space_folder_name(early->top);
+    look = std::async(std::launch::async,
+                      [&space_id, &exec, path] { return look_at_space(space_id, path, exec); });
+  }
   Result<Snapshot> snap = take_snapshot(repository, space_id, mode);
   if (!snap) return snap.error();
   say(options, "snapshot: base " + snap->base.substr(0, 12) + ", start " + snap->start.substr(0, 12));
   Result<Project> project = open_project(repository);
   if (!project) return project.error();
-  Result<CodeInResult> result = transfer(*project, space_id, *snap, exec, options);
+  Result<CodeInResult> result = transfer(
+      *project, space_id, *snap, exec, options,
+      look.valid() ? look.get()
+                   : look_at_space(space_id, "/spaces/" + space_id + "/" + snap->folder, exec));
   if (result) return result;
   Failure failure = result.error();
   if (auto removed = delete_start_ref(repository, space_id, snap->start); !removed) {

@@ -303,6 +303,10 @@ TEST_F(TransferTest, CleanModeBringsHeadOnly) {
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(git(inside(), {"status", "--porcelain"}), "");
   EXPECT_EQ(git(inside(), {"rev-parse", "HEAD"}), git(repo_, {"rev-parse", "HEAD"}));
+  // The index and the work tree are one tree: one read-tree writes both.
+  const std::string calls = testing::read_file(root_ + "/calls.log");
+  EXPECT_EQ(count_of(calls, " read-tree "), 1u) << calls;
+  EXPECT_EQ(git(inside(), {"write-tree"}), git(repo_, {"rev-parse", "HEAD^{tree}"}));
 }
 
 TEST_F(TransferTest, ProjectPathInUseIsRefused) {
@@ -315,6 +319,19 @@ TEST_F(TransferTest, ImageWithoutGitIsRefusedBeforeAnythingMoves) {
   expect_failed_cleanly(r, Code::kSpaceGitUnusable);
   EXPECT_NE(r.error().message.find("stand-in:nogit"), std::string::npos) << r.error().message;
   EXPECT_NE(access(inside().c_str(), F_OK), 0);
+}
+
+// The looks at the space go while the snapshot is taken; a refusal of the repository still
+// comes first, and nothing inside is created.
+TEST_F(TransferTest, ARepositoryRefusalComesBeforeTheSpacesOwn) {
+  const std::string empty = dir_.path() + "/empty";
+  ASSERT_EQ(git_status("/", {"init", "-q", empty}), 0);
+  write_file(empty + "/a.txt", "a\n");
+  TransferOptions options;
+  Result<CodeInResult> r = bring_code_in(empty, kSpace, Mode::kUncommitted, exec("nogit"), options);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Code::kRepositoryHasNoCommit) << r.error().message;
+  EXPECT_NE(access((root_ + "/" + kSpace + "/empty").c_str(), F_OK), 0);
 }
 
 TEST_F(TransferTest, ImageWithOldGitIsRefusedNamingTheVersion) {
