@@ -1,4 +1,5 @@
 #include "controller/process.h"
+#include "controller/process_timings.h"
 
 #include "controller/signals.h"
 
@@ -283,6 +284,8 @@ std::string call_summary(const std::vector<std::string>& argv) {
 }  // namespace
 
 void set_process_timings(bool on) { timings_on.store(on); }
+
+bool process_timings_on() { return timings_on.load(); }
 
 ProcessOutcome run_process(const ProcessRequest& request) {
   if (!timings_on.load() || request.argv.empty()) return run_process_untimed(request);

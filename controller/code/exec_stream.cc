@@ -7,8 +7,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <utility>
+
+#include "controller/process_timings.h"
 
 namespace controller::code {
 namespace {
@@ -95,6 +98,10 @@ ExecStream::~ExecStream() {
   if (!exited_) {
     kill_group();
     waitpid(pid_, nullptr, 0);
+  }
+  if (process_timings_on()) {
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - started_).count();
+    std::fprintf(stderr, "timing: %7.1f ms  stream: %s\n", ms, what_.c_str());
   }
   close_fd(in_);
   close_fd(out_);

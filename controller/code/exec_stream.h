@@ -29,7 +29,7 @@ class ExecStream {
   // The same with its own cap on stdout + stderr (code out's pack arrives on stdout).
   static Result<std::unique_ptr<ExecStream>> start(const std::vector<std::string>& argv, Clock::time_point deadline, std::string what,
                                                    std::size_t output_cap);
-  ~ExecStream();  // kills the group if it still runs
+  ~ExecStream();  // kills the group if it still runs; with --timings, prints its wall time
   ExecStream(const ExecStream&) = delete;
   ExecStream& operator=(const ExecStream&) = delete;
 
@@ -56,6 +56,7 @@ class ExecStream {
   bool exited_ = false;
   int status_ = 0;
   Clock::time_point deadline_;
+  Clock::time_point started_ = Clock::now();  // for --timings
   std::string what_, buffer_, err_text_;
   std::size_t received_ = 0;
   std::size_t output_cap_ = kTransferOutputCap;

@@ -142,8 +142,9 @@ int main() {
   std::filesystem::remove_all(dir, ignored);
 
   std::printf("| step | seconds |\n| --- | ---: |\n");
-  std::printf("| code in: time to a usable space (snapshot, base + snapshot, unfold) | %.2f |\n", usable);
-  std::printf("| code history (side repository, fetch --unshallow) | %.2f |\n", history);
+  std::printf("| code in: time to a usable space (snapshot, one push, unfold) | %.2f |\n", usable);
+  std::printf("| code history (one push of what the space lacks, shallow mark dropped) | %.2f |\n",
+              history);
   std::printf("| code in + history | %.2f |\n", usable + history);
   std::printf("| plain git push of the whole history over docker exec (ext::) + checkout | %.2f |\n", plain_push);
   std::printf("| one `docker exec` round trip (git --version inside, mean of 5) | %.2f |\n",
