@@ -113,8 +113,26 @@ int main() {
                               "label=spacectl.space.role=space", "--format", "{{.Names}}"});
   const std::string space_container = names.out.substr(0, names.out.find('\n'));
 
-  const double usable = seconds_of([&] { return must(ctl({"code", "in", id, "--repo", repo}), "code in"); });
-  const double history = seconds_of([&] { return must(ctl({"code", "history", id}), "code history"); });
+  // With --timings: every engine call and streamed exec of the step, one line each on stderr.
+  auto timed = [&](std::vector<std::string> args, const std::string& what) {
+    std::vector<std::string> argv = {spacectl, "--timings", "--owner", owner, "--state-dir", state};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const ProcessOutcome o = run(argv);
+    std::size_t pos = 0;
+    while (pos < o.err.size()) {
+      const std::size_t end = o.err.find('\n', pos);
+      const std::string line =
+          o.err.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+      if (line.rfind("timing:", 0) == 0)
+        std::cerr << "bench_code_in: " << what << ": " << line << "\n";
+      pos = end == std::string::npos ? o.err.size() : end + 1;
+    }
+    return must(o, what);
+  };
+  const double usable = seconds_of([&] {
+    return timed({"code", "in", id, "--repo", repo}, "code in");
+  });
+  const double history = seconds_of([&] { return timed({"code", "history", id}, "code history"); });
   const std::string plain = "/spaces/" + id + "/plain";
   must(ctl({"space", "exec", id, "--", "git", "init", "-q", plain}), "git init inside");
   const double plain_push = seconds_of([&] {
