@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -267,6 +268,34 @@ TEST_F(TransferTest, HistoryIsOneSessionIntoTheSpacesRepositoryWithOnlyWhatItLac
             git(repo_, {"rev-list", "--count", "HEAD"}));
   EXPECT_EQ(git_status(inside(), {"fsck", "--no-dangling", "--no-progress"}), 0);
   EXPECT_EQ(status(inside()), status(repo_));
+}
+
+// The snapshot's pack is built with libgit2's delta window narrowed to one object (through a
+// config of our own lent to our handle of the repository): 200 near-identical files still arrive
+// whole and checkable, in a pack the space's receive-pack keeps, and the user's config is not
+// touched (the state comparison of code_in()).
+TEST_F(TransferTest, TheSnapshotPackWithANarrowDeltaWindowArrivesWhole) {
+  ASSERT_EQ(std::system(("rm -rf '" + repo_ + "/nested'").c_str()), 0);
+  std::string text;
+  for (int line = 0; line < 200; ++line)
+    text += "the same line of text, number " + std::to_string(line) + "\n";
+  ASSERT_EQ(mkdir((repo_ + "/alike").c_str(), 0755), 0);
+  for (int f = 0; f < 200; ++f)
+    write_file(repo_ + "/alike/f" + std::to_string(f) + ".txt", text + std::to_string(f) + "\n");
+  git(repo_, {"add", "alike"});
+  git(repo_, {"commit", "-qm", "alike"});
+  Result<CodeInResult> r = code_in("ok");
+  ASSERT_TRUE(r) << r.error().message;
+  std::vector<std::string> indexes;
+  for (const auto& e : std::filesystem::directory_iterator(inside() + "/.git/objects/pack")) {
+    if (e.path().extension() == ".idx") indexes.push_back(e.path().string());
+  }
+  ASSERT_EQ(indexes.size(), 1u) << "the space's receive-pack did not keep one pack";
+  EXPECT_EQ(git_status(inside(), {"verify-pack", indexes[0]}), 0);
+  EXPECT_EQ(git_status(inside(), {"fsck", "--no-dangling", "--no-progress"}), 0);
+  EXPECT_EQ(status(inside()), status(repo_));
+  EXPECT_EQ(git(inside(), {"rev-parse", "HEAD:alike/f199.txt"}),
+            git(repo_, {"rev-parse", "HEAD:alike/f199.txt"}));
 }
 
 // A space whose repository is shallow somewhere code in did not make it shallow: history refuses
