@@ -99,10 +99,7 @@ ExecStream::~ExecStream() {
     kill_group();
     waitpid(pid_, nullptr, 0);
   }
-  if (process_timings_on()) {
-    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - started_).count();
-    std::fprintf(stderr, "timing: %7.1f ms  stream: %s\n", ms, what_.c_str());
-  }
+  print_timing();
   close_fd(in_);
   close_fd(out_);
   close_fd(err_);
@@ -206,6 +203,13 @@ Result<std::string> ExecStream::read_some(std::size_t max) {
   return out;
 }
 
+void ExecStream::print_timing() {
+  if (timed_ || !process_timings_on()) return;
+  timed_ = true;
+  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - started_).count();
+  std::fprintf(stderr, "timing: %7.1f ms  stream: %s\n", ms, what_.c_str());
+}
+
 Result<int> ExecStream::finish() {
   close_stdin();
   for (;;) {
@@ -226,6 +230,7 @@ Result<int> ExecStream::finish() {
   }
   // A grandchild left in the group (it kept a copy of a pipe) dies with the transfer.
   kill_group();
+  print_timing();
   if (WIFEXITED(status_)) return WEXITSTATUS(status_);
   return 128 + WTERMSIG(status_);
 }
