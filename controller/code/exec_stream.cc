@@ -147,9 +147,10 @@ Result<void> ExecStream::pump(bool want_stdout, bool want_stdin, int max_wait_ms
     if (r > 0) {
       into.append(buffer, static_cast<std::size_t>(r));
       received_ += static_cast<std::size_t>(r);
-      if (received_ > output_cap_)
+      if (received_ > output_cap_) {
         return failure(Code::kCodeTransferFailed, "printed more than " + std::to_string(output_cap_) +
                                                       " bytes (the process group was killed)");
+      }
     } else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
       close_fd(fd);
     }

@@ -66,8 +66,9 @@ class CodeLockTest : public FakeDockerTest {
   // True once the fake docker logged an exec: the first action is inside it, holding the lock.
   bool wait_for_exec() {
     for (int i = 0; i < 6000; ++i) {
-      for (const Call& c : calls())
+      for (const Call& c : calls()) {
         if (!c.argv.empty() && c.argv[0] == "exec") return true;
+      }
       usleep(10000);
     }
     return false;

@@ -16,6 +16,7 @@
 #include <iterator>
 #include <map>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -67,7 +68,8 @@ std::set<pid_t> descendants(pid_t root) {
     if (close == std::string::npos) continue;
     char state = 0;
     int ppid = 0;
-    if (std::sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) != 2) continue;
+    std::istringstream fields(stat.substr(close + 1));
+    if (!(fields >> state >> ppid)) continue;
     children[ppid].push_back(std::stoi(name));
   }
   std::set<pid_t> out;
@@ -75,8 +77,9 @@ std::set<pid_t> descendants(pid_t root) {
   while (!todo.empty()) {
     const pid_t p = todo.back();
     todo.pop_back();
-    for (pid_t c : children[p])
+    for (pid_t c : children[p]) {
       if (out.insert(c).second) todo.push_back(c);
+    }
   }
   return out;
 }
@@ -140,8 +143,9 @@ class SweepDockerTest : public ::testing::Test {
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     std::vector<std::string> env_text = {"TMPDIR=" + tmp_, "HOME=" + home_.path(), "PATH=" + std::string(std::getenv("PATH"))};
     // The engine the rest of the test uses (DOCKER_HOST, when the run names one).
-    if (const char* host = std::getenv("DOCKER_HOST"))
+    if (const char* host = std::getenv("DOCKER_HOST")) {
       env_text.push_back(std::string("DOCKER_HOST=") + host);
+    }
     std::vector<char*> env;
     for (std::string& e : env_text) env.push_back(e.data());
     env.push_back(nullptr);
@@ -169,8 +173,9 @@ class SweepDockerTest : public ::testing::Test {
     seen = buffer;
     // A docker CLI the crash left behind finishes (and may create its object) before sweep runs.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-    for (pid_t p : started)
+    for (pid_t p : started) {
       while (::kill(p, 0) == 0 && std::chrono::steady_clock::now() < deadline) usleep(50000);
+    }
     return hit;
   }
 
@@ -221,8 +226,9 @@ class SweepDockerTest : public ::testing::Test {
     EXPECT_EQ(labelled(owner_), "") << "left at the place after a kill at " << where;
     EXPECT_EQ(labelled(other_owner_), other_before_) << "another owner's objects changed after a kill at " << where;
     std::size_t records = 0;
-    if (std::filesystem::exists(state_.path() + "/spaces"))
+    if (std::filesystem::exists(state_.path() + "/spaces")) {
       for (const auto& e : std::filesystem::directory_iterator(state_.path() + "/spaces")) records += e.path().extension() == ".json";
+    }
     EXPECT_EQ(records, 0u) << "records left after a kill at " << where;
     std::size_t temps = 0;
     for (const auto& e : std::filesystem::directory_iterator(tmp_)) temps += e.path().filename().string().rfind("spacectl-", 0) == 0;
@@ -330,8 +336,9 @@ TEST_F(SweepDockerTest, AKillAtEachStepOfCodeOutLeavesTheRepositoryWholeAndTheNe
                                  std::istreambuf_iterator<char>());
     std::string seen;
     ASSERT_TRUE(kill_at({"code", "out", id}, marker, seen)) << seen;
-    for (const std::string& f : forbidden_changes(before, capture_state({repo}), allowed))
+    for (const std::string& f : forbidden_changes(before, capture_state({repo}), allowed)) {
       ADD_FAILURE() << f;
+    }
     // The record: the old bytes or a whole new record, and readable.
     std::ifstream now_in(record_path);
     const std::string now_record((std::istreambuf_iterator<char>(now_in)),
@@ -350,8 +357,9 @@ TEST_F(SweepDockerTest, AKillAtEachStepOfCodeOutLeavesTheRepositoryWholeAndTheNe
   }
   ASSERT_EQ(run({"sweep", "--grace", "0"}).exit_code, 0);
   std::size_t temps = 0;
-  for (const auto& e : std::filesystem::directory_iterator(tmp_))
+  for (const auto& e : std::filesystem::directory_iterator(tmp_)) {
     temps += e.path().filename().string().rfind("spacectl-", 0) == 0;
+  }
   EXPECT_EQ(temps, 0u) << "temporary folders left after sweep";
   const ProcessOutcome removed = run({"space", "remove", id});
   EXPECT_EQ(removed.exit_code, 0) << removed.out << removed.err;

@@ -244,21 +244,24 @@ class HistoryPack {
     for (unsigned int i = 0; i < parents; ++i) {
       if (auto r = git2_check(git_revwalk_push(walk.get(), git_commit_parent_id(base, i)),
                               what_ + ": walk from a parent of the base");
-          !r)
+          !r) {
         return r;
+      }
     }
     git_oid id;
     int rc = 0;
     while ((rc = git_revwalk_next(&id, walk.get())) == 0) {
       if (auto r = git2_check(git_packbuilder_insert(pb_, &id, nullptr),
                               what_ + ": collect commit " + oid_hex(id));
-          !r)
+          !r) {
         return r;
+      }
       git_commit* c = nullptr;
       if (auto r = git2_check(git_commit_lookup(&c, repo_, &id),
                               what_ + ": look up commit " + oid_hex(id));
-          !r)
+          !r) {
         return r;
+      }
       Commit commit(c);
       if (auto r = visit(*git_commit_tree_id(commit.get()), "", true); !r) return r;
     }
@@ -273,14 +276,16 @@ class HistoryPack {
     if (insert) {
       if (auto r = git2_check(git_packbuilder_insert(pb_, &tree_id, path.c_str()),
                               what_ + ": collect tree " + oid_hex(tree_id));
-          !r)
+          !r) {
         return r;
+      }
     }
     git_tree* raw = nullptr;
     if (auto r = git2_check(git_tree_lookup(&raw, repo_, &tree_id),
                             what_ + ": look up tree " + oid_hex(tree_id));
-        !r)
+        !r) {
       return r;
+    }
     Tree tree(raw);
     const std::size_t n = git_tree_entrycount(tree.get());
     for (std::size_t i = 0; i < n; ++i) {
@@ -297,8 +302,9 @@ class HistoryPack {
                  insert) {
         if (auto r = git2_check(git_packbuilder_insert(pb_, id, name.c_str()),
                                 what_ + ": collect blob " + oid_hex(*id));
-            !r)
+            !r) {
           return r;
+        }
       }
     }
     return {};
@@ -409,8 +415,9 @@ Result<void> with_narrow_delta_window(git_repository* repo, const std::string& w
   if (auto r = git2_check(
           git_config_add_file_ondisk(config.get(), file.c_str(), GIT_CONFIG_LEVEL_APP, repo, 0),
           where + ": read " + file);
-      !r)
+      !r) {
     return r;
+  }
   git_repository_set_config(repo, config.get());  // takes its own reference
   return {};
 }
@@ -508,16 +515,18 @@ Result<CodeInResult> transfer(Project& project, const std::string& space_id, con
   git_oid_fromstr(&base, snap.base.c_str());
   if (auto r = git2_check(git_packbuilder_insert_commit(pb->get(), &base),
                           where + ": collect the base commit");
-      !r)
+      !r) {
     return r.error();
+  }
   if (snap.start != snap.base) {
     if (auto r = insert_walk(repo, pb->get(), snap.start, snap.base, where); !r) return r.error();
   }
   git_commit* raw = nullptr;
   if (auto r =
           git2_check(git_commit_lookup(&raw, repo, &base), where + ": look up the base commit");
-      !r)
+      !r) {
     return r.error();
+  }
   Commit base_commit(raw);
   std::vector<std::string> shallow;
   if (git_commit_parentcount(base_commit.get()) > 0) shallow.push_back(snap.base);
@@ -664,13 +673,15 @@ Result<HistoryStatus> send_history(const std::string& repository, const std::str
   Result<Packbuilder> pb = new_pack(repo, where);
   if (!pb) return fail(Code::kHistoryTransferFailed, pb.error().message);
   HistoryPack history(repo, pb->get(), where);
-  if (auto r = history.add(base_commit.get()); !r)
+  if (auto r = history.add(base_commit.get()); !r) {
     return fail(Code::kHistoryTransferFailed, r.error().message);
+  }
   Result<Advertisement> adv = read_advertisement(stream, what);
   if (!adv) return fail(Code::kHistoryTransferFailed, adv.error().message);
   if (adv->shallow.empty()) {
-    if (auto r = stream.write_all("0000"); !r)
+    if (auto r = stream.write_all("0000"); !r) {
       return fail(Code::kHistoryTransferFailed, r.error().message);
+    }
     stream.close_stdin();
     Result<int> status = stream.finish();
     if (!status) return fail(Code::kHistoryTransferFailed, status.error().message);
@@ -684,8 +695,9 @@ Result<HistoryStatus> send_history(const std::string& repository, const std::str
   if (adv->shallow != std::vector<std::string>{base}) {
     stream.kill_group();
     std::string listed;
-    for (std::size_t i = 0; i < adv->shallow.size() && i < 3; ++i)
+    for (std::size_t i = 0; i < adv->shallow.size() && i < 3; ++i) {
       listed += (i == 0 ? "" : ", ") + adv->shallow[i];
+    }
     return fail(Code::kHistoryTransferFailed, where + ": the space's repository is shallow at " +
                                                   listed + (adv->shallow.size() > 3 ? ", …" : "") +
                                                   ", not only at the base " + base);

@@ -110,8 +110,10 @@ class TransferTest : public ::testing::Test {
     options.timeout = timeout;
     options.inner_margin_seconds = 2;
     Result<CodeInResult> r = bring_code_in(repo_, kSpace, Mode::kUncommitted, exec(mode), options);
-    for (const auto& f : forbidden_changes(before, capture_state({repo_}), testing::allowed_for(repo_ + "/.git", kSpace)))
+    for (const auto& f : forbidden_changes(before, capture_state({repo_}),
+                                           testing::allowed_for(repo_ + "/.git", kSpace))) {
       ADD_FAILURE() << f;
+    }
     return r;
   }
 
@@ -149,8 +151,10 @@ TEST_F(TransferTest, SpaceEqualsTheHostLineForLine) {
   Result<HistoryStatus> h = send_history(repo_, kSpace, r->space_path, r->snapshot.base, exec("ok"), options);
   ASSERT_TRUE(h) << h.error().message;
   EXPECT_EQ(*h, HistoryStatus::kSent);
-  for (const auto& f : forbidden_changes(before, capture_state({repo_}), testing::allowed_for(repo_ + "/.git", kSpace)))
+  for (const auto& f : forbidden_changes(before, capture_state({repo_}),
+                                         testing::allowed_for(repo_ + "/.git", kSpace))) {
     ADD_FAILURE() << f;
+  }
   EXPECT_EQ(git(inside(), {"rev-parse", "--is-shallow-repository"}), "false\n");
   EXPECT_EQ(git(inside(), {"rev-list", "--count", "HEAD"}), git(repo_, {"rev-list", "--count", "HEAD"}));
   EXPECT_EQ(status(inside()), status(repo_));
@@ -246,8 +250,9 @@ TEST_F(TransferTest, HistoryIsOneSessionIntoTheSpacesRepositoryWithOnlyWhatItLac
   ASSERT_TRUE(h) << h.error().message;
   EXPECT_EQ(*h, HistoryStatus::kSent);
   for (const auto& f : forbidden_changes(before, capture_state({repo_}),
-                                         testing::allowed_for(repo_ + "/.git", kSpace)))
+                                         testing::allowed_for(repo_ + "/.git", kSpace))) {
     ADD_FAILURE() << f;
+  }
   const std::string calls = testing::read_file(root_ + "/calls.log");
   EXPECT_EQ(count_of(calls, " receive-pack "), 1u) << calls;
   EXPECT_EQ(runs.load(), 1) << calls;
@@ -277,11 +282,13 @@ TEST_F(TransferTest, HistoryIsOneSessionIntoTheSpacesRepositoryWithOnlyWhatItLac
 TEST_F(TransferTest, TheSnapshotPackWithANarrowDeltaWindowArrivesWhole) {
   ASSERT_EQ(std::system(("rm -rf '" + repo_ + "/nested'").c_str()), 0);
   std::string text;
-  for (int line = 0; line < 200; ++line)
+  for (int line = 0; line < 200; ++line) {
     text += "the same line of text, number " + std::to_string(line) + "\n";
+  }
   ASSERT_EQ(mkdir((repo_ + "/alike").c_str(), 0755), 0);
-  for (int f = 0; f < 200; ++f)
+  for (int f = 0; f < 200; ++f) {
     write_file(repo_ + "/alike/f" + std::to_string(f) + ".txt", text + std::to_string(f) + "\n");
+  }
   git(repo_, {"add", "alike"});
   git(repo_, {"commit", "-qm", "alike"});
   Result<CodeInResult> r = code_in("ok");

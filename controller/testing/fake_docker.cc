@@ -45,8 +45,9 @@ int main(int argc, char** argv) {
   // receive-pack) writes only after the answer's first line, so reading would wait for ever. It is
   // logged at once, with no stdin.
   const bool held = first == "exec" && std::getenv("FAKE_DOCKER_EXEC_WAIT_FOR") != nullptr;
-  if (first == "exec" && !held)
+  if (first == "exec" && !held) {
     stdin_bytes.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  }
   if (const char* log = std::getenv("FAKE_DOCKER_LOG")) {
     std::ofstream out(log, std::ios::app | std::ios::binary);
     for (int i = 1; i < logged_argc; ++i) out << (i > 1 ? "\x1f" : "") << logged_argv[i];

@@ -98,9 +98,11 @@ int main() {
   };
   std::cerr << "bench_code_in: building the repository (5,000 files, 1,000 commits)\n";
   if (!must(run({"git", "init", "-q", "--initial-branch=main", repo}), "git init") ||
-      !must(run({"git", "-C", repo, "fast-import", "--quiet"}, fast_import_stream()), "git fast-import") ||
-      !must(run({"git", "-C", repo, "checkout", "-q", "-f", "main"}), "git checkout"))
+      !must(run({"git", "-C", repo, "fast-import", "--quiet"}, fast_import_stream()),
+            "git fast-import") ||
+      !must(run({"git", "-C", repo, "checkout", "-q", "-f", "main"}), "git checkout")) {
     return 1;
+  }
   for (int i = 0; i < 10; ++i) {
     std::FILE* f = std::fopen((repo + "/src/d" + std::to_string(i) + "/f" + std::to_string(i * 100) + ".c").c_str(), "a");
     if (f != nullptr) std::fputs("uncommitted\n", f), std::fclose(f);
@@ -123,8 +125,9 @@ int main() {
       const std::size_t end = o.err.find('\n', pos);
       const std::string line =
           o.err.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-      if (line.rfind("timing:", 0) == 0)
+      if (line.rfind("timing:", 0) == 0) {
         std::cerr << "bench_code_in: " << what << ": " << line << "\n";
+      }
       pos = end == std::string::npos ? o.err.size() : end + 1;
     }
     return must(o, what);
@@ -144,11 +147,13 @@ int main() {
   // What limits code in here: each fixed step inside is one `docker exec` round trip (no shell
   // inside to batch them), and the snapshot reads every file. Measured on their own, same run.
   const double exec_trip = seconds_of([&] {
-                             for (int i = 0; i < 5; ++i)
+                             for (int i = 0; i < 5; ++i) {
                                if (!must(run({"docker", "exec", "--user", "70000:70000",
                                               space_container, "/usr/bin/git", "--version"}),
-                                         "docker exec"))
+                                         "docker exec")) {
                                  return false;
+                               }
+                             }
                              return true;
                            }) /
                            5;
