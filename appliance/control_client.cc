@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <string_view>
@@ -15,6 +14,7 @@
 #include "appliance/loop/address.h"
 #include "appliance/loop/unique_fd.h"
 #include "policy/control_messages.h"
+#include "policy/number.h"
 
 namespace appliance {
 namespace {
@@ -61,12 +61,11 @@ int run_control_client(const std::vector<std::string>& args) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--port" && i + 1 < args.size()) {
       const std::string& v = args[++i];
-      unsigned value = 0;
-      auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), value);
-      if (ec != std::errc() || ptr != v.data() + v.size() || value == 0 || value > 65535) {
+      const std::optional<std::uint16_t> value = policy::parse_number<std::uint16_t>(v);
+      if (!value || *value == 0) {
         return fail(kControlUsage, "--port '" + v + "' is not a port 1..65535");
       }
-      port = static_cast<std::uint16_t>(value);
+      port = *value;
     } else {
       positional.push_back(args[i]);
     }
@@ -143,11 +142,12 @@ int run_control_client(const std::vector<std::string>& args) {
   if (answer.size() < 12 || answer.compare(0, 7, "HTTP/1.") != 0 || head_end == std::string::npos) {
     return fail(kControlUnreachable, "recv(" + where + "): no HTTP answer");
   }
-  int status = 0;
-  auto [ptr, ec] = std::from_chars(answer.data() + 9, answer.data() + 12, status);
-  if (ec != std::errc() || ptr != answer.data() + 12) {
+  const std::optional<int> parsed =
+      policy::parse_number<int>(std::string_view(answer).substr(9, 3));
+  if (!parsed) {
     return fail(kControlUnreachable, "recv(" + where + "): no HTTP status");
   }
+  const int status = *parsed;
   const std::string_view answer_body = std::string_view(answer).substr(head_end + 4);
   std::fwrite(answer_body.data(), 1, answer_body.size(), stdout);
   if (!answer_body.empty() && answer_body.back() != '\n') std::fputc('\n', stdout);

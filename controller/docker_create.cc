@@ -32,8 +32,9 @@ std::string window_url_of(const json& container) {
   if (!env.is_array()) return {};
   const std::string prefix = std::string(kWindowEnv) + "=";
   for (const json& e : env) {
-    if (e.is_string() && e.get<std::string>().rfind(prefix, 0) == 0)
+    if (e.is_string() && e.get<std::string>().rfind(prefix, 0) == 0) {
       return e.get<std::string>().substr(prefix.size());
+    }
   }
   return {};
 }
@@ -44,10 +45,12 @@ Result<void> DockerPlace::start_verified(const std::string& id, const Verified& 
                                          const std::string& window_key,
                                          const std::function<void()>& space_running) {
   const Names n = names_for(id);
-  if (verified.gatekeeper_id.empty())
+  if (verified.gatekeeper_id.empty()) {
     return fail(Code::kVerifyFailed, "start " + n.gatekeeper + ": verify found no gatekeeper ID");
-  if (verified.space_id.empty())
+  }
+  if (verified.space_id.empty()) {
     return fail(Code::kVerifyFailed, "start " + n.space + ": verify found no space ID");
+  }
   Result<std::string> s =
       cli_.run({"start", "--", verified.gatekeeper_id}, n.gatekeeper, kChangeTimeout);
   if (!s) return s.error();
@@ -74,8 +77,9 @@ Result<void> DockerPlace::start_verified(const std::string& id, const Verified& 
 
 Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   SpaceSpec spec;
-  if (!request.id.empty() && !is_space_id(request.id))
+  if (!request.id.empty() && !is_space_id(request.id)) {
     return fail(Code::kInvalidArgument, "space create: an id is 12 lowercase hex digits");
+  }
   spec.id = request.id.empty() ? random_hex(6) : request.id;
   auto progress = [&](std::string_view step) {
     if (request.progress) request.progress(step);
@@ -102,18 +106,22 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   spec.seccomp_space = options_.seccomp_space;
   spec.seccomp_gatekeeper = options_.seccomp_gatekeeper;
   spec.memory_bytes = request.memory_bytes > 0 ? request.memory_bytes : kDefaultSpaceMemory;
-  if (spec.memory_bytes < kMinSpaceMemory)
+  if (spec.memory_bytes < kMinSpaceMemory) {
     return fail(Code::kInvalidArgument, "space create: memory below 64 MiB");
+  }
   spec.disk_bytes = request.disk_bytes > 0 ? request.disk_bytes : kDefaultDiskBytes;
-  if (spec.disk_bytes < kMinDiskBytes || spec.disk_bytes > kMaxDiskBytes)
+  if (spec.disk_bytes < kMinDiskBytes || spec.disk_bytes > kMaxDiskBytes) {
     return fail(Code::kInvalidArgument, "space create: --disk is outside 64 MiB to 16 TiB");
-  if (!is_display_name(spec.name))
+  }
+  if (!is_display_name(spec.name)) {
     return fail(Code::kInvalidArgument,
                 "space create: a name is 1 to 100 bytes of UTF-8 without control characters");
-  if (!request.space_image.empty() && !is_image_reference(request.space_image))
+  }
+  if (!request.space_image.empty() && !is_image_reference(request.space_image)) {
     return fail(Code::kInvalidArgument,
                 "space create: --image " + terminal_safe(request.space_image) +
                     " is not an image reference (name[:tag][@digest] or sha256:<64 hex>)");
+  }
   // Independent engine queries at once: the engine's version, its cores, both pinned images.
   auto major_query = std::async(std::launch::async, [this] { return engine_major(); });
   // A remote engine's first answer sets the round trip that scales every later deadline
@@ -133,16 +141,18 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
     Result<std::string> rootless =
         cli_.run({"info", "--format", "{{.Host.Security.Rootless}}"}, "", kProbeTimeout);
     if (!rootless) return rootless.error();
-    if (rootless->rfind("false", 0) != 0)
+    if (rootless->rfind("false", 0) != 0) {
       return fail(Code::kPlaceUnusable, "space create: " + rootless_podman_refusal());
+    }
   }
   Result<std::int64_t> cpus = cpus_query.get();
   if (!cpus) return cpus.error();
   spec.nano_cpus = request.nano_cpus > 0 ? request.nano_cpus : default_space_nano_cpus(*cpus);
-  if (spec.nano_cpus < kMinSpaceNanoCpus || spec.nano_cpus > *cpus * kNanoCpusPerCpu)
+  if (spec.nano_cpus < kMinSpaceNanoCpus || spec.nano_cpus > *cpus * kNanoCpusPerCpu) {
     return fail(Code::kInvalidArgument, "space create: --cpus " + cpus_text(spec.nano_cpus) +
                                             " is outside 0.1 to the place's " +
                                             std::to_string(*cpus) + " CPUs");
+  }
   Result<std::string> gk_image = gk_query.get();
   if (!gk_image) return gk_image.error();
   spec.gatekeeper_image = *gk_image;
@@ -156,8 +166,9 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   spec.command = request.command;
   if (spec.command.empty() && request.space_image.empty()) spec.command = {"sleep", "2147483647"};
   for (const std::string* profile : {&spec.seccomp_space, &spec.seccomp_gatekeeper}) {
-    if (Result<std::string> p = read_small_file(*profile); !p)
+    if (Result<std::string> p = read_small_file(*profile); !p) {
       return fail(Code::kPlaceUnusable, "seccomp profile " + *profile + ": missing");
+    }
   }
   // Each image is resolved to its ID before anything is created, and the ID is what is used: a
   // tag moved meanwhile cannot change what the space runs.
@@ -165,16 +176,18 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
     // A pin came back from ensure_pinned_image as the ID the engine holds: nothing to resolve.
     if (image == &spec.gatekeeper_image || request.space_image.empty()) continue;
     Result<std::string> r = image_id(*image);
-    if (!r)
+    if (!r) {
       return fail(r.error().code == Code::kCommandFailed ? Code::kImageMissing : r.error().code,
                   r.error().message);
+    }
     *image = *r;
   }
 
   const Names n = names_for(spec.id);
   auto rollback = [&](Failure failure) -> Failure {
-    if (Result<void> r = remove_everything(spec.id, true); !r)
+    if (Result<void> r = remove_everything(spec.id, true); !r) {
       failure.message += "; rollback: " + r.error().message;
+    }
     return failure;
   };
   auto step = [&](const std::vector<std::string>& args,
@@ -211,8 +224,9 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
     if (!home) return home.error();
     if (!work) return work.error();
     // The work volume takes the owner of the image's /spaces (spec.h work_volume_owner_argv).
-    if (Result<std::string> r = step(work_volume_owner_argv(spec), n.space + "-volume-owner"); !r)
+    if (Result<std::string> r = step(work_volume_owner_argv(spec), n.space + "-volume-owner"); !r) {
       return r.error();
+    }
     // Podman copies the image's directory onto an empty volume when it mounts it (init), not at
     // create.
     if (podman()) {
@@ -224,8 +238,9 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
     }
     if (Result<std::string> r =
             step({"rm", "--", n.space + "-volume-owner"}, n.space + "-volume-owner");
-        !r)
+        !r) {
       return r.error();
+    }
     return {};
   });
   SpaceSpec gatekeeper_spec = network_spec;
@@ -251,17 +266,19 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
         gateway = inspect::str(inspect::member(ipam[0], "Gateway"));
       }
     }
-    if (subnet.empty() || subnet.find(':') != std::string::npos)
+    if (subnet.empty() || subnet.find(':') != std::string::npos) {
       return fail(Code::kCommandFailed,
                   cli_.program() + " network inspect " + n.inner + ": no IPv4 subnet");
+    }
     if (podman()) {
       // The gatekeeper's fixed address, and the host guard on the bridge before anything runs
       // there (the volume owner runs without a network).
       gatekeeper_spec.gatekeeper_inner_ip = podman_gatekeeper_ip(subnet);
       if (gatekeeper_spec.gatekeeper_inner_ip.empty() ||
-          gatekeeper_spec.gatekeeper_inner_ip == gateway)
+          gatekeeper_spec.gatekeeper_inner_ip == gateway) {
         return fail(Code::kCommandFailed, "podman network inspect " + n.inner + ": subnet " +
                                               subnet + " has no address for the gatekeeper");
+      }
       const json network = inner_doc.empty() ? json() : inner_doc[0];
       const std::string bridge = inspect::str(
           inspect::member(inspect::member(network, "Options"), "com.docker.network.bridge.name"));
@@ -271,12 +288,14 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
     // (docs/reference-behaviour.md#networks).
     progress("creating_gatekeeper");
     if (Result<std::string> r = step(gatekeeper_create_argv(gatekeeper_spec, subnet), n.gatekeeper);
-        !r)
+        !r) {
       return r.error();
+    }
     if (Result<std::string> r =
             step({"network", "connect", "--", n.outer, n.gatekeeper}, n.gatekeeper);
-        !r)
+        !r) {
       return r.error();
+    }
     return {};
   }();
   const Result<void> volumes = volumes_made.get();
@@ -291,8 +310,9 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
         {std::string(kWindowEnv) + "=" + std::string(kWindowBase) + spec.window_key});
     if (!env) return rollback(env.error());
     spec.env_file = env->path();
-    if (Result<std::string> r = step(space_create_argv(spec), n.space); !r)
+    if (Result<std::string> r = step(space_create_argv(spec), n.space); !r) {
       return rollback(r.error());
+    }
   }
 
   progress("verifying");
@@ -301,15 +321,17 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   if (!verified->differences.empty()) {
     std::string message = "space create " + spec.id + ": verify found " +
                           std::to_string(verified->differences.size()) + " difference(s):";
-    for (const Difference& d : verified->differences)
+    for (const Difference& d : verified->differences) {
       message += " [" + d.check + "] " + d.message + ";";
+    }
     return rollback(fail(Code::kVerifyFailed, message));
   }
   // By the IDs verify inspected: no name-based gap between the check and the use.
   progress("starting");
   if (Result<void> r = start_verified(spec.id, *verified, spec.window_key, request.space_running);
-      !r)
+      !r) {
     return rollback(r.error());
+  }
 
   SpaceSummary summary;
   summary.id = spec.id;
@@ -335,8 +357,9 @@ Result<void> DockerPlace::stop(const std::string& id) {
         role == Role::kGatekeeper ? names_for(id).gatekeeper : names_for(id).space;
     if (Result<std::string> r =
             cli_.run({"stop", "--time", "10", "--", name}, name, kChangeTimeout);
-        !r)
+        !r) {
       return r.error();
+    }
   }
   return {};
 }
@@ -350,11 +373,13 @@ Result<void> DockerPlace::start(const std::string& id) {
     // Only start repairs: the host guard is lost when the host's rules are flushed (a reboot).
     Result<json> inner = inspect_network(names_for(id).inner);
     if (!inner) return inner.error();
-    if (!inner->empty())
+    if (!inner->empty()) {
       if (Result<void> g =
               guard_add((*inner)[0]["Options"].value("com.docker.network.bridge.name", ""), id);
-          !g)
+          !g) {
         return g;
+      }
+    }
   }
   // A space that fails verify is never started (docs/decisions.md#create-verify-start); what is
   // started is what verify inspected (by ID).
@@ -362,8 +387,9 @@ Result<void> DockerPlace::start(const std::string& id) {
   if (!verified) return verified.error();
   if (!verified->differences.empty()) {
     std::string message = "space start " + id + ": verify found differences:";
-    for (const Difference& d : verified->differences)
+    for (const Difference& d : verified->differences) {
       message += " [" + d.check + "] " + d.message + ";";
+    }
     return fail(Code::kVerifyFailed, message);
   }
   const std::string url = window_url_of(*space);

@@ -2,11 +2,12 @@
 // an output cap; what a killed exec started inside is found by its tag and killed.
 #include <signal.h>
 
-#include <charconv>
 #include <fstream>
+#include <optional>
 
 #include "controller/docker_place.h"
 #include "controller/inspect_json.h"
+#include "policy/number.h"
 
 namespace controller {
 
@@ -34,8 +35,10 @@ bool engine_refusal_text(std::string_view err) {
   // container with name or ID … found"; runc: "OCI runtime exec failed: …".
   for (const std::string_view head :
        {"Error response from daemon:", "Error: ", "OCI runtime exec failed"}) {
-    for (std::size_t at = err.find(head); at != std::string_view::npos; at = err.find(head, at + 1))
+    for (std::size_t at = err.find(head); at != std::string_view::npos;
+         at = err.find(head, at + 1)) {
       if (at == 0 || err[at - 1] == '\n') return true;
+    }
   }
   return false;
 }
@@ -77,15 +80,17 @@ Result<ExecOutput> DockerPlace::exec_in(const std::string& container, const std:
   if (!o) {
     Failure f = o.error();
     if (f.code == Code::kCommandTimeout || f.code == Code::kInterrupted ||
-        f.code == Code::kOutputTooLarge)
+        f.code == Code::kOutputTooLarge) {
       f.message += end_exec_inside(container, tag);
+    }
     return f;
   }
   if (!o->exited) return fail(Code::kCommandFailed, "docker exec " + name + ": " + o->describe());
   if (o->exit_code != 0 && daemon_unreachable_text(o->err)) {
     // Words like "dial unix" may be the command's own: only the daemon's answer to us decides.
-    if (Result<int> v = engine_major(); !v && v.error().code == Code::kPlaceUnreachable)
+    if (Result<int> v = engine_major(); !v && v.error().code == Code::kPlaceUnreachable) {
       return v.error();
+    }
   }
   return ExecOutput{o->exit_code, std::move(o->out), std::move(o->err)};
 }
@@ -107,13 +112,15 @@ Result<ExecOutput> DockerPlace::exec_as(const std::string& id, Role role, std::s
     // The deadline, the output cap or a signal ended a command that ran: its failure stands.
     if (!fast && fast.error().code != Code::kCommandFailed) return fast;
     Result<json> c = owned_container(id, role);
-    if (c && container_state(*c) == "running" && inspect::str(inspect::member(*c, "Id")) == known)
+    if (c && container_state(*c) == "running" && inspect::str(inspect::member(*c, "Id")) == known) {
       return fast;  // the command's own exit status
+    }
     forget_containers(id);
     if (!c) return c.error();
-    if (container_state(*c) != "running")
+    if (container_state(*c) != "running") {
       return fail(Code::kSpaceNotRunning,
                   "docker exec " + name + ": the container is " + container_state(*c));
+    }
     // Another container of ours holds the name now: the engine refused the old ID, so the command
     // never ran; it runs in the one just inspected.
     remember_container(id, role, inspect::str(inspect::member(*c, "Id")));
@@ -121,13 +128,15 @@ Result<ExecOutput> DockerPlace::exec_as(const std::string& id, Role role, std::s
   }
   Result<json> c = owned_container(id, role);
   if (!c) return c.error();
-  if (container_state(*c) != "running")
+  if (container_state(*c) != "running") {
     return fail(Code::kSpaceNotRunning,
                 "docker exec " + name + ": the container is " + container_state(*c));
+  }
   // By the ID just inspected: no name-based gap between the label check and the exec.
   const std::string container = inspect::str(inspect::member(*c, "Id"));
-  if (container.empty())
+  if (container.empty()) {
     return fail(Code::kCommandFailed, "docker container inspect " + name + ": no Id");
+  }
   remember_container(id, role, container);
   return exec_in(container, name, user, argv, stdin_bytes, timeout);
 }
@@ -188,8 +197,9 @@ std::string DockerPlace::end_exec_inside(const std::string& container, const std
   int killed = 0, visible = 0;
   for (const std::string& line : output_lines(*top)) {
     const std::size_t b = line.find_first_not_of(' ');
-    if (b == std::string::npos || line.find_first_not_of("0123456789 ") != std::string::npos)
+    if (b == std::string::npos || line.find_first_not_of("0123456789 ") != std::string::npos) {
       continue;  // the header
+    }
     const std::string pid = line.substr(b, line.find(' ', b) - b);
     // Host pids (docker top runs ps on the daemon's host): visible here for a local engine only.
     if (!engine_is_local(options_.engine)) break;
@@ -203,15 +213,15 @@ std::string DockerPlace::end_exec_inside(const std::string& container, const std
     if (padded.find(std::string(1, '\0') + needle + std::string(1, '\0')) != std::string::npos ||
         (padded.size() >= needle.size() + 1 &&
          padded.compare(padded.size() - needle.size(), needle.size(), needle) == 0)) {
-      long number = 0;
-      const auto parsed = std::from_chars(pid.data(), pid.data() + pid.size(), number);
-      if (parsed.ec == std::errc() && number > 0 &&
-          ::kill(static_cast<pid_t>(number), SIGKILL) == 0)
+      const std::optional<pid_t> number = policy::parse_number<pid_t>(pid);
+      if (number && *number > 0 && ::kill(*number, SIGKILL) == 0) {
         ++killed;
+      }
     }
   }
-  if (visible == 0)
+  if (visible == 0) {
     return "; what it started inside is not visible from this host and may still run";
+  }
   return "; killed " + std::to_string(killed) + " process(es) it had started inside";
 }
 
@@ -221,12 +231,14 @@ Result<std::vector<std::string>> DockerPlace::exec_argv(const std::string& id) {
   if (container.empty()) {
     Result<json> c = owned_container(id, Role::kSpace);
     if (!c) return c.error();
-    if (container_state(*c) != "running")
+    if (container_state(*c) != "running") {
       return fail(Code::kSpaceNotRunning,
                   "exec argv " + name + ": the container is " + container_state(*c));
+    }
     container = inspect::str(inspect::member(*c, "Id"));
-    if (container.empty())
+    if (container.empty()) {
       return fail(Code::kCommandFailed, "docker container inspect " + name + ": no Id");
+    }
     remember_container(id, Role::kSpace, container);
   }
   // By ID: a container that took the name since cannot receive the command.

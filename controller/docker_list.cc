@@ -15,8 +15,9 @@ Result<std::vector<SpaceSummary>> DockerPlace::list() {
   ps.insert(ps.end(), filter.begin(), filter.end());
   Result<std::string> ids = cli_.run(ps, "(label filter)");
   if (!ids) {
-    if (ids.error().code == Code::kCommandFailed)
+    if (ids.error().code == Code::kCommandFailed) {
       return fail(Code::kPlaceUnreachable, ids.error().message);
+    }
     return ids.error();
   }
   std::vector<std::string> nl = {"network", "ls", "--format", "{{.Name}}"};
@@ -43,15 +44,17 @@ Result<std::vector<SpaceSummary>> DockerPlace::list() {
     Result<ProcessOutcome> o = cli_.run_raw(args, "(labelled containers)", kQueryTimeout);
     if (!o) return o.error();
     // A container removed between ps and inspect makes docker exit 1 while printing the others.
-    if (!o->succeeded() && !docker_no_such_object(o->err))
+    if (!o->succeeded() && !docker_no_such_object(o->err)) {
       return fail(Code::kCommandFailed,
                   cli_.program() + " container inspect (labelled containers): " + o->describe());
+    }
     for (const std::string& line : output_lines(o->out)) {
       json c = json::parse(line, nullptr, false);
-      if (c.is_discarded())
+      if (c.is_discarded()) {
         return fail(Code::kCommandFailed, cli_.program() +
                                               " container inspect (labelled containers): a line "
                                               "is not JSON");
+      }
       // An engine that ignored --format answers one array: its members are the containers.
       // summarise_spaces skips what it cannot read.
       if (c.is_array()) {

@@ -519,8 +519,9 @@ TEST_F(LiveTest, GrantsReachTheWindowAndTheUpstreamSeesTheInjectedKey) {
 
   std::string gateway;  // the host's address on the bridge, where the upstream listens
   for (int attempt = 0; attempt < 5 && !bridge_made; ++attempt) {  // a parallel test may take the /24 first
-    const std::string subnet = pick_test_subnet();
-    if (subnet.empty()) break;
+    const Result<std::string> picked = pick_test_subnet();
+    ASSERT_TRUE(picked.ok()) << picked.error().message;
+    const std::string& subnet = *picked;
     bridge_made = docker({"network", "create", "--driver", "bridge", "--internal", "--subnet", subnet, "--label",
                           "spacectl.space.owner=" + owner_, bridge}).succeeded();
     if (bridge_made) gateway = subnet.substr(0, subnet.rfind('.')) + ".1";

@@ -11,7 +11,6 @@
 #include <cstring>
 
 #include <algorithm>
-#include <charconv>
 #include <ctime>
 #include <fstream>
 #include <future>
@@ -26,6 +25,7 @@
 #include "controller/podman_inspect.h"
 #include "controller/text.h"
 #include "policy/address.h"
+#include "policy/number.h"
 #include "policy/ranges.h"
 
 namespace controller {
@@ -106,10 +106,20 @@ Result<int> DockerPlace::engine_major() {
     if (v.error().code == Code::kCommandFailed) return fail(Code::kPlaceUnreachable, v.error().message);
     return v.error();
   }
-  // "20.10.24": the digits before the first dot; an answer without them is major 0.
-  int major = 0;
-  (void)std::from_chars(v->data(), v->data() + v->size(), major);
-  return major;
+  return engine_major_of(*v, podman() ? "podman version" : "docker version");
+}
+
+Result<int> engine_major_of(std::string_view version, std::string_view command) {
+  // "20.10.24\n" or "4.3.1": the digits before the first dot are the major version.
+  std::string_view text = version;
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+  const std::optional<int> major = policy::parse_number<int>(text.substr(0, text.find('.')));
+  if (!major || *major < 1 || text.find('.') == std::string_view::npos) {
+    return fail(Code::kPlaceUnusable, std::string(command) + ": '" +
+                                          std::string(text.substr(0, 40)) +
+                                          "' is not an engine version (major.minor...)");
+  }
+  return *major;
 }
 
 Result<std::int64_t> DockerPlace::host_cpus() {
@@ -121,14 +131,11 @@ Result<std::int64_t> DockerPlace::host_cpus() {
   }
   std::string text = *v;
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  std::int64_t n = 0;
-  bool ok = !text.empty() && text.size() <= 5;
-  for (char c : text) {
-    ok = ok && c >= '0' && c <= '9';
-    if (ok) n = n * 10 + (c - '0');
-  }
-  if (!ok || n < 1) return fail(Code::kCommandFailed, "docker info NCPU: '" + text.substr(0, 40) + "' is not a CPU count");
-  return n;
+  const std::optional<std::int64_t> n = policy::parse_number<std::int64_t>(text);
+  if (!n || *n < 1 || *n > 99999)
+    return fail(Code::kCommandFailed,
+                "docker info NCPU: '" + text.substr(0, 40) + "' is not a CPU count");
+  return *n;
 }
 
 Result<std::string> DockerPlace::read_pin(const std::string& file) const {

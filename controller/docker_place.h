@@ -160,6 +160,10 @@ class DockerPlace final : public Place, public PrivilegedExec {
 };
 
 Result<std::string> read_small_file(const std::string& path, std::size_t cap = 1u << 20);
+// The major version in an engine's version answer ("20.10.24", Podman's "4.3.1"); an answer that
+// is not major.minor... is an error naming `command` (a version read as 0 would pick the options
+// of the oldest engine silently).
+Result<int> engine_major_of(std::string_view version, std::string_view command);
 // The IPv4 addresses a host delivers to itself (/proc/net/fib_trie's "/32 host LOCAL" entries),
 // loopback left out: what a remote engine's host answers on (docker_check.cc).
 std::vector<std::string> local_addresses_from_fib_trie(std::string_view text);

@@ -285,6 +285,27 @@ TEST(PodmanInspectTest, NetworkReadsAsDockerWithItsBridgeAndDns) {
   EXPECT_TRUE(isolation(verify_network(no_gateway, want, guarded)).empty());
 }
 
+// The engine's major version picks the network options (spec.cc); an answer that is not a
+// version was read as major 0, the oldest engine's options, silently.
+TEST(EngineVersionTest, TheMajorIsTheDigitsBeforeTheFirstDotOfAVersion) {
+  const Result<int> docker = engine_major_of("28.0.1\n", "docker version");
+  ASSERT_TRUE(docker.ok()) << docker.error().message;
+  EXPECT_EQ(*docker, 28);
+  const Result<int> podman = engine_major_of("4.3.1", "podman version");
+  ASSERT_TRUE(podman.ok()) << podman.error().message;
+  EXPECT_EQ(*podman, 4);
+  for (const char* bad : {"", "\n", "dev", "28", "+28.0.1", "-28.0.1", "0.9.1", "28x.0.1",
+                          " 28.0.1", "99999999999.0.1", ".1"}) {
+    const Result<int> got = engine_major_of(bad, "docker version");
+    ASSERT_FALSE(got.ok()) << "'" << bad << "' read as " << *got;
+    EXPECT_EQ(got.error().code, Code::kPlaceUnusable);
+    EXPECT_NE(got.error().message.find("docker version: '"), std::string::npos)
+        << got.error().message;
+    EXPECT_NE(got.error().message.find("is not an engine version"), std::string::npos)
+        << got.error().message;
+  }
+}
+
 // A remote engine's host addresses come from its kernel's local routes: every "/32 host LOCAL"
 // entry but loopback, each once (the Main and Local tables repeat them).
 TEST(RemoteProbeTest, HostAddressesAreTheKernelsLocalRoutesButLoopback) {

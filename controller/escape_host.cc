@@ -19,6 +19,7 @@
 #include "controller/escape_runner.h"
 #include "controller/records.h"
 #include "controller/spec.h"
+#include "escape-suite/proc_net.h"
 
 namespace controller {
 
@@ -54,6 +55,7 @@ void HostListeners::open_all(std::string& evidence) {
       continue;
     }
     fds_.push_back(fd);
+    bound_.push_back(sin);
     addresses_.push_back(std::string(text) + ":" + std::to_string(ntohs(sin.sin_port)));
   }
   ::freeifaddrs(list);
@@ -63,12 +65,9 @@ void HostListeners::open_all(std::string& evidence) {
 Outcome HostListeners::answer_locally() const {
   if (addresses_.empty()) return escape::fail("no host listener could be opened (no non-loopback IPv4 address?)");
   std::string ev;
-  for (const std::string& a : addresses_) {
-    const std::size_t colon = a.rfind(':');
-    sockaddr_in sin{};
-    sin.sin_family = AF_INET;
-    sin.sin_port = htons(static_cast<std::uint16_t>(std::stoi(a.substr(colon + 1))));
-    ::inet_pton(AF_INET, a.substr(0, colon).c_str(), &sin.sin_addr);
+  for (std::size_t i = 0; i < bound_.size(); ++i) {
+    const std::string& a = addresses_[i];
+    const sockaddr_in sin = bound_[i];
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     const bool ok = fd >= 0 && ::connect(fd, reinterpret_cast<const sockaddr*>(&sin), sizeof sin) == 0;
     if (fd >= 0) ::close(fd);
@@ -78,17 +77,21 @@ Outcome HostListeners::answer_locally() const {
   return escape::pass("every host listener answers from the host: " + ev);
 }
 
-std::string pick_test_subnet() {
+Result<std::string> free_test_subnet(std::string_view route_table) {
   // /proc/net/route: destination and mask in host-order hex of the network-order value.
-  std::ifstream in("/proc/net/route");
   std::vector<std::pair<std::uint32_t, std::uint32_t>> routes;
-  std::string line;
-  std::getline(in, line);
-  while (std::getline(in, line)) {
-    char dev[64] = {};
-    unsigned dest = 0, gw = 0, flags = 0, refcnt = 0, use = 0, metric = 0, mask = 0;
-    if (std::sscanf(line.c_str(), "%63s %x %x %x %u %u %u %x", dev, &dest, &gw, &flags, &refcnt, &use, &metric, &mask) == 8)
-      routes.emplace_back(ntohl(dest), ntohl(mask));
+  bool header = true;
+  for (std::string_view rest = route_table; !rest.empty();) {
+    const std::size_t nl = rest.find('\n');
+    const std::string_view line = rest.substr(0, nl);
+    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+    if (header || line.find_first_not_of(" \t") == std::string_view::npos) {
+      header = false;
+      continue;
+    }
+    const policy::Result<escape::RouteRow> row = escape::parse_route_line(line);
+    if (!row) return fail(Code::kPlaceUnusable, "pick a test subnet: " + row.error().message);
+    routes.emplace_back(ntohl(row->destination), ntohl(row->mask));
   }
   // 198.18.0.0/15 (RFC 2544, benchmarking): never a real destination, and the test gatekeeper
   // counts it as public. The third octets below are far from the ones other tests here use.
@@ -102,7 +105,23 @@ std::string pick_test_subnet() {
     }
     if (!taken) return "198.18." + std::to_string(third) + ".0/24";
   }
-  return {};
+  return fail(Code::kPlaceUnusable,
+              "pick a test subnet: no free /24 in 198.18.231.0-198.18.254.255");
+}
+
+Result<std::string> pick_test_subnet() {
+  constexpr std::size_t kMaxRouteTableBytes = 1u << 20;
+  std::ifstream in("/proc/net/route", std::ios::binary);
+  if (!in)
+    return fail(Code::kPlaceUnusable, "pick a test subnet: read /proc/net/route: cannot open");
+  std::string table(kMaxRouteTableBytes + 1, '\0');
+  in.read(table.data(), static_cast<std::streamsize>(table.size()));
+  table.resize(static_cast<std::size_t>(in.gcount()));
+  if (table.size() > kMaxRouteTableBytes) {
+    return fail(Code::kPlaceUnusable, "pick a test subnet: read /proc/net/route: larger than " +
+                                          std::to_string(kMaxRouteTableBytes) + " bytes");
+  }
+  return free_test_subnet(table);
 }
 
 std::vector<std::string> escape_labels(const std::string& run, const std::string& owner) {

@@ -3,11 +3,14 @@
 // DockerCli, never a shell.
 #pragma once
 
+#include <netinet/in.h>
+
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
-#include <thread>
 #include <string>
+#include <string_view>
+#include <thread>
 #include <vector>
 
 #include "controller/docker_cli.h"
@@ -33,11 +36,16 @@ class HostListeners {
 
  private:
   std::vector<int> fds_;
-  std::vector<std::string> addresses_;
+  std::vector<std::string> addresses_;  // "a.b.c.d:port", the text of bound_[i]
+  std::vector<sockaddr_in> bound_;
 };
 
-// A /24 inside 198.18.0.0/15 (RFC 2544) that no host route overlaps; "" when none is free.
-std::string pick_test_subnet();
+// A /24 inside 198.18.0.0/15 (RFC 2544) that no route of `route_table` (the text of
+// /proc/net/route) overlaps. An error when the table holds a line the kernel would not print (a
+// misread route could overlap the pick) or when no /24 is free.
+Result<std::string> free_test_subnet(std::string_view route_table);
+// free_test_subnet of this host's /proc/net/route.
+Result<std::string> pick_test_subnet();
 
 // Labels of everything a run creates (removed by label at the end).
 std::vector<std::string> escape_labels(const std::string& run, const std::string& owner);

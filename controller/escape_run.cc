@@ -117,13 +117,14 @@ Result<EscapeReport> run_escape_test(const Registry& registry, const PlaceOption
   // created asking the test resolver, which listens on the host's address of that bridge. The
   // bridge carries the run's labels, so the teardown's sweep removes it on every path.
   std::string upstream_note;
-  const std::string subnet = pick_test_subnet();
+  const Result<std::string> picked = pick_test_subnet();
   const std::string upstream_net = "gk-escape-" + run + "-upstream";
   TestResolver resolver;  // declared before the teardown: it answers until the twin is gone
   std::string host_bridge_ip;
-  if (subnet.empty()) {
-    upstream_note = "no free /24 in 198.18.0.0/15";
+  if (!picked) {
+    upstream_note = picked.error().message;
   } else {
+    const std::string& subnet = *picked;
     std::vector<std::string> a = {"network",    "create",   "--driver", "bridge",
                                   "--internal", "--subnet", subnet};
     a.insert(a.end(), labels.begin(), labels.end());
@@ -570,7 +571,7 @@ Result<EscapeReport> run_escape_test(const Registry& registry, const PlaceOption
   } else {
     host.push_back(host_result(
         "host.controls-ready",
-        escape::pass("upstream " + subnet + ", test resolver " + resolver.endpoint() +
+        escape::pass("upstream " + *picked + ", test resolver " + resolver.endpoint() +
                      ", allowlist switched, fake grant held; listeners " + listener_note)));
   }
 

@@ -19,6 +19,7 @@
 
 #include "controller/docker_place.h"
 #include "controller/process.h"
+#include "policy/number.h"
 #include "tests/support/environment.h"
 
 extern char** environ;
@@ -148,8 +149,13 @@ class FaultsDockerTest : public ::testing::Test {
       for (const char* listener : {"corridor", "window"}) {
         const std::string key =
             std::string("gatekeeper_open_sockets{listener=\"") + listener + "\"} ";
-        if (const std::size_t at = o.out.find(key); at != std::string::npos)
-          open += std::atoi(o.out.c_str() + at + key.size());
+        if (const std::size_t at = o.out.find(key); at != std::string::npos) {
+          const std::size_t from = at + key.size();
+          const std::string value = o.out.substr(from, o.out.find('\n', from) - from);
+          const std::optional<int> n = policy::parse_number<int>(value);
+          EXPECT_TRUE(n.has_value()) << key << "'" << value << "' is not a count";
+          open += n.value_or(0);
+        }
       }
       if (open >= want) return true;
       usleep(250000);

@@ -23,6 +23,7 @@
 
 #include "escape-suite/case.h"
 #include "escape-suite/probe.h"
+#include "escape-suite/proc_net.h"
 
 namespace escape {
 namespace {
@@ -49,32 +50,39 @@ std::vector<GatewayRoute> gateway_routes(std::string& error) {
   if (!f.ok) error = "read /proc/net/route: " + errno_name(f.err);
   const auto lines = split_lines(f.data);
   for (std::size_t i = 1; i < lines.size(); ++i) {
-    char dev[32] = {}, dest[16] = {}, gw[16] = {};
-    unsigned flags = 0;
-    if (std::sscanf(lines[i].c_str(), "%31s %15s %15s %x", dev, dest, gw, &flags) != 4) continue;
-    if (std::string_view(dest) != "00000000" && (flags & 0x2) == 0) continue;  // 0x2: RTF_GATEWAY
+    // A line the kernel did not print as it does leaves the table unproved, not partly read.
+    const policy::Result<RouteRow> row = parse_route_line(lines[i]);
+    if (!row) {
+      error = row.error().message;
+      return {};
+    }
+    if (row->destination != 0 && (row->flags & kRouteFlagGateway) == 0) continue;
     // The kernel prints the network-order word as a host integer: reading it back restores it.
     in_addr a{};
-    a.s_addr = static_cast<in_addr_t>(std::strtoul(gw, nullptr, 16));
+    a.s_addr = row->gateway;
     char text[INET_ADDRSTRLEN] = {};
     ::inet_ntop(AF_INET, &a, text, sizeof text);
     const std::string g = a.s_addr == 0 ? "" : text;
-    out.push_back({g, std::string(std::string_view(dest) == "00000000" ? "default" : dest) + " via " +
-                          (g.empty() ? "-" : g) + " dev " + dev});
+    char dest[9] = {};
+    std::snprintf(dest, sizeof dest, "%08X", row->destination);
+    out.push_back({g, std::string(row->destination == 0 ? "default" : dest) + " via " +
+                          (g.empty() ? "-" : g) + " dev " + row->device});
   }
   return out;
 }
 
-// /proc/net/arp flags of `ip`: -1 absent, else the flags (0x2 ATF_COM: someone answered).
-int arp_flags(const std::string& ip) {
+// /proc/net/arp flags of `ip`: -1 absent, else the flags (kArpFlagComplete: someone answered).
+// A line the kernel did not print as it does sets `error`: the entry sought may be that line.
+int arp_flags(const std::string& ip, std::string& error) {
   const FileRead f = read_bounded("/proc/net/arp");
   const auto lines = split_lines(f.data);
   for (std::size_t i = 1; i < lines.size(); ++i) {
-    char addr[64] = {};
-    unsigned hw = 0, flags = 0;
-    if (std::sscanf(lines[i].c_str(), "%63s 0x%x 0x%x", addr, &hw, &flags) == 3 && ip == addr) {
-      return static_cast<int>(flags);
+    const policy::Result<ArpRow> row = parse_arp_line(lines[i]);
+    if (!row) {
+      error = row.error().message;
+      return -1;
     }
+    if (row->address == ip) return static_cast<int>(row->flags);
   }
   return -1;
 }
@@ -86,7 +94,7 @@ constexpr std::uint32_t kMaxSweptPerSubnet = 254;
 
 // Sends one UDP datagram (port 9, discard) to each of the first addresses of every on-link IPv4
 // subnet in /proc/net/route: each unknown neighbour makes the kernel ask ARP. Returns the targets.
-std::vector<std::string> sweep_on_link_subnets(std::string* send_errors) {
+std::vector<std::string> sweep_on_link_subnets(std::string* send_errors, std::string* route_error) {
   std::vector<std::string> swept;
   int failed = 0, first_errno = 0;
   const FileRead f = read_bounded("/proc/net/route");
@@ -94,11 +102,14 @@ std::vector<std::string> sweep_on_link_subnets(std::string* send_errors) {
   if (fd < 0) return swept;
   const auto lines = split_lines(f.data);
   for (std::size_t i = 1; i < lines.size() && swept.size() < 4 * kMaxSweptPerSubnet; ++i) {
-    char dev[32] = {};
-    unsigned dest = 0, gateway = 0, flags = 0, refcnt = 0, use = 0, metric = 0, mask = 0;
-    if (std::sscanf(lines[i].c_str(), "%31s %x %x %x %u %u %u %x", dev, &dest, &gateway, &flags, &refcnt, &use, &metric, &mask) != 8) continue;
-    if (gateway != 0 || mask == 0 || std::string_view(dev) == "lo") continue;  // on-link routes only
-    const std::uint32_t net = ntohl(dest), size = ~ntohl(mask) + 1u;
+    const policy::Result<RouteRow> row = parse_route_line(lines[i]);
+    if (!row) {
+      *route_error = row.error().message;
+      break;
+    }
+    if (row->gateway != 0 || row->mask == 0 || row->device == "lo")
+      continue;  // on-link routes only
+    const std::uint32_t net = ntohl(row->destination), size = ~ntohl(row->mask) + 1u;
     if (size < 4) continue;
     for (std::uint32_t h = 1; h < size - 1 && h <= kMaxSweptPerSubnet; ++h) {
       sockaddr_in to{};
@@ -129,10 +140,21 @@ GatewayProof gateway_unowned(const Context& ctx) {
   std::string ev = error;
   for (const GatewayRoute& r : routes) {
     ev += r.text;
-    const int flags = r.gateway.empty() ? -1 : arp_flags(r.gateway);
-    if (flags >= 0 && (flags & 0x2) != 0) p.answered_arp = true;
-    ev += flags < 0 ? " (no ARP entry)" : (flags & 0x2) != 0 ? " (ARP answered!)" : " (ARP unanswered)";
+    std::string arp_error;
+    const int flags = r.gateway.empty() ? -1 : arp_flags(r.gateway, arp_error);
+    if (!arp_error.empty()) {
+      p.evidence = ev + ": " + arp_error;
+      return p;
+    }
+    if (flags >= 0 && (flags & kArpFlagComplete) != 0) p.answered_arp = true;
+    ev += flags < 0                         ? " (no ARP entry)"
+          : (flags & kArpFlagComplete) != 0 ? " (ARP answered!)"
+                                            : " (ARP unanswered)";
     ev += "; ";
+  }
+  if (!error.empty()) {
+    p.evidence = ev;  // the route table did not read: nothing is proved
+    return p;
   }
   if (p.answered_arp) {
     p.evidence = ev + "a neighbour answered ARP for the gateway: packets can leave through it";
@@ -414,7 +436,10 @@ void add_network_cases(std::vector<Case>& out) {
            [](Context& ctx) {
              const std::string& gk = gatekeeper_ip(ctx);
              std::string send_errors;
-             const std::vector<std::string> swept = sweep_on_link_subnets(&send_errors);
+             std::string route_error;
+             const std::vector<std::string> swept =
+                 sweep_on_link_subnets(&send_errors, &route_error);
+             if (!route_error.empty()) return inconclusive(route_error);
              if (swept.empty()) return inconclusive("no on-link IPv4 subnet in /proc/net/route to sweep");
              const std::set<std::string> targets(swept.begin(), swept.end());
              std::set<std::string> bad;
@@ -426,11 +451,11 @@ void add_network_cases(std::vector<Case>& out) {
                const auto lines = split_lines(f.data);
                std::size_t listed = 0;
                for (std::size_t i = 1; i < lines.size(); ++i) {
-                 char ip[64] = {};
-                 unsigned hw = 0, flags = 0;
-                 if (std::sscanf(lines[i].c_str(), "%63s 0x%x 0x%x", ip, &hw, &flags) != 3) continue;
-                 if (targets.count(ip) > 0) ++listed;
-                 if ((flags & 0x2) != 0 && gk != ip) bad.insert(ip);
+                 const policy::Result<ArpRow> row = parse_arp_line(lines[i]);
+                 if (!row) return inconclusive(row.error().message);
+                 if (targets.count(row->address) > 0) ++listed;
+                 if ((row->flags & kArpFlagComplete) != 0 && gk != row->address)
+                   bad.insert(row->address);
                }
                if (waited == 0) listed_first = listed;
                ::usleep(kArpSampleMs * 1000);

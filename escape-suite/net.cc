@@ -10,10 +10,11 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <cstring>
+#include <optional>
 
 #include "escape-suite/probe.h"
+#include "policy/number.h"
 
 namespace escape {
 namespace {
@@ -173,10 +174,9 @@ bool split_host_port(std::string_view text, std::string& host, std::uint16_t& po
     }
   }
   if (!p.empty()) {
-    unsigned v = 0;
-    const auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), v);
-    if (ec != std::errc() || end != p.data() + p.size() || v > 65535) return false;
-    port = static_cast<std::uint16_t>(v);
+    const std::optional<std::uint16_t> v = policy::parse_number<std::uint16_t>(p);
+    if (!v) return false;
+    port = *v;
   }
   host = std::string(h);
   return !host.empty();
@@ -408,12 +408,11 @@ HttpReply http_exchange(const Addr& to, std::string_view request, int timeout_ms
   if (reply.head.size() >= 12 && reply.head.compare(0, 5, "HTTP/") == 0) {
     const std::size_t sp = reply.head.find(' ');
     if (sp != std::string::npos && sp + 4 <= reply.head.size()) {
-      int status = 0;
-      const auto [end, ec] =
-          std::from_chars(reply.head.data() + sp + 1, reply.head.data() + sp + 4, status);
-      if (ec == std::errc() && end == reply.head.data() + sp + 4) {
+      const std::optional<int> status =
+          policy::parse_number<int>(std::string_view(reply.head).substr(sp + 1, 3));
+      if (status) {
         reply.got = true;
-        reply.status = status;
+        reply.status = *status;
       }
     }
   }

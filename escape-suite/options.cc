@@ -1,6 +1,8 @@
 #include "escape-suite/options.h"
 
-#include <charconv>
+#include <optional>
+
+#include "policy/number.h"
 
 namespace escape {
 namespace {
@@ -8,9 +10,10 @@ namespace {
 using policy::Error;
 
 bool parse_u64(std::string_view text, std::uint64_t& out) {
-  if (text.empty() || text.size() > 20) return false;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-  return ec == std::errc() && end == text.data() + text.size();
+  const std::optional<std::uint64_t> n = policy::parse_number<std::uint64_t>(text);
+  if (!n) return false;
+  out = *n;
+  return true;
 }
 
 bool is_hex64(std::string_view s) {

@@ -1,11 +1,11 @@
 #include "policy/json.h"
 
-#include <charconv>
 #include <string>
 #include <utility>
 
 #include "policy/ascii.h"
 #include "policy/crash.h"
+#include "policy/number.h"
 
 namespace policy::json {
 namespace {
@@ -420,11 +420,7 @@ Value Value::object(std::map<std::string, Value> members) {
 std::optional<std::int64_t> Value::as_int() const {
   if (kind_ != Kind::kNumber) return std::nullopt;
   if (text_.find_first_of(".eE") != std::string::npos) return std::nullopt;
-  std::int64_t n = 0;
-  const char* end = text_.data() + text_.size();
-  const auto [ptr, ec] = std::from_chars(text_.data(), end, n);
-  if (ec != std::errc() || ptr != end) return std::nullopt;
-  return n;
+  return parse_number<std::int64_t>(text_);
 }
 
 std::string Value::take_string() noexcept {

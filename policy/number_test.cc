@@ -35,5 +35,16 @@ TEST(ParseNumberTest, AValueThatDoesNotFitIsNoValueAtTheLimitAndOnePast) {
   EXPECT_FALSE(parse_number<std::uint64_t>("18446744073709551616").has_value());
 }
 
+TEST(ParseNumberTest, AFloatingValueIsDecimalTextAndNothingElse) {
+  EXPECT_EQ(parse_number<double>("1.5"), 1.5);
+  EXPECT_EQ(parse_number<double>("-0.25"), -0.25);
+  EXPECT_EQ(parse_number<double>("2e3"), 2000.0);
+  EXPECT_EQ(parse_number<double>("7"), 7.0);
+  for (const char* bad : {"", " 1.5", "1.5 ", "+1.5", "1.5ms", "inf", "nan", "-inf", "-nan",
+                          "0x1p3", ".", "-", "1e999"}) {
+    EXPECT_FALSE(parse_number<double>(bad).has_value()) << "\"" << bad << "\"";
+  }
+}
+
 }  // namespace
 }  // namespace policy

@@ -6,11 +6,11 @@
 
 #include <array>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <string>
 
 #include "appliance/loop/address.h"
+#include "policy/number.h"
 
 namespace appliance::serve {
 
@@ -54,18 +54,16 @@ Result<Address> address_in_subnet(std::string_view cidr) {
   }
   auto prefix = policy::parse_answer(cidr.substr(0, slash));
   const std::string_view length_text = cidr.substr(slash + 1);
-  unsigned length = 0;
-  auto [ptr, ec] = std::from_chars(length_text.data(), length_text.data() + length_text.size(), length);
+  const std::optional<unsigned> length = policy::parse_number<unsigned>(length_text);
   const unsigned max_length = prefix && prefix->is_v4() ? 32 : 128;
-  if (!prefix || ec != std::errc() || ptr != length_text.data() + length_text.size() ||
-      length_text.empty() || length > max_length) {
+  if (!prefix || !length || *length > max_length) {
     return Error{"--inner-subnet '" + std::string(cidr) + "' is not a CIDR (address/length)"};
   }
   auto all = interface_addresses();
   if (!all) return all.error();
   std::vector<Address> inside;
   for (const Address& a : *all) {
-    if (prefix_matches(a, *prefix, length)) inside.push_back(a);
+    if (prefix_matches(a, *prefix, *length)) inside.push_back(a);
   }
   if (inside.empty()) {
     return Error{"no interface address lies inside --inner-subnet " + std::string(cidr)};

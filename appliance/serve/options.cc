@@ -1,9 +1,9 @@
 #include "appliance/serve/options.h"
 
-#include <charconv>
 #include <string_view>
 
 #include "policy/address.h"
+#include "policy/number.h"
 
 namespace appliance::serve {
 namespace {
@@ -11,18 +11,13 @@ namespace {
 using policy::Error;
 using policy::Result;
 
-// Strict decimal: 1..10 digits, no sign, no leading zero (except "0"), within [min, max].
+// Strict decimal (policy::parse_number): 1..10 digits, no leading zero (except "0"), within
+// [min, max].
 std::optional<std::uint64_t> parse_number(std::string_view text, std::uint64_t min,
                                           std::uint64_t max) {
-  if (text.empty() || text.size() > 10) return std::nullopt;
-  if (text.size() > 1 && text[0] == '0') return std::nullopt;
-  for (char c : text) {
-    if (c < '0' || c > '9') return std::nullopt;
-  }
-  std::uint64_t value = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
-  if (value < min || value > max) return std::nullopt;
+  if (text.size() > 10 || (text.size() > 1 && text[0] == '0')) return std::nullopt;
+  const std::optional<std::uint64_t> value = policy::parse_number<std::uint64_t>(text);
+  if (!value || *value < min || *value > max) return std::nullopt;
   return value;
 }
 

@@ -10,6 +10,7 @@
 
 #include "controller/code/testing/git_fixture.h"
 #include "controller/process.h"
+#include "tests/support/docker_pools.h"
 #include "tests/support/environment.h"
 
 namespace controller::code {
@@ -58,7 +59,13 @@ class ApplyDockerTest : public ::testing::Test {
   }
   ProcessOutcome spacectl(const std::vector<std::string>& args, bool as_json = true) {
     ProcessRequest r;
-    r.argv = {SPACECTL, "--owner", owner_, "--state-dir", state_.path()};
+    r.argv = {SPACECTL,
+              "--owner",
+              owner_,
+              "--state-dir",
+              state_.path(),
+              "--subnet-pool",
+              gk_test::kSecondSubnetPool};
     if (as_json) r.argv.push_back("--json");
     r.argv.insert(r.argv.end(), args.begin(), args.end());
     r.timeout = std::chrono::minutes(8);

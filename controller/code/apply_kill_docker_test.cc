@@ -21,6 +21,7 @@
 #include "controller/code/repo_state.h"
 #include "controller/code/testing/git_fixture.h"
 #include "controller/process.h"
+#include "tests/support/docker_pools.h"
 #include "tests/support/environment.h"
 
 namespace controller::code {
@@ -74,7 +75,8 @@ class ApplyKillDockerTest : public ::testing::Test {
            exists(kBin + "/space-image.id") && exists(kBin + "/seccomp/space.json");
   }
   std::vector<std::string> base_argv() const {
-    return {SPACECTL, "--json", "--owner", owner_, "--state-dir", state_.path()};
+    return {SPACECTL,      "--json",      "--owner",       owner_,
+            "--state-dir", state_.path(), "--subnet-pool", gk_test::kSecondSubnetPool};
   }
   ProcessOutcome run(const std::vector<std::string>& args) {
     ProcessRequest r;

@@ -16,6 +16,7 @@
 #include "controller/code/testing/git_fixture.h"
 #include "controller/process.h"
 #include "controller/testing/live_space.h"
+#include "tests/support/docker_pools.h"
 #include "tests/support/environment.h"
 
 namespace controller::code {
@@ -30,7 +31,9 @@ class CodeInDockerTest : public ::testing::Test {
  protected:
   CodeInDockerTest()
       : live_(controller::testing::LiveSpaceOptions{"codein", controller::testing::kReleasePin,
-                                                    std::chrono::minutes(8), 64u << 20, false}) {}
+                                                    std::chrono::minutes(8), 64u << 20, false}) {
+    live_.set_subnet_pool(gk_test::kSecondSubnetPool);
+  }
   void SetUp() override { testing::isolate_git_environment(home_.path()); }
   bool ready() { return live_.ready(); }
   ProcessOutcome spacectl(const std::vector<std::string>& args, bool as_json = true) {

@@ -17,6 +17,7 @@
 #include "controller/code/snapshot.h"
 #include "controller/code/testing/git_fixture.h"
 #include "controller/process.h"
+#include "tests/support/docker_pools.h"
 #include "tests/support/environment.h"
 
 namespace controller::code {
@@ -62,12 +63,19 @@ class CodeOutDockerTest : public ::testing::Test {
   }
   bool ready() {
     if (!gk_test::docker_engine_answers()) return false;
-    if (!(exists(kBin + "/gatekeeper-image.id") && exists(kBin + "/space-image.id")))
+    if (!(exists(kBin + "/gatekeeper-image.id") && exists(kBin + "/space-image.id"))) {
       (void)run({"cmake", "--build", GK_BINARY_DIR, "--target", "images"}, std::chrono::seconds(900));
+    }
     return exists(kBin + "/gatekeeper-image.id") && exists(kBin + "/space-image.id") && exists(kBin + "/seccomp/space.json");
   }
   ProcessOutcome spacectl(const std::vector<std::string>& args, bool as_json = true) {
-    std::vector<std::string> argv = {SPACECTL, "--owner", owner_, "--state-dir", state_.path()};
+    std::vector<std::string> argv = {SPACECTL,
+                                     "--owner",
+                                     owner_,
+                                     "--state-dir",
+                                     state_.path(),
+                                     "--subnet-pool",
+                                     gk_test::kSecondSubnetPool};
     if (as_json) argv.push_back("--json");
     argv.insert(argv.end(), args.begin(), args.end());
     return run(argv, std::chrono::seconds(480));
@@ -140,8 +148,7 @@ TEST_F(CodeOutDockerTest, WorkComesOutAndHostileResultsAreRefused) {
 
   // A tree holding `.git`, written with the space's own git past its checks, on the space's HEAD.
   const std::string blob = sh("cd \"$1\" && printf 'x\\n' | git hash-object -w --stdin").substr(0, 40);
-  std::string raw;
-  for (std::size_t i = 0; i < 40; i += 2) raw += static_cast<char>(std::stoi(blob.substr(i, 2), nullptr, 16));
+  const std::string raw = testing::raw_object_id(blob);
   const std::string tree_bytes = "100644 .git" + std::string(1, '\0') + raw;
   const std::string tree =
       sh("cd \"$1\" && printf '" + printf_format(tree_bytes) + "' | git hash-object -t tree --literally -w --stdin").substr(0, 40);

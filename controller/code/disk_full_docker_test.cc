@@ -17,6 +17,7 @@
 #include "controller/code/repo_state.h"
 #include "controller/code/testing/git_fixture.h"
 #include "controller/process.h"
+#include "tests/support/docker_pools.h"
 #include "tests/support/environment.h"
 
 namespace controller::code {
@@ -93,16 +94,17 @@ class DiskFullDockerTest : public ::testing::Test {
   }
   void unfill() { std::filesystem::remove(mount_ + "/filler"); }
   ProcessOutcome spacectl(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {"env",         "TMPDIR=" + mount_ + "/tmp",
-                                     SPACECTL,      "--json",
-                                     "--owner",     owner_,
-                                     "--state-dir", mount_ + "/state"};
+    std::vector<std::string> argv = {"env",           "TMPDIR=" + mount_ + "/tmp",
+                                     SPACECTL,        "--json",
+                                     "--owner",       owner_,
+                                     "--state-dir",   mount_ + "/state",
+                                     "--subnet-pool", gk_test::kSecondSubnetPool};
     argv.insert(argv.end(), args.begin(), args.end());
     return run(argv);
   }
   // No temporary record (".<id>.json.*.tmp"), no temporary folder, and every record readable.
   void expect_nothing_half_written(const std::string& when) {
-    if (std::filesystem::exists(mount_ + "/state/spaces"))
+    if (std::filesystem::exists(mount_ + "/state/spaces")) {
       for (const auto& e : std::filesystem::directory_iterator(mount_ + "/state/spaces")) {
         const std::string name = e.path().filename();
         EXPECT_FALSE(name.ends_with(".tmp")) << when << ": a temporary record was left: " << name;
@@ -114,8 +116,10 @@ class DiskFullDockerTest : public ::testing::Test {
               << when << ": a torn record: " << text;
         }
       }
-    for (const auto& e : std::filesystem::directory_iterator(mount_ + "/tmp"))
+    }
+    for (const auto& e : std::filesystem::directory_iterator(mount_ + "/tmp")) {
       ADD_FAILURE() << when << ": a temporary folder was left: " << e.path();
+    }
   }
   static void expect_says_full(const ProcessOutcome& o, const std::string& when) {
     EXPECT_NE(o.exit_code, 0) << when << ": " << o.out << o.err;
@@ -138,9 +142,10 @@ TEST_F(DiskFullDockerTest,
   const std::string repo = repo_dir_.path() + "/project";
   std::filesystem::create_directories(repo);
   git(repo, {"init", "-q", "-b", "main"});
-  for (int i = 0; i < 64; ++i)
+  for (int i = 0; i < 64; ++i) {
     write_file(repo + "/file" + std::to_string(i) + ".txt",
                std::string(4096, static_cast<char>('a' + i % 26)));
+  }
   git(repo, {"add", "."});
   git(repo, {"-c", "user.name=T", "-c", "user.email=t@example.invalid", "commit", "-qm", "one"});
 
@@ -163,8 +168,9 @@ TEST_F(DiskFullDockerTest,
   o = spacectl({"code", "in", id_, "--repo", repo});
   expect_says_full(o, "code in");
   expect_nothing_half_written("code in");
-  for (const std::string& f : forbidden_changes(before, capture_state({repo}), Allowed{}))
+  for (const std::string& f : forbidden_changes(before, capture_state({repo}), Allowed{})) {
     ADD_FAILURE() << "code in: " << f;
+  }
   unfill();
 
   // code out whose quarantine (in the state directory) fills while the pack arrives.
@@ -181,8 +187,9 @@ TEST_F(DiskFullDockerTest,
   o = spacectl({"code", "out", id_});
   expect_says_full(o, "code out");
   expect_nothing_half_written("code out");
-  for (const std::string& f : forbidden_changes(before, capture_state({repo}), Allowed{}))
+  for (const std::string& f : forbidden_changes(before, capture_state({repo}), Allowed{})) {
     ADD_FAILURE() << "code out: " << f;
+  }
   unfill();
 }
 

@@ -202,14 +202,6 @@ TEST_F(CodeOutTest, InvalidArgumentsAreRefused) {
   EXPECT_EQ(bring_code_out(repo_, kOutSpace, space_path_, exec("ok"), o).error().code, Code::kInvalidArgument);
 }
 
-bool alive(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return false;
-  const std::size_t close = line.rfind(')');
-  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
-}
-
 TEST_F(CodeOutTest, HangingUploadPackAndItsGrandchildDieAtTheDeadline) {
   write_file(inside_ + "/work.txt", "work\n");
   OutOptions o = options();
@@ -222,8 +214,12 @@ TEST_F(CodeOutTest, HangingUploadPackAndItsGrandchildDieAtTheDeadline) {
   EXPECT_NE(r.error().message.find("timed out"), std::string::npos) << r.error().message;
   EXPECT_LT(took, std::chrono::seconds(20));
   usleep(200000);
-  EXPECT_FALSE(alive(std::stoi(testing::read_file(root_ + "/child.pid"))));
-  EXPECT_FALSE(alive(std::stoi(testing::read_file(root_ + "/grandchild.pid"))));
+  const pid_t child = testing::read_pid_file(root_ + "/child.pid");
+  const pid_t grandchild = testing::read_pid_file(root_ + "/grandchild.pid");
+  ASSERT_GT(child, 0);
+  ASSERT_GT(grandchild, 0);
+  EXPECT_FALSE(testing::process_alive(child)) << "receiver " << child << " survived";
+  EXPECT_FALSE(testing::process_alive(grandchild)) << "grandchild " << grandchild << " survived";
   EXPECT_EQ(user_result(), "");
 }
 

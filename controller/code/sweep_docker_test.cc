@@ -15,8 +15,9 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
-#include <sstream>
+#include <string_view>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -25,6 +26,8 @@
 #include "controller/code/repo_state.h"
 #include "controller/code/testing/git_fixture.h"
 #include "controller/process.h"
+#include "policy/number.h"
+#include "tests/support/docker_pools.h"
 #include "tests/support/environment.h"
 
 extern char** environ;
@@ -66,11 +69,21 @@ std::set<pid_t> descendants(pid_t root) {
     std::getline(in, stat);
     const std::size_t close = stat.rfind(')');
     if (close == std::string::npos) continue;
-    char state = 0;
-    int ppid = 0;
-    std::istringstream fields(stat.substr(close + 1));
-    if (!(fields >> state >> ppid)) continue;
-    children[ppid].push_back(std::stoi(name));
+    // "pid (comm) S ppid ...": one state letter after the comm, then the parent's pid.
+    const std::string_view after = std::string_view(stat).substr(close + 1);
+    const std::size_t ppid_end = after.find(' ', 3);
+    const std::optional<pid_t> ppid =
+        after.size() > 3 && after[0] == ' ' && after[2] == ' '
+            ? policy::parse_number<pid_t>(
+                  after.substr(3, ppid_end == std::string_view::npos ? after.npos : ppid_end - 3))
+            : std::nullopt;
+    const std::optional<pid_t> pid = policy::parse_number<pid_t>(name);
+    if (!ppid || !pid) {
+      ADD_FAILURE() << "/proc/" << name << "/stat: '" << stat.substr(0, 64)
+                    << "' does not read as pid (comm) state ppid";
+      continue;
+    }
+    children[*ppid].push_back(*pid);
   }
   std::set<pid_t> out;
   std::vector<pid_t> todo = {root};
@@ -117,12 +130,13 @@ class SweepDockerTest : public ::testing::Test {
     }
   }
   bool ready() {
-    return gk_test::docker_engine_answers() && exists(kBin + "/gatekeeper-image.id") && exists(kBin + "/space-image.id") &&
-           exists(kBin + "/seccomp/space.json");
+    return gk_test::docker_engine_answers() && exists(kBin + "/gatekeeper-image.id") &&
+           exists(kBin + "/space-image.id") && exists(kBin + "/seccomp/space.json");
   }
 
   std::vector<std::string> base_argv() const {
-    return {SPACECTL, "--json", "--owner", owner_, "--state-dir", state_.path()};
+    return {SPACECTL,      "--json",      "--owner",       owner_,
+            "--state-dir", state_.path(), "--subnet-pool", gk_test::kSecondSubnetPool};
   }
 
   // Starts spacectl with stderr on a pipe; reads its progress lines until one contains `marker`,
@@ -141,7 +155,8 @@ class SweepDockerTest : public ::testing::Test {
     posix_spawn_file_actions_adddup2(&fa, err[1], 2);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    std::vector<std::string> env_text = {"TMPDIR=" + tmp_, "HOME=" + home_.path(), "PATH=" + std::string(std::getenv("PATH"))};
+    std::vector<std::string> env_text = {"TMPDIR=" + tmp_, "HOME=" + home_.path(),
+                                         "PATH=" + std::string(std::getenv("PATH"))};
     // The engine the rest of the test uses (DOCKER_HOST, when the run names one).
     if (const char* host = std::getenv("DOCKER_HOST")) {
       env_text.push_back(std::string("DOCKER_HOST=") + host);
@@ -192,7 +207,8 @@ class SweepDockerTest : public ::testing::Test {
   std::string labelled(const std::string& owner) {
     std::string out;
     const std::string filter = "label=spacectl.space.owner=" + owner;
-    for (const std::vector<std::string>& kind : {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
+    for (const std::vector<std::string>& kind :
+         {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
       std::vector<std::string> args = kind;
       args.insert(args.end(), {"-q", "--filter", filter});
       out += docker(args).out;
@@ -202,9 +218,11 @@ class SweepDockerTest : public ::testing::Test {
 
   // Another installation's objects on the same engine, with a space id sweep could mistake.
   void make_other_owners_objects() {
-    const std::vector<std::string> labels = {"--label", "spacectl.space=true", "--label", "spacectl.space.owner=" + other_owner_,
-                                             "--label", "spacectl.space.id=0123456789ab", "--label",
-                                             "spacectl.space.created=2001-01-01T00:00:00Z"};
+    const std::vector<std::string> labels = {
+        "--label", "spacectl.space=true",
+        "--label", "spacectl.space.owner=" + other_owner_,
+        "--label", "spacectl.space.id=0123456789ab",
+        "--label", "spacectl.space.created=2001-01-01T00:00:00Z"};
     std::vector<std::string> net = {"network", "create", "--internal"};
     net.insert(net.end(), labels.begin(), labels.end());
     net.push_back("gk-sweep-other-" + std::to_string(getpid()));
@@ -215,7 +233,8 @@ class SweepDockerTest : public ::testing::Test {
     ASSERT_EQ(docker(vol).exit_code, 0);
     std::vector<std::string> ctr = {"create", "--network", "none"};
     ctr.insert(ctr.end(), labels.begin(), labels.end());
-    ctr.insert(ctr.end(), {"--name", "gk-sweep-other-" + std::to_string(getpid()), first_line(kBin + "/space-image.id"), "true"});
+    ctr.insert(ctr.end(), {"--name", "gk-sweep-other-" + std::to_string(getpid()),
+                           first_line(kBin + "/space-image.id"), "true"});
     ASSERT_EQ(docker(ctr).exit_code, 0);
     other_before_ = labelled(other_owner_);
     ASSERT_FALSE(other_before_.empty());
@@ -224,14 +243,18 @@ class SweepDockerTest : public ::testing::Test {
   // After sweep: nothing of this owner anywhere, the other owner's objects untouched.
   void expect_nothing_left(const std::string& where) {
     EXPECT_EQ(labelled(owner_), "") << "left at the place after a kill at " << where;
-    EXPECT_EQ(labelled(other_owner_), other_before_) << "another owner's objects changed after a kill at " << where;
+    EXPECT_EQ(labelled(other_owner_), other_before_)
+        << "another owner's objects changed after a kill at " << where;
     std::size_t records = 0;
     if (std::filesystem::exists(state_.path() + "/spaces")) {
-      for (const auto& e : std::filesystem::directory_iterator(state_.path() + "/spaces")) records += e.path().extension() == ".json";
+      for (const auto& e : std::filesystem::directory_iterator(state_.path() + "/spaces")) {
+        records += e.path().extension() == ".json";
+      }
     }
     EXPECT_EQ(records, 0u) << "records left after a kill at " << where;
     std::size_t temps = 0;
-    for (const auto& e : std::filesystem::directory_iterator(tmp_)) temps += e.path().filename().string().rfind("spacectl-", 0) == 0;
+    for (const auto& e : std::filesystem::directory_iterator(tmp_))
+      temps += e.path().filename().string().rfind("spacectl-", 0) == 0;
     EXPECT_EQ(temps, 0u) << "temporary folders left after a kill at " << where;
   }
 
@@ -240,13 +263,17 @@ class SweepDockerTest : public ::testing::Test {
 };
 
 TEST_F(SweepDockerTest, AKillAtEachStepOfCreateLeavesNothingAfterSweep) {
-  GK_REQUIRE(ready(), "needs a Docker engine and the pinned images (cmake --build <dir> --target images)");
+  GK_REQUIRE(ready(),
+             "needs a Docker engine and the pinned images (cmake --build <dir> --target images)");
   make_other_owners_objects();
-  for (const std::string step : {"resolving_images", "creating_networks", "creating_volumes", "creating_gatekeeper",
-                                 "creating_space", "verifying", "starting"}) {
+  for (const std::string step :
+       {"resolving_images", "creating_networks", "creating_volumes", "creating_gatekeeper",
+        "creating_space", "verifying", "starting"}) {
     SCOPED_TRACE(step);
     std::string seen;
-    ASSERT_TRUE(kill_at({"space", "create", "--name", "killed", "--memory", "256m"}, ": " + step + "\n", seen)) << seen;
+    ASSERT_TRUE(kill_at({"space", "create", "--name", "killed", "--memory", "256m"},
+                        ": " + step + "\n", seen))
+        << seen;
     // Before the sweep the interrupted creation is listed as failed, never as a usable space.
     const ProcessOutcome list = run({"space", "list"});
     const json doc = json::parse(list.out, nullptr, false);
@@ -259,7 +286,8 @@ TEST_F(SweepDockerTest, AKillAtEachStepOfCreateLeavesNothingAfterSweep) {
 }
 
 TEST_F(SweepDockerTest, AKillAtEachStepOfCodeInLeavesNothingAfterSweep) {
-  GK_REQUIRE(ready(), "needs a Docker engine and the pinned images (cmake --build <dir> --target images)");
+  GK_REQUIRE(ready(),
+             "needs a Docker engine and the pinned images (cmake --build <dir> --target images)");
   make_other_owners_objects();
   const std::string repo = scratch_.path() + "/project";
   std::filesystem::create_directories(repo);
@@ -273,11 +301,14 @@ TEST_F(SweepDockerTest, AKillAtEachStepOfCodeInLeavesNothingAfterSweep) {
        {"bringing the code in", "space git:", "space repository:", "sent the base"}) {
     SCOPED_TRACE(marker);
     std::string seen;
-    ASSERT_TRUE(kill_at({"space", "create", "--name", "killed", "--memory", "256m", "--repo", repo}, marker, seen)) << seen;
+    ASSERT_TRUE(kill_at({"space", "create", "--name", "killed", "--memory", "256m", "--repo", repo},
+                        marker, seen))
+        << seen;
     const ProcessOutcome swept = run({"sweep", "--grace", "0"});
     ASSERT_EQ(swept.exit_code, 0) << swept.out << swept.err;
     expect_nothing_left(marker);
-    EXPECT_EQ(git(repo, {"for-each-ref", "refs/openchamber/"}), "") << "refs left in the user's repository";
+    EXPECT_EQ(git(repo, {"for-each-ref", "refs/openchamber/"}), "")
+        << "refs left in the user's repository";
   }
   // A code in on a space that exists: killed mid-transfer, the space stays (it has a record and
   // is not a creation), its lock is free again and no temporary folder is left.
@@ -290,12 +321,14 @@ TEST_F(SweepDockerTest, AKillAtEachStepOfCodeInLeavesNothingAfterSweep) {
   const ProcessOutcome shown = run({"space", "show", id});
   EXPECT_EQ(shown.exit_code, 0) << shown.out << shown.err;
   std::size_t temps = 0;
-  for (const auto& e : std::filesystem::directory_iterator(tmp_)) temps += e.path().filename().string().rfind("spacectl-", 0) == 0;
+  for (const auto& e : std::filesystem::directory_iterator(tmp_))
+    temps += e.path().filename().string().rfind("spacectl-", 0) == 0;
   EXPECT_EQ(temps, 0u);
   const ProcessOutcome removed = run({"space", "remove", id});
   EXPECT_EQ(removed.exit_code, 0) << removed.out << removed.err;
   // The start ref the killed code in had made went with the space.
-  EXPECT_EQ(git(repo, {"for-each-ref", "refs/openchamber/"}), "") << "refs left in the user's repository";
+  EXPECT_EQ(git(repo, {"for-each-ref", "refs/openchamber/"}), "")
+      << "refs left in the user's repository";
   EXPECT_EQ(labelled(owner_), "");
   EXPECT_EQ(labelled(other_owner_), other_before_);
 }

@@ -391,14 +391,6 @@ TEST_F(TransferTest, FloodingReceiverIsKilledAtTheCap) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
 }
 
-bool alive(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return false;
-  const std::size_t close = line.rfind(')');
-  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
-}
-
 TEST_F(TransferTest, HangingReceiverAndItsGrandchildDieAtTheDeadline) {
   const auto t0 = std::chrono::steady_clock::now();
   Result<CodeInResult> r = code_in("hang", std::chrono::milliseconds(2000));
@@ -406,11 +398,13 @@ TEST_F(TransferTest, HangingReceiverAndItsGrandchildDieAtTheDeadline) {
   expect_failed_cleanly(r, Code::kCodeTransferFailed);
   EXPECT_NE(r.error().message.find("timed out"), std::string::npos) << r.error().message;
   EXPECT_LT(took, std::chrono::seconds(20));
-  const pid_t child = std::stoi(testing::read_file(root_ + "/child.pid"));
-  const pid_t grandchild = std::stoi(testing::read_file(root_ + "/grandchild.pid"));
+  const pid_t child = testing::read_pid_file(root_ + "/child.pid");
+  const pid_t grandchild = testing::read_pid_file(root_ + "/grandchild.pid");
+  ASSERT_GT(child, 0);
+  ASSERT_GT(grandchild, 0);
   usleep(200000);
-  EXPECT_FALSE(alive(child)) << "receiver " << child << " survived";
-  EXPECT_FALSE(alive(grandchild)) << "grandchild " << grandchild << " survived";
+  EXPECT_FALSE(testing::process_alive(child)) << "receiver " << child << " survived";
+  EXPECT_FALSE(testing::process_alive(grandchild)) << "grandchild " << grandchild << " survived";
 }
 
 TEST_F(TransferTest, SlowReceiverIsCutAtTheDeadline) {

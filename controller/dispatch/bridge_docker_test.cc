@@ -15,7 +15,7 @@
 #include "escape-suite/sha256.h"
 #include "tests/support/environment.h"
 
-namespace controller {
+namespace controller::dispatch {
 namespace {
 
 const std::string kBin = std::string(GK_BINARY_DIR) + "/bin";
@@ -25,14 +25,16 @@ constexpr std::uint16_t kRawPort = 4100;
 bool exists(const std::string& path) { return ::access(path.c_str(), R_OK) == 0; }
 
 std::string profile(const std::string& name) {
-  for (const std::string& p : {kBin + "/seccomp/" + name, std::string(GK_SOURCE_DIR) + "/seccomp-profiles/" + name})
+  for (const std::string& p :
+       {kBin + "/seccomp/" + name, std::string(GK_SOURCE_DIR) + "/seccomp-profiles/" + name}) {
     if (exists(p)) return p;
+  }
   return {};
 }
 
 std::string pattern(std::size_t n) {
   std::string s(n, '\0');
-  for (std::size_t i = 0; i < n; ++i) s[i] = static_cast<char>(dispatch_test::pattern_byte(i));
+  for (std::size_t i = 0; i < n; ++i) s[i] = static_cast<char>(testing::pattern_byte(i));
   return s;
 }
 
@@ -63,11 +65,15 @@ class BridgeTest : public ::testing::Test {
     ASSERT_TRUE(server.ok()) << server.error().message;
     Result<ExecOutput> w = place_->exec(id_, ExecTarget::kSpace, {"sh", "-c", "cat > /tmp/inner"}, *server, std::chrono::seconds(60));
     ASSERT_TRUE(w.ok() && w->exit_code == 0) << (w.ok() ? "exit " + std::to_string(w->exit_code) + ": " + w->err : w.error().message);
-    Result<ExecOutput> run = place_->exec(
-        id_, ExecTarget::kSpace,
-        {"sh", "-c", "chmod 755 /tmp/inner && (/tmp/inner raw " + std::to_string(kRawPort) + " >/tmp/inner.log 2>&1 &) && "
-                     "for i in 1 2 3 4 5 6 7 8 9 10; do grep -q listening /tmp/inner.log && exit 0; sleep 0.2; done; exit 1"},
-        {}, std::chrono::seconds(30));
+    // Waits on the server's line for up to 20 s: a neighbouring test may hold the other core.
+    Result<ExecOutput> run =
+        place_->exec(id_, ExecTarget::kSpace,
+                     {"sh", "-c",
+                      "chmod 755 /tmp/inner && (/tmp/inner raw " + std::to_string(kRawPort) +
+                          " >/tmp/inner.log 2>&1 &) && "
+                          "i=0; while [ $i -lt 100 ]; do grep -q listening /tmp/inner.log && exit "
+                          "0; sleep 0.2; i=$((i+1)); done; exit 1"},
+                     {}, std::chrono::seconds(30));
     ASSERT_TRUE(run.ok() && run->exit_code == 0) << (run.ok() ? "exit " + std::to_string(run->exit_code) + ": " + run->err : run.error().message);
   }
   void TearDown() override {
@@ -152,4 +158,4 @@ TEST_F(BridgeTest, TheSpaceUserCannotReplaceThePlacedBridge) {
 }
 
 }  // namespace
-}  // namespace controller
+}  // namespace controller::dispatch

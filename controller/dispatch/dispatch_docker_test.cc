@@ -20,14 +20,15 @@
 #include "controller/process.h"
 #include "controller/space_token.h"
 #include "escape-suite/sha256.h"
+#include "tests/support/docker_pools.h"
 #include "tests/support/environment.h"
 
 namespace controller::dispatch {
 namespace {
 
-using dispatch_test::Acceptor;
-using dispatch_test::Answer;
-using dispatch_test::Client;
+using testing::Acceptor;
+using testing::Answer;
+using testing::Client;
 
 const std::string kBin = std::string(GK_BINARY_DIR) + "/bin";
 
@@ -43,7 +44,7 @@ std::string profile(const std::string& name) {
 
 std::string pattern(std::size_t n) {
   std::string s(n, '\0');
-  for (std::size_t i = 0; i < n; ++i) s[i] = static_cast<char>(dispatch_test::pattern_byte(i));
+  for (std::size_t i = 0; i < n; ++i) s[i] = static_cast<char>(testing::pattern_byte(i));
   return s;
 }
 
@@ -77,6 +78,7 @@ class DispatchLiveTest : public ::testing::Test {
     o.seccomp_space = profile("space.json");
     o.seccomp_gatekeeper = profile("gatekeeper.json");
     o.bridge_binary = kBin + "/spacectl-bridge";
+    o.subnet_pool = gk_test::kSecondSubnetPool;
     place_ = std::make_unique<DockerPlace>(o);
     Manager m{*place_, state_};
     CreateRequest request;
@@ -90,11 +92,15 @@ class DispatchLiveTest : public ::testing::Test {
     Result<ExecOutput> w = place_->exec(id_, ExecTarget::kSpace, {"sh", "-c", "cat > /tmp/inner && chmod 755 /tmp/inner"}, *server,
                                         std::chrono::seconds(60));
     ASSERT_TRUE(w.ok() && w->exit_code == 0);
-    Result<ExecOutput> run = place_->exec(
-        id_, ExecTarget::kSpace,
-        {"sh", "-c", "(/tmp/inner http 27600 " + std::string(kTokenPath) + " >/tmp/inner.log 2>&1 &) && "
-                     "for i in 1 2 3 4 5 6 7 8 9 10; do grep -q listening /tmp/inner.log && exit 0; sleep 0.2; done; exit 1"},
-        {}, std::chrono::seconds(30));
+    // Waits on the server's line for up to 20 s: a neighbouring test may hold the other core.
+    Result<ExecOutput> run =
+        place_->exec(id_, ExecTarget::kSpace,
+                     {"sh", "-c",
+                      "(/tmp/inner http 27600 " + std::string(kTokenPath) +
+                          " >/tmp/inner.log 2>&1 &) && "
+                          "i=0; while [ $i -lt 100 ]; do grep -q listening /tmp/inner.log && exit "
+                          "0; sleep 0.2; i=$((i+1)); done; exit 1"},
+                     {}, std::chrono::seconds(30));
     ASSERT_TRUE(run.ok() && run->exit_code == 0);
     DockerPlace* place = place_.get();
     acceptor_ = std::make_unique<Acceptor>([place](DispatcherConfig& c) {
@@ -134,8 +140,9 @@ class DispatchLiveTest : public ::testing::Test {
 };
 
 TEST_F(DispatchLiveTest, EveryRuleHoldsThroughALiveSpace) {
-  Answer a = ask(dispatch_test::get(path("echo?x=1&oc_url_token=u"),
-                                    "Cookie: host=user-secret\r\nAuthorization: Bearer user-secret\r\nOrigin: http://a\r\n"));
+  Answer a = ask(testing::get(
+      path("echo?x=1&oc_url_token=u"),
+      "Cookie: host=user-secret\r\nAuthorization: Bearer user-secret\r\nOrigin: http://a\r\n"));
   ASSERT_EQ(a.status, 200) << a.body;
   EXPECT_NE(a.body.find("GET /api/echo?x=1\n"), std::string::npos) << a.body;
   EXPECT_NE(a.body.find("Cookie: oc_ui_session_27600="), std::string::npos) << a.body;
@@ -144,29 +151,32 @@ TEST_F(DispatchLiveTest, EveryRuleHoldsThroughALiveSpace) {
   EXPECT_EQ(a.body.find("Origin"), std::string::npos) << a.body;
   EXPECT_EQ(a.header("X-Content-Type-Options"), "nosniff");
 
-  EXPECT_EQ(code_of(ask(dispatch_test::get("/api/spaces/ffffffffffff/echo"))), "space_not_found");
-  EXPECT_EQ(code_of(ask(dispatch_test::get(path("provider")))), "host_only_route");
-  EXPECT_EQ(code_of(ask(dispatch_test::get(path("git/worktrees")))), "refused_across_boundary");
-  EXPECT_EQ(code_of(ask(dispatch_test::get(path("echo?directory=/etc")))), "directory_outside_space");
-  a = ask(dispatch_test::get(path("headers")));
+  EXPECT_EQ(code_of(ask(testing::get("/api/spaces/ffffffffffff/echo"))), "space_not_found");
+  EXPECT_EQ(code_of(ask(testing::get(path("provider")))), "host_only_route");
+  EXPECT_EQ(code_of(ask(testing::get(path("git/worktrees")))), "refused_across_boundary");
+  EXPECT_EQ(code_of(ask(testing::get(path("echo?directory=/etc")))), "directory_outside_space");
+  a = ask(testing::get(path("headers")));
   EXPECT_FALSE(a.has("Set-Cookie"));
   EXPECT_FALSE(a.has("Location"));
   EXPECT_EQ(a.header("ETag"), "\"e1\"");
-  a = ask(dispatch_test::get(path("redirect")));
+  a = ask(testing::get(path("redirect")));
   EXPECT_EQ(a.status, 502);
   EXPECT_EQ(code_of(a), "space_redirected");
-  EXPECT_EQ(ask(dispatch_test::get(path("type?ct=text/html"))).header("Content-Type"), "text/plain; charset=utf-8");
+  EXPECT_EQ(ask(testing::get(path("type?ct=text/html"))).header("Content-Type"),
+            "text/plain; charset=utf-8");
   // The session ends inside: a bodyless request is renewed once, one with a body asks for a resend.
-  ASSERT_EQ(ask(dispatch_test::get(path("expire-sessions"))).status, 200);
-  EXPECT_EQ(ask(dispatch_test::get(path("echo"))).status, 200);
-  ASSERT_EQ(ask(dispatch_test::get(path("expire-sessions"))).status, 200);
+  ASSERT_EQ(ask(testing::get(path("expire-sessions"))).status, 200);
+  EXPECT_EQ(ask(testing::get(path("echo"))).status, 200);
+  ASSERT_EQ(ask(testing::get(path("expire-sessions"))).status, 200);
   a = ask("POST " + path("echo") + " HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi");
   EXPECT_EQ(code_of(a), "space_session_expired");
 
   // 8 concurrent event streams.
   std::vector<std::future<Answer>> streams;
   for (int i = 0; i < 8; ++i) {
-    streams.push_back(std::async(std::launch::async, [this] { return ask(dispatch_test::get(path("sse?events=10&delay_ms=50"))); }));
+    streams.push_back(std::async(std::launch::async, [this] {
+      return ask(testing::get(path("sse?events=10&delay_ms=50")));
+    }));
   }
   for (auto& f : streams) {
     const Answer s = f.get();
@@ -178,22 +188,22 @@ TEST_F(DispatchLiveTest, EveryRuleHoldsThroughALiveSpace) {
   // WebSockets: a 4 MiB echo, an end from inside (1012), a path that is not a socket.
   {
     Client c(acceptor_->port());
-    ASSERT_TRUE(c.send(dispatch_test::ws_upgrade(path("terminal/ws"))));
+    ASSERT_TRUE(c.send(testing::ws_upgrade(path("terminal/ws"))));
     const Answer head = c.read_upgrade(120000);
     ASSERT_EQ(head.status, 101);
     EXPECT_FALSE(head.has("Set-Cookie"));
     const std::string payload = pattern(4u << 20);
-    std::thread writer([&] { c.send(dispatch_test::ws_frame(2, payload)); });
-    const dispatch_test::Frame f = dispatch_test::read_frame(c, 120000);
+    std::thread writer([&] { c.send(testing::ws_frame(2, payload)); });
+    const testing::Frame f = testing::read_frame(c, 120000);
     writer.join();
     ASSERT_TRUE(f.ok);
     EXPECT_EQ(escape::sha256_hex(f.payload), escape::sha256_hex(payload));
   }
   {
     Client c(acceptor_->port());
-    c.send(dispatch_test::ws_upgrade(path("event/ws")));
+    c.send(testing::ws_upgrade(path("event/ws")));
     ASSERT_EQ(c.read_upgrade(120000).status, 101);
-    const dispatch_test::Frame f = dispatch_test::read_frame(c, 60000);
+    const testing::Frame f = testing::read_frame(c, 60000);
     ASSERT_TRUE(f.ok);
     EXPECT_EQ(f.opcode, 8);
     ASSERT_GE(f.payload.size(), 2u);
@@ -201,7 +211,7 @@ TEST_F(DispatchLiveTest, EveryRuleHoldsThroughALiveSpace) {
   }
   {
     Client c(acceptor_->port());
-    c.send(dispatch_test::ws_upgrade(path("session")));
+    c.send(testing::ws_upgrade(path("session")));
     EXPECT_EQ(code_of(c.read_answer()), "space_socket_unknown");
   }
 }
@@ -219,7 +229,7 @@ TEST_F(DispatchLiveTest, Carries64MiBUpAndDownShaExact) {
     ASSERT_EQ(a.status, 200) << a.body;
     EXPECT_NE(a.body.find("body-sha256: " + sha), std::string::npos) << a.body;
   }
-  const Answer down = ask(dispatch_test::get(path("bytes?n=" + std::to_string(body.size()))));
+  const Answer down = ask(testing::get(path("bytes?n=" + std::to_string(body.size()))));
   ASSERT_EQ(down.status, 200);
   EXPECT_EQ(down.body.size(), body.size());
   EXPECT_EQ(escape::sha256_hex(down.body), sha);
@@ -246,11 +256,11 @@ TEST_F(DispatchLiveTest, TheTokenIsNeverInInspectOrLogsAndAStoppedSpaceIsNotRunn
   EXPECT_NE(ls->out.find("drwx------"), std::string::npos) << ls->out;
   EXPECT_NE(ls->out.find("-rw-------"), std::string::npos) << ls->out;
 
-  ASSERT_EQ(ask(dispatch_test::get(path("echo"))).status, 200);
+  ASSERT_EQ(ask(testing::get(path("echo"))).status, 200);
   ASSERT_TRUE(place_->stop(id_).ok());
   // The pooled stream died with the container; a fresh one is refused by the place.
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  const Answer a = ask(dispatch_test::get(path("echo")));
+  const Answer a = ask(testing::get(path("echo")));
   EXPECT_EQ(a.status, 503) << a.body;
   EXPECT_EQ(code_of(a), "space_not_running");
 }

@@ -19,13 +19,14 @@
 #include "controller/dispatch/testing/harness.h"
 #include "controller/dispatch/testing/pattern.h"
 #include "escape-suite/sha256.h"
+#include "policy/number.h"
 
 namespace controller::dispatch {
 namespace {
 
-using dispatch_test::Acceptor;
-using dispatch_test::Answer;
-using dispatch_test::Client;
+using testing::Acceptor;
+using testing::Answer;
+using testing::Client;
 
 const std::string kBin = std::string(GK_BINARY_DIR) + "/bin";
 const std::string kId = "0123456789ab";
@@ -33,7 +34,7 @@ const std::string kToken = "abcdefghijklmnopqrstuvwxyz0123456789-_ABCDE";
 
 std::string pattern(std::size_t n) {
   std::string s(n, '\0');
-  for (std::size_t i = 0; i < n; ++i) s[i] = static_cast<char>(dispatch_test::pattern_byte(i));
+  for (std::size_t i = 0; i < n; ++i) s[i] = static_cast<char>(testing::pattern_byte(i));
   return s;
 }
 
@@ -45,17 +46,19 @@ class DispatcherLoopTest : public ::testing::Test {
     dir_ = ::mkdtemp(tmpl);
     token_file_ = dir_ + "/token";
     write_token(kToken);
-    server_ = dispatch_test::start_child({kBin + "/dispatch-inner-server", "http", "0", token_file_,
-                                          std::to_string(session_seconds)});
+    server_ = testing::start_child({kBin + "/dispatch-inner-server", "http", "0", token_file_,
+                                    std::to_string(session_seconds)});
     ASSERT_EQ(server_.first_line.rfind("listening ", 0), 0u) << server_.first_line;
-    inner_port_ = std::stoi(server_.first_line.substr(10));
+    const std::optional<int> port = policy::parse_number<int>(server_.first_line.substr(10));
+    ASSERT_TRUE(port.has_value()) << server_.first_line;
+    inner_port_ = *port;
   }
   void TearDown() override {
     if (acceptor_) {
       EXPECT_TRUE(acceptor_->stop()) << "a handle was left open on the loop";
     }
     acceptor_.reset();
-    dispatch_test::kill_child(server_);
+    testing::kill_child(server_);
     std::remove(token_file_.c_str());
     ::rmdir(dir_.c_str());
   }
@@ -94,8 +97,13 @@ class DispatcherLoopTest : public ::testing::Test {
   }
   std::string path(const std::string& rest) { return "/api/spaces/" + kId + "/" + rest; }
   int logins() {
-    const Answer a = ask(dispatch_test::get(path("stats")));
-    return a.body.rfind("logins ", 0) == 0 ? std::stoi(a.body.substr(7)) : -1;
+    const Answer a = ask(testing::get(path("stats")));
+    std::string_view n = std::string_view(a.body).substr(std::min<std::size_t>(7, a.body.size()));
+    if (!n.empty() && n.back() == '\n') n.remove_suffix(1);
+    const std::optional<int> count =
+        a.body.rfind("logins ", 0) == 0 ? policy::parse_number<int>(n) : std::nullopt;
+    EXPECT_TRUE(count.has_value()) << "stats: " << a.body;
+    return count.value_or(-1);
   }
   static std::string code_of(const Answer& a) {
     const std::size_t at = a.body.find("\"code\":\"");
@@ -103,7 +111,7 @@ class DispatcherLoopTest : public ::testing::Test {
   }
 
   std::string dir_, token_file_;
-  dispatch_test::Child server_;
+  testing::Child server_;
   int inner_port_ = 0;
   std::unique_ptr<Acceptor> acceptor_;
   std::atomic<int> listings_{0}, connects_{0}, token_reads_{0}, activity_{0};
@@ -112,10 +120,12 @@ class DispatcherLoopTest : public ::testing::Test {
 
 TEST_F(DispatcherLoopTest, ForwardsWithTheSpaceSessionAndWithoutTheUsersCredentials) {
   dispatcher();
-  const Answer a = ask(dispatch_test::get(
+  const Answer a = ask(testing::get(
       path("echo/x?a=1&oc_url_token=u1&oc_client_token=u2&directory=/spaces/" + kId + "/p"),
-      "Cookie: host_session=user-secret\r\nAuthorization: Bearer user-secret\r\nProxy-Authorization: Basic x\r\n"
-      "X-Forwarded-For: 10.0.0.1\r\nForwarded: for=x\r\nOrigin: http://app.test\r\nReferer: http://app.test/\r\n"
+      "Cookie: host_session=user-secret\r\nAuthorization: Bearer "
+      "user-secret\r\nProxy-Authorization: Basic x\r\n"
+      "X-Forwarded-For: 10.0.0.1\r\nForwarded: for=x\r\nOrigin: http://app.test\r\nReferer: "
+      "http://app.test/\r\n"
       "Accept-Encoding: gzip\r\nX-Keep: kept\r\n"));
   ASSERT_TRUE(a.ok);
   EXPECT_EQ(a.status, 200) << a.body;
@@ -135,7 +145,7 @@ TEST_F(DispatcherLoopTest, UnknownAndMalformedSpaceIdsAreNotFound) {
   dispatcher();
   for (const std::string& t : {std::string("/api/spaces/ffffffffffff/echo"), std::string("/api/spaces/0123456789AB/echo"),
                                std::string("/api/spaces/0123/echo")}) {
-    const Answer a = ask(dispatch_test::get(t));
+    const Answer a = ask(testing::get(t));
     EXPECT_EQ(a.status, 404) << t;
     EXPECT_EQ(code_of(a), "space_not_found") << t;
     EXPECT_EQ(a.header("Content-Type"), "application/json");
@@ -145,23 +155,23 @@ TEST_F(DispatcherLoopTest, UnknownAndMalformedSpaceIdsAreNotFound) {
 
 TEST_F(DispatcherLoopTest, RouteClassesAndDirectoryGuardStayOnTheHost) {
   dispatcher();
-  Answer a = ask(dispatch_test::get(path("provider/keys")));
+  Answer a = ask(testing::get(path("provider/keys")));
   EXPECT_EQ(a.status, 403);
   EXPECT_EQ(code_of(a), "host_only_route");
-  a = ask(dispatch_test::get(path("session/s1/move"), "", "POST"));
+  a = ask(testing::get(path("session/s1/move"), "", "POST"));
   EXPECT_EQ(a.status, 403);
   EXPECT_EQ(code_of(a), "refused_across_boundary");
-  a = ask(dispatch_test::get(path("echo?directory=/spaces/" + kId + "/../ffffffffffff")));
+  a = ask(testing::get(path("echo?directory=/spaces/" + kId + "/../ffffffffffff")));
   EXPECT_EQ(a.status, 400);
   EXPECT_EQ(code_of(a), "directory_outside_space");
-  a = ask(dispatch_test::get(path("echo"), "X-OpenCode-Directory: %2Fhome%2Fuser\r\n"));
+  a = ask(testing::get(path("echo"), "X-OpenCode-Directory: %2Fhome%2Fuser\r\n"));
   EXPECT_EQ(code_of(a), "directory_outside_space");
   EXPECT_EQ(connects_.load(), 0);
 }
 
 TEST_F(DispatcherLoopTest, AnswerHeadersAreAllowListedAndGetNosniff) {
   dispatcher();
-  const Answer a = ask(dispatch_test::get(path("headers")));
+  const Answer a = ask(testing::get(path("headers")));
   ASSERT_EQ(a.status, 200);
   for (const char* never : {"Set-Cookie", "Location", "Clear-Site-Data", "Refresh", "WWW-Authenticate", "X-Custom",
                             "Access-Control-Allow-Origin"})
@@ -173,11 +183,11 @@ TEST_F(DispatcherLoopTest, AnswerHeadersAreAllowListedAndGetNosniff) {
 
 TEST_F(DispatcherLoopTest, RedirectsAreRefusedAndNotModifiedPasses) {
   dispatcher();
-  Answer a = ask(dispatch_test::get(path("redirect")));
+  Answer a = ask(testing::get(path("redirect")));
   EXPECT_EQ(a.status, 502);
   EXPECT_EQ(code_of(a), "space_redirected");
   EXPECT_FALSE(a.has("Location"));
-  a = ask(dispatch_test::get(path("not-modified")));
+  a = ask(testing::get(path("not-modified")));
   EXPECT_EQ(a.status, 304);
   EXPECT_EQ(a.header("ETag"), "\"e1\"");
 }
@@ -185,12 +195,13 @@ TEST_F(DispatcherLoopTest, RedirectsAreRefusedAndNotModifiedPasses) {
 TEST_F(DispatcherLoopTest, PageRenderingTypesArriveAsTextAndRawFilesAsAttachments) {
   dispatcher();
   for (const char* t : {"text/html", "image%2Fsvg%2Bxml", "application/xhtml%2Bxml", "application/pdf", ""}) {
-    const Answer a = ask(dispatch_test::get(path(std::string("type?ct=") + t)));
+    const Answer a = ask(testing::get(path(std::string("type?ct=") + t)));
     EXPECT_EQ(a.status, 200);
     EXPECT_EQ(a.header("Content-Type"), "text/plain; charset=utf-8") << t;
   }
-  EXPECT_EQ(ask(dispatch_test::get(path("type?ct=application/json"))).header("Content-Type"), "application/json");
-  const Answer raw = ask(dispatch_test::get(path("fs/raw?path=a.html")));
+  EXPECT_EQ(ask(testing::get(path("type?ct=application/json"))).header("Content-Type"),
+            "application/json");
+  const Answer raw = ask(testing::get(path("fs/raw?path=a.html")));
   EXPECT_EQ(raw.header("Content-Type"), "application/octet-stream");
   EXPECT_EQ(raw.header("Content-Disposition"), "attachment");
 }
@@ -199,7 +210,7 @@ TEST_F(DispatcherLoopTest, KeepAliveAndThePoolUseOneLoginAndFewStreams) {
   dispatcher();
   Client c(acceptor_->port());
   for (int i = 0; i < 7; ++i) {
-    ASSERT_TRUE(c.send(dispatch_test::get(path("echo/" + std::to_string(i)))));
+    ASSERT_TRUE(c.send(testing::get(path("echo/" + std::to_string(i)))));
     const Answer a = c.read_answer();
     ASSERT_EQ(a.status, 200) << i;
     EXPECT_EQ(a.header("Connection"), "keep-alive");
@@ -213,7 +224,9 @@ TEST_F(DispatcherLoopTest, ConcurrentRequestsShareOneLoginAndAtMostEightStreams)
   dispatcher();
   std::vector<std::future<int>> all;
   for (int i = 0; i < 16; ++i)
-    all.push_back(std::async(std::launch::async, [this] { return ask(dispatch_test::get(path("sse?events=3&delay_ms=200"))).status; }));
+    all.push_back(std::async(std::launch::async, [this] {
+      return ask(testing::get(path("sse?events=3&delay_ms=200"))).status;
+    }));
   for (auto& f : all) EXPECT_EQ(f.get(), 200);
   EXPECT_LE(connects_.load(), static_cast<int>(kMaxStreamsPerSpace));
   EXPECT_EQ(logins(), 1) << "one login per space at a time";
@@ -221,15 +234,15 @@ TEST_F(DispatcherLoopTest, ConcurrentRequestsShareOneLoginAndAtMostEightStreams)
 
 TEST_F(DispatcherLoopTest, AnEndedSessionIsRenewedOnceForABodylessRequest) {
   dispatcher();
-  ASSERT_EQ(ask(dispatch_test::get(path("expire-sessions"))).status, 200);
-  const Answer a = ask(dispatch_test::get(path("echo")));
+  ASSERT_EQ(ask(testing::get(path("expire-sessions"))).status, 200);
+  const Answer a = ask(testing::get(path("echo")));
   EXPECT_EQ(a.status, 200) << a.body;
   EXPECT_EQ(logins(), 2);
 }
 
 TEST_F(DispatcherLoopTest, AnEndedSessionUnderARequestWithABodyAsksForAResend) {
   dispatcher();
-  ASSERT_EQ(ask(dispatch_test::get(path("expire-sessions"))).status, 200);
+  ASSERT_EQ(ask(testing::get(path("expire-sessions"))).status, 200);
   const Answer a = ask("POST " + path("echo") + " HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello");
   EXPECT_EQ(a.status, 503);
   EXPECT_EQ(code_of(a), "space_session_expired");
@@ -237,10 +250,10 @@ TEST_F(DispatcherLoopTest, AnEndedSessionUnderARequestWithABodyAsksForAResend) {
 
 TEST_F(DispatcherLoopTest, ARotatedTokenIsReadAgainOnceAndAWrongOneFailsTheLogin) {
   dispatcher();
-  ASSERT_EQ(ask(dispatch_test::get(path("echo"))).status, 200);
+  ASSERT_EQ(ask(testing::get(path("echo"))).status, 200);
   write_token(std::string(43, 'Z'));  // the container restart repair wrote a fresh one
-  ASSERT_EQ(ask(dispatch_test::get(path("expire-sessions"))).status, 200);
-  Answer a = ask(dispatch_test::get(path("echo")));
+  ASSERT_EQ(ask(testing::get(path("expire-sessions"))).status, 200);
+  Answer a = ask(testing::get(path("echo")));
   EXPECT_EQ(a.status, 200) << a.body;
   EXPECT_EQ(token_reads_.load(), 2);
 }
@@ -248,7 +261,7 @@ TEST_F(DispatcherLoopTest, ARotatedTokenIsReadAgainOnceAndAWrongOneFailsTheLogin
 TEST_F(DispatcherLoopTest, AnUnreadableTokenIsItsOwnCodeAndNeverShown) {
   write_token("short");
   dispatcher();
-  const Answer a = ask(dispatch_test::get(path("echo")));
+  const Answer a = ask(testing::get(path("echo")));
   EXPECT_EQ(a.status, 502);
   EXPECT_EQ(code_of(a), "space_token_unreadable");
   EXPECT_EQ(a.body.find("short"), std::string::npos);
@@ -262,7 +275,7 @@ TEST_F(DispatcherLoopTest, ALoginRefusedWithAFreshlyReadTokenIsLoginFailed) {
       return std::string(43, 'Q');  // well-formed, not the inner server's
     };
   });
-  const Answer a = ask(dispatch_test::get(path("echo")));
+  const Answer a = ask(testing::get(path("echo")));
   EXPECT_EQ(a.status, 502);
   EXPECT_EQ(code_of(a), "space_login_failed");
   // A token just read is not read again: only a remembered one is (ARotatedToken... above).
@@ -273,14 +286,14 @@ TEST_F(DispatcherLoopTest, ALoginRefusedWithAFreshlyReadTokenIsLoginFailed) {
 TEST_F(DispatcherLoopTest, AStoppedSpaceAnswersNotRunning) {
   not_running_ = true;
   dispatcher();
-  const Answer a = ask(dispatch_test::get(path("echo")));
+  const Answer a = ask(testing::get(path("echo")));
   EXPECT_EQ(a.status, 503);
   EXPECT_EQ(code_of(a), "space_not_running");
 }
 
 TEST_F(DispatcherLoopTest, AnInnerServerThatHangsUpGivesOneJsonError) {
   dispatcher();
-  const Answer a = ask(dispatch_test::get(path("die")));
+  const Answer a = ask(testing::get(path("die")));
   EXPECT_EQ(a.status, 502);
   EXPECT_EQ(code_of(a), "space_unreachable");
 }
@@ -318,7 +331,8 @@ TEST_F(DispatcherLoopTest, Downloads64MiBShaExactWithLengthAndChunked) {
   dispatcher();
   const std::string expected = escape::sha256_hex(pattern(64u << 20));
   for (const char* route : {"bytes", "chunked"}) {
-    const Answer a = ask(dispatch_test::get(path(std::string(route) + "?n=" + std::to_string(64u << 20))));
+    const Answer a =
+        ask(testing::get(path(std::string(route) + "?n=" + std::to_string(64u << 20))));
     ASSERT_EQ(a.status, 200) << route;
     EXPECT_EQ(a.body.size(), 64u << 20) << route;
     EXPECT_EQ(escape::sha256_hex(a.body), expected) << route;
@@ -333,12 +347,12 @@ TEST_F(DispatcherLoopTest, AStreamPausedForASlowClientServesTheNextRequest) {
   // Where the answer ends relative to the pause is timing; a few sizes make ending paused likely.
   for (std::size_t round = 0; round < 6; ++round) {
     const std::size_t n = (4u << 20) + round * 200'000 + 7;
-    ASSERT_TRUE(c.send(dispatch_test::get(path("bytes?n=" + std::to_string(n)))));
+    ASSERT_TRUE(c.send(testing::get(path("bytes?n=" + std::to_string(n)))));
     std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the queues fill; the stream pauses
     const Answer big = c.read_answer();
     ASSERT_EQ(big.status, 200);
     EXPECT_EQ(big.body.size(), n);
-    ASSERT_TRUE(c.send(dispatch_test::get(path("echo/after"))));
+    ASSERT_TRUE(c.send(testing::get(path("echo/after"))));
     const Answer next = c.read_answer(false, 5000);
     ASSERT_EQ(next.status, 200) << "round " << round << ": the pooled stream stayed paused";
   }
@@ -349,7 +363,9 @@ TEST_F(DispatcherLoopTest, EightConcurrentEventStreamsArriveWhole) {
   dispatcher();
   std::vector<std::future<Answer>> all;
   for (int i = 0; i < 8; ++i)
-    all.push_back(std::async(std::launch::async, [this] { return ask(dispatch_test::get(path("sse?events=20&delay_ms=20"))); }));
+    all.push_back(std::async(std::launch::async, [this] {
+      return ask(testing::get(path("sse?events=20&delay_ms=20")));
+    }));
   for (auto& f : all) {
     const Answer a = f.get();
     ASSERT_EQ(a.status, 200);
@@ -364,15 +380,15 @@ TEST_F(DispatcherLoopTest, EightConcurrentEventStreamsArriveWhole) {
 TEST_F(DispatcherLoopTest, WebSocketEchoRelaysA4MiBFrameByteForByte) {
   dispatcher();
   Client c(acceptor_->port());
-  ASSERT_TRUE(c.send(dispatch_test::ws_upgrade(path("terminal/ws"))));
+  ASSERT_TRUE(c.send(testing::ws_upgrade(path("terminal/ws"))));
   const Answer head = c.read_upgrade();
   ASSERT_EQ(head.status, 101);
   EXPECT_FALSE(head.has("Set-Cookie"));
   EXPECT_FALSE(head.has("X-Inner"));
   EXPECT_EQ(head.header("Sec-WebSocket-Accept"), "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");  // RFC 6455 §1.3's example
   const std::string payload = pattern(4u << 20);
-  std::thread writer([&] { c.send(dispatch_test::ws_frame(2, payload)); });
-  const dispatch_test::Frame f = dispatch_test::read_frame(c);
+  std::thread writer([&] { c.send(testing::ws_frame(2, payload)); });
+  const testing::Frame f = testing::read_frame(c);
   writer.join();
   ASSERT_TRUE(f.ok);
   EXPECT_EQ(f.opcode, 2);
@@ -382,9 +398,9 @@ TEST_F(DispatcherLoopTest, WebSocketEchoRelaysA4MiBFrameByteForByte) {
 TEST_F(DispatcherLoopTest, AnInsideThatEndsTheSocketSendsCloseCode1012) {
   dispatcher();
   Client c(acceptor_->port());
-  ASSERT_TRUE(c.send(dispatch_test::ws_upgrade(path("event/ws"))));
+  ASSERT_TRUE(c.send(testing::ws_upgrade(path("event/ws"))));
   ASSERT_EQ(c.read_upgrade().status, 101);
-  const dispatch_test::Frame f = dispatch_test::read_frame(c);
+  const testing::Frame f = testing::read_frame(c);
   ASSERT_TRUE(f.ok);
   EXPECT_EQ(f.opcode, 8);
   ASSERT_GE(f.payload.size(), 2u);
@@ -407,10 +423,10 @@ TEST_F(DispatcherLoopTest, AnInsideThatGoesAwayMidSocketSendsCloseCode1011) {
     };
   });
   Client c(acceptor_->port());
-  ASSERT_TRUE(c.send(dispatch_test::ws_upgrade(path("terminal/ws"))));
+  ASSERT_TRUE(c.send(testing::ws_upgrade(path("terminal/ws"))));
   ASSERT_EQ(c.read_upgrade().status, 101);
-  ASSERT_TRUE(c.send(dispatch_test::ws_frame(1, "before")));
-  const dispatch_test::Frame echo = dispatch_test::read_frame(c);
+  ASSERT_TRUE(c.send(testing::ws_frame(1, "before")));
+  const testing::Frame echo = testing::read_frame(c);
   ASSERT_TRUE(echo.ok);
   EXPECT_EQ(echo.payload, "before");
   // The socket's stream is the last one spawned (the login's pooled stream came first).
@@ -419,7 +435,7 @@ TEST_F(DispatcherLoopTest, AnInsideThatGoesAwayMidSocketSendsCloseCode1011) {
   in >> pid;
   ASSERT_GT(pid, 1);
   ASSERT_EQ(::kill(pid, SIGKILL), 0);
-  const dispatch_test::Frame f = dispatch_test::read_frame(c);
+  const testing::Frame f = testing::read_frame(c);
   ASSERT_TRUE(f.ok);
   EXPECT_EQ(f.opcode, 8);
   ASSERT_GE(f.payload.size(), 2u);
@@ -434,11 +450,11 @@ TEST_F(DispatcherLoopTest, AnInsideThatGoesAwayMidSocketSendsCloseCode1011) {
 // one JSON answer with a stable code, its connection closes, and the stream is not pooled again.
 TEST_F(DispatcherLoopTest, AnAnswerHeadThatNeverComesIs504AfterTheDeadlineAndBothEndsClose) {
   dispatcher([](DispatcherConfig& c) { c.answer_head_deadline_ms = 1500; });
-  EXPECT_EQ(ask(dispatch_test::get(path("echo/warm"))).status, 200);  // login and one pooled stream
+  EXPECT_EQ(ask(testing::get(path("echo/warm"))).status, 200);  // login and one pooled stream
   const int streams_before = connects_.load();
   Client c(acceptor_->port());
   const auto sent = std::chrono::steady_clock::now();
-  ASSERT_TRUE(c.send(dispatch_test::get(path("hang"))));
+  ASSERT_TRUE(c.send(testing::get(path("hang"))));
   const Answer a = c.read_answer(false, 60000);
   const auto waited = std::chrono::steady_clock::now() - sent;
   ASSERT_TRUE(a.ok);
@@ -449,22 +465,22 @@ TEST_F(DispatcherLoopTest, AnAnswerHeadThatNeverComesIs504AfterTheDeadlineAndBot
   EXPECT_GE(waited, std::chrono::milliseconds(1400));
   EXPECT_TRUE(c.closed_within(10000)) << "the client's connection stayed open";
   // The hanging stream was killed, not pooled: the next request needs a stream of its own.
-  EXPECT_EQ(ask(dispatch_test::get(path("echo/after"))).status, 200);
+  EXPECT_EQ(ask(testing::get(path("echo/after"))).status, 200);
   EXPECT_EQ(connects_.load(), streams_before + 1);
 }
 
 TEST_F(DispatcherLoopTest, SocketsOpenOnlyOnTheirPathsAndInnerRefusalsPassThrough) {
   dispatcher();
   Client a(acceptor_->port());
-  a.send(dispatch_test::ws_upgrade(path("session")));
+  a.send(testing::ws_upgrade(path("session")));
   Answer r = a.read_answer();
   EXPECT_EQ(r.status, 404);
   EXPECT_EQ(code_of(r), "space_socket_unknown");
   Client b(acceptor_->port());
-  b.send(dispatch_test::ws_upgrade(path("provider")));
+  b.send(testing::ws_upgrade(path("provider")));
   EXPECT_EQ(code_of(b.read_answer()), "host_only_route");
   Client d(acceptor_->port());
-  d.send(dispatch_test::ws_upgrade(path("dev-tunnel")));
+  d.send(testing::ws_upgrade(path("dev-tunnel")));
   r = d.read_answer();
   EXPECT_EQ(r.status, 403);
   EXPECT_EQ(code_of(r), "space_socket_refused");
@@ -475,11 +491,11 @@ TEST_F(DispatcherLoopTest, TheSeventyThirdSocketOfASpaceIsRefused) {
   std::vector<std::unique_ptr<Client>> open;
   for (std::size_t i = 0; i < kMaxSocketsPerSpace; ++i) {
     open.push_back(std::make_unique<Client>(acceptor_->port()));
-    ASSERT_TRUE(open.back()->send(dispatch_test::ws_upgrade(path("terminal/ws"))));
+    ASSERT_TRUE(open.back()->send(testing::ws_upgrade(path("terminal/ws"))));
   }
   for (auto& c : open) ASSERT_EQ(c->read_upgrade().status, 101);
   Client extra(acceptor_->port());
-  extra.send(dispatch_test::ws_upgrade(path("terminal/ws")));
+  extra.send(testing::ws_upgrade(path("terminal/ws")));
   const Answer r = extra.read_answer();
   EXPECT_EQ(r.status, 503);
   EXPECT_EQ(code_of(r), "space_socket_limit");

@@ -20,14 +20,15 @@
 #include "controller/process.h"
 #include "controller/space_token.h"
 #include "escape-suite/sha256.h"
+#include "tests/support/docker_pools.h"
 #include "tests/support/environment.h"
 
 namespace controller::dispatch {
 namespace {
 
-using dispatch_test::Answer;
-using dispatch_test::Client;
 using nlohmann::json;
+using testing::Answer;
+using testing::Client;
 
 const std::string kBin = std::string(GK_BINARY_DIR) + "/bin";
 
@@ -56,7 +57,8 @@ class ServeDispatchTest : public ::testing::Test {
     if (pid_ == 0) {
       const int err = ::open((dir_ + "/serve.err").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
       ::dup2(err, 2);
-      ::execl(SPACECTL, SPACECTL, "--owner", owner_.c_str(), "--state-dir", state_.c_str(), "serve", "--no-sweep",
+      ::execl(SPACECTL, SPACECTL, "--owner", owner_.c_str(), "--state-dir", state_.c_str(),
+              "--subnet-pool", gk_test::kSecondSubnetPool, "serve", "--no-sweep",
               static_cast<char*>(nullptr));
       ::_exit(127);
     }
@@ -89,11 +91,15 @@ class ServeDispatchTest : public ::testing::Test {
     Result<ExecOutput> w = place.exec(id_, ExecTarget::kSpace, {"sh", "-c", "cat > /tmp/inner && chmod 755 /tmp/inner"}, *server,
                                       std::chrono::seconds(60));
     ASSERT_TRUE(w.ok() && w->exit_code == 0);
-    Result<ExecOutput> run = place.exec(
-        id_, ExecTarget::kSpace,
-        {"sh", "-c", "(/tmp/inner http 27600 " + std::string(kTokenPath) + " >/tmp/inner.log 2>&1 &) && "
-                     "for i in 1 2 3 4 5 6 7 8 9 10; do grep -q listening /tmp/inner.log && exit 0; sleep 0.2; done; exit 1"},
-        {}, std::chrono::seconds(30));
+    // Waits on the server's line for up to 20 s: a neighbouring test may hold the other core.
+    Result<ExecOutput> run =
+        place.exec(id_, ExecTarget::kSpace,
+                   {"sh", "-c",
+                    "(/tmp/inner http 27600 " + std::string(kTokenPath) +
+                        " >/tmp/inner.log 2>&1 &) && "
+                        "i=0; while [ $i -lt 100 ]; do grep -q listening /tmp/inner.log && exit 0; "
+                        "sleep 0.2; i=$((i+1)); done; exit 1"},
+                   {}, std::chrono::seconds(30));
     ASSERT_TRUE(run.ok() && run->exit_code == 0);
   }
   void TearDown() override {
@@ -128,13 +134,13 @@ TEST_F(ServeDispatchTest, RequestsAndAWebSocketGoThroughServe) {
   // Two requests on one keep-alive connection: serve gets the stream back between them.
   Client c(socket_);
   ASSERT_TRUE(c.connected());
-  ASSERT_TRUE(c.send(dispatch_test::get(path("echo?n=1"), "Authorization: Bearer user-secret\r\n")));
+  ASSERT_TRUE(c.send(testing::get(path("echo?n=1"), "Authorization: Bearer user-secret\r\n")));
   Answer a = c.read_answer(false, 120000);
   ASSERT_EQ(a.status, 200) << a.body;
   EXPECT_NE(a.body.find("Cookie: oc_ui_session_27600="), std::string::npos) << a.body;
   EXPECT_EQ(a.body.find("user-secret"), std::string::npos) << a.body;
   EXPECT_EQ(a.header("X-Content-Type-Options"), "nosniff");
-  ASSERT_TRUE(c.send(dispatch_test::get(path("echo?n=2"))));
+  ASSERT_TRUE(c.send(testing::get(path("echo?n=2"))));
   a = c.read_answer(false, 120000);
   ASSERT_EQ(a.status, 200) << a.body;
   EXPECT_NE(a.body.find("GET /api/echo?n=2\n"), std::string::npos);
@@ -142,16 +148,17 @@ TEST_F(ServeDispatchTest, RequestsAndAWebSocketGoThroughServe) {
   ASSERT_TRUE(c.send("GET /v1/spaces HTTP/1.1\r\nHost: s\r\n\r\n"));
   EXPECT_EQ(c.read_answer(false, 120000).status, 200);
 
-  EXPECT_EQ(code_of(call(dispatch_test::get("/api/spaces/ffffffffffff/echo"))), "space_not_found");
-  EXPECT_EQ(code_of(call(dispatch_test::get(path("provider")))), "host_only_route");
+  EXPECT_EQ(code_of(call(testing::get("/api/spaces/ffffffffffff/echo"))), "space_not_found");
+  EXPECT_EQ(code_of(call(testing::get(path("provider")))), "host_only_route");
 
   Client ws(socket_);
-  ASSERT_TRUE(ws.send(dispatch_test::ws_upgrade(path("terminal/ws"))));
+  ASSERT_TRUE(ws.send(testing::ws_upgrade(path("terminal/ws"))));
   ASSERT_EQ(ws.read_upgrade(120000).status, 101);
   std::string payload(1u << 20, '\0');
-  for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<char>(dispatch_test::pattern_byte(i));
-  std::thread writer([&] { ws.send(dispatch_test::ws_frame(2, payload)); });
-  const dispatch_test::Frame f = dispatch_test::read_frame(ws, 120000);
+  for (std::size_t i = 0; i < payload.size(); ++i)
+    payload[i] = static_cast<char>(testing::pattern_byte(i));
+  std::thread writer([&] { ws.send(testing::ws_frame(2, payload)); });
+  const testing::Frame f = testing::read_frame(ws, 120000);
   writer.join();
   ASSERT_TRUE(f.ok);
   EXPECT_EQ(escape::sha256_hex(f.payload), escape::sha256_hex(payload));

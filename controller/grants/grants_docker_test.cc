@@ -119,8 +119,9 @@ TEST_F(GrantKeeperLiveTest, EnvGrantSurvivesARestartAndServeRenewsAHelperTokenTh
   }};
   std::string gateway;
   for (int attempt = 0; attempt < 5 && !bridge_made; ++attempt) {
-    const std::string subnet = pick_test_subnet();
-    if (subnet.empty()) break;
+    const Result<std::string> picked = pick_test_subnet();
+    ASSERT_TRUE(picked.ok()) << picked.error().message;
+    const std::string& subnet = *picked;
     bridge_made = docker({"network", "create", "--driver", "bridge", "--internal", "--subnet",
                           subnet, "--label", "spacectl.space.owner=" + owner_, bridge})
                       .succeeded();

@@ -6,9 +6,13 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <limits>
+#include <optional>
 #include <sstream>
+#include <string_view>
 
 #include "controller/spec.h"
+#include "policy/number.h"
 
 namespace controller::serve {
 
@@ -76,18 +80,16 @@ long long relayed_bytes(const std::string& metrics) {
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("gatekeeper_relayed_bytes_total{", 0) != 0) continue;
     const std::size_t space = line.rfind(' ');
-    if (space == std::string::npos || space + 1 >= line.size() || line.size() - space > 21) continue;
-    long long v = 0;
-    bool digits = true;
-    for (std::size_t i = space + 1; i < line.size(); ++i) {
-      if (line[i] < '0' || line[i] > '9') {
-        digits = false;
-      } else {
-        v = v * 10 + (line[i] - '0');
-      }
-    }
-    if (!digits) continue;
-    total = (total < 0 ? 0 : total) + v;
+    // A counter that does not read (junk, a sign, past 2^63-1) or a sum past it: no reading at
+    // all, so the idle clock is not reset by a number nobody relayed.
+    const std::optional<long long> v =
+        space == std::string::npos
+            ? std::nullopt
+            : policy::parse_number<long long>(std::string_view(line).substr(space + 1));
+    if (!v || *v < 0) return -1;
+    const long long before = total < 0 ? 0 : total;
+    if (*v > std::numeric_limits<long long>::max() - before) return -1;
+    total = before + *v;
   }
   return total;
 }
@@ -95,9 +97,14 @@ long long relayed_bytes(const std::string& metrics) {
 IdleWatch::IdleWatch(uv_loop_t* loop, std::string state, std::function<Result<Env>()> make_env)
     : loop_(loop), state_(std::move(state)), make_env_(std::move(make_env)) {
   if (const char* t = std::getenv("SPACECTL_TEST_IDLE_STOP_SECONDS"); t != nullptr) {
-    char* end = nullptr;
-    const long long v = std::strtoll(t, &end, 10);
-    if (end != t && *end == '\0' && v > 0 && v <= 86400) test_seconds_ = v;
+    const std::optional<long long> v = policy::parse_number<long long>(t);
+    if (v && *v > 0 && *v <= 86400) {
+      test_seconds_ = *v;
+    } else {
+      std::cerr << "spacectl serve: warning: SPACECTL_TEST_IDLE_STOP_SECONDS='"
+                << std::string(t).substr(0, 32)
+                << "' is not a whole number of seconds 1..86400: ignored\n";
+    }
   }
   work_.data = this;
 }

@@ -49,7 +49,8 @@ nlohmann::json idle_setting_json(const IdleSetting& s);
 // serve's default, kept in <state>/idle-stop.json (0600, atomic).
 Result<IdleSetting> read_default_idle(const std::string& state);
 Result<void> write_default_idle(const std::string& state, const IdleSetting& s);
-// The sum of the gatekeeper_relayed_bytes_total lines of a /metrics text; -1 when none.
+// The sum of the gatekeeper_relayed_bytes_total lines of a /metrics text; -1 when none, or when
+// one does not read as a count or the sum does not fit.
 long long relayed_bytes(const std::string& metrics);
 
 class IdleWatch {

@@ -37,6 +37,21 @@ TEST(IdleStopMetrics, RelayedBytesAreTheSumOfBothDirections) {
   EXPECT_EQ(relayed_bytes("gatekeeper_relayed_bytes_total{direction=\"upstream\"} 12x\n"), -1);
 }
 
+// A counter that does not read is no reading, never a wrapped or partial sum: 2^63 in 20 digits
+// overflowed the digit loop (signed overflow), and a good line beside a bad one was summed alone.
+TEST(IdleStopMetrics, ACounterThatDoesNotReadOrASumThatDoesNotFitIsNoReading) {
+  const std::string up = "gatekeeper_relayed_bytes_total{direction=\"upstream\"} ";
+  const std::string down = "gatekeeper_relayed_bytes_total{direction=\"downstream\"} ";
+  EXPECT_EQ(relayed_bytes(up + "9223372036854775807\n"), 9223372036854775807LL);
+  EXPECT_EQ(relayed_bytes(up + "9223372036854775808\n"), -1);
+  EXPECT_EQ(relayed_bytes(up + "99999999999999999999\n"), -1);
+  EXPECT_EQ(relayed_bytes(up + "9223372036854775807\n" + down + "1\n"), -1);
+  EXPECT_EQ(relayed_bytes(up + "1200\n" + down + "-34\n"), -1);
+  EXPECT_EQ(relayed_bytes(up + "1200\n" + down + "+34\n"), -1);
+  EXPECT_EQ(relayed_bytes(up + "1200\n" + down + "\n"), -1);
+  EXPECT_EQ(relayed_bytes(up + "1200\n" + down + "34 \n"), -1);
+}
+
 TEST(IdleStopState, ASpaceThatExited75IsStoppedIdleAnyOtherExitIsStopped) {
   SpaceSummary s;
   s.id = "0123456789ab";

@@ -4,7 +4,9 @@
 
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -14,6 +16,7 @@
 
 #include "controller/process.h"
 #include "controller/serve/testing/serve_fixture.h"
+#include "policy/number.h"
 
 namespace controller::serve {
 namespace {
@@ -152,7 +155,15 @@ std::vector<Sample> parse_exposition(const std::string& text, std::string& probl
     }
     Sample smp;
     smp.name = m[1].str();
-    smp.value = std::strtod(m[4].str().c_str(), nullptr);
+    // The exposition format's own words for the two values a number cannot spell.
+    const std::optional<double> value = m[4] == "+Inf"  ? std::numeric_limits<double>::infinity()
+                                        : m[4] == "NaN" ? std::numeric_limits<double>::quiet_NaN()
+                                                        : policy::parse_number<double>(m[4].str());
+    if (!value) {
+      problem += "bad sample value: " + line + "\n";
+      continue;
+    }
+    smp.value = *value;
     std::string family = smp.name;
     for (const char* suffix : {"_bucket", "_sum", "_count"}) {
       if (!typed.count(family) && family.size() > std::strlen(suffix) &&

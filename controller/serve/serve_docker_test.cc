@@ -18,6 +18,7 @@
 
 #include "controller/process.h"
 #include "controller/serve/testing/serve_client.h"
+#include "policy/number.h"
 #include "tests/support/environment.h"
 
 namespace controller::serve {
@@ -104,8 +105,9 @@ class ServeDockerTest : public ::testing::Test {
   }
   std::string state_of(const std::string& id) {
     const Answer a = call("GET", "/v1/spaces");
-    for (const json& s : a.doc["spaces"])
+    for (const json& s : a.doc["spaces"]) {
       if (s["id"] == id) return s.value("state", "");
+    }
     return "absent";
   }
 
@@ -119,8 +121,10 @@ TEST_F(ServeDockerTest, IdleStopStopsASpaceWithNoActivityAndLeavesADisabledOneRu
   start_serve(6);
   // The override shortens every enabled setting, the default too: off until each space has its own.
   ASSERT_EQ(call("PUT", "/v1/idle-stop", R"({"enabled":false,"hours":1})").status, 200);
-  const std::string idle = create("idle");
+  // The idle space last: its clock runs from its create, and the check below must come before the
+  // 6 s have passed even when the other create is slow (CI runs two docker tests at a time).
   const std::string kept = create("kept");
+  const std::string idle = create("idle");
   ASSERT_EQ(call("PUT", "/v1/spaces/" + idle + "/idle-stop", R"({"enabled":true,"hours":1})").status, 200);
   ASSERT_EQ(call("PUT", "/v1/spaces/" + kept + "/idle-stop", R"({"enabled":false,"hours":1})").status, 200);
   EXPECT_EQ(state_of(idle), "running");
@@ -169,7 +173,7 @@ TEST_F(ServeDockerTest, EscapeTestStreamsOneProgressEventPerCase) {
     ++seen[(*it)[1].str()];
     EXPECT_EQ((*it)[2].str(), reported[(*it)[1].str()])
         << (*it)[1].str() << ": the event and the report disagree";
-    EXPECT_EQ(std::stoul((*it)[4].str()), reported.size());
+    EXPECT_EQ(policy::parse_number<std::size_t>((*it)[4].str()), reported.size()) << (*it)[0].str();
   }
   EXPECT_EQ(seen.size(), reported.size()) << events.body;
   for (const auto& [case_id, n] : seen) {

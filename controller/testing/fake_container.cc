@@ -7,10 +7,12 @@
 // exactly the place's flags into the configuration `container inspect` prints.
 // Modes: FAKE_CONTAINER_FORWARDING=1 (the Mac forwards: a host-only network reaches out);
 // FAKE_CONTAINER_DOWN=1 (the API server is not running).
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -18,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/testing/fake_cli.h"
+#include "policy/number.h"
 
 namespace {
 
@@ -100,9 +103,12 @@ int make_container(State& st, const std::vector<std::string>& a, std::size_t i, 
       } else if (f == "--user") {
         const std::size_t colon = v.find(':');
         if (colon == std::string::npos) return refuse(a, "--user without gid");
-        conf["initProcess"]["user"] = {
-            {"id",
-             {{"uid", std::stoll(v.substr(0, colon))}, {"gid", std::stoll(v.substr(colon + 1))}}}};
+        const std::optional<std::uint32_t> uid =
+            policy::parse_number<std::uint32_t>(v.substr(0, colon));
+        const std::optional<std::uint32_t> gid =
+            policy::parse_number<std::uint32_t>(v.substr(colon + 1));
+        if (!uid || !gid) return refuse(a, "--user '" + v + "' is not uid:gid");
+        conf["initProcess"]["user"] = {{"id", {{"uid", *uid}, {"gid", *gid}}}};
       } else if (f == "--cap-drop") {
         conf["capDrop"].push_back(v);
       } else if (f == "--cap-add") {
@@ -112,10 +118,17 @@ int make_container(State& st, const std::vector<std::string>& a, std::size_t i, 
         conf["initProcess"]["rlimits"].push_back(
             {{"limit", "RLIMIT_CORE"}, {"soft", 0}, {"hard", 0}});
       } else if (f == "--memory") {
-        if (v.empty() || v.back() != 'M') return refuse(a, "--memory not in M");
-        conf["resources"]["memoryInBytes"] = std::stoll(v.substr(0, v.size() - 1)) << 20;
+        const std::optional<std::int64_t> mib =
+            v.empty() || v.back() != 'M'
+                ? std::nullopt
+                : policy::parse_number<std::int64_t>(v.substr(0, v.size() - 1));
+        if (!mib || *mib < 1 || *mib > (std::int64_t{1} << 40))
+          return refuse(a, "--memory '" + v + "' is not <MiB>M");
+        conf["resources"]["memoryInBytes"] = *mib << 20;
       } else if (f == "--cpus") {
-        conf["resources"]["cpus"] = std::stoll(v);
+        const std::optional<std::int64_t> cpus = policy::parse_number<std::int64_t>(v);
+        if (!cpus || *cpus < 1) return refuse(a, "--cpus '" + v + "' is not a whole CPU count");
+        conf["resources"]["cpus"] = *cpus;
       } else if (f == "--network") {
         if (v != "none" && st.find("networks", v) == nullptr) {
           std::cerr << message("network_not_found", v);
@@ -315,7 +328,10 @@ int main(int argc, char** argv) {
     }
     if (i + 3 != a.size() || a[i] != "-s") return refuse(a, "volume create without -s SIZE NAME");
     v["name"] = a[i + 2];
-    v["sizeInBytes"] = std::stoll(a[i + 1]);
+    const std::optional<std::int64_t> size = policy::parse_number<std::int64_t>(a[i + 1]);
+    if (!size || *size < 0)
+      return refuse(a, "volume create -s '" + a[i + 1] + "' is not a byte count");
+    v["sizeInBytes"] = *size;
     v["source"] = "/Users/user/Library/Application Support/com.apple.container/volumes/" +
                   a[i + 2] + "/volume.img";
     st.doc["volumes"].push_back(v);

@@ -18,6 +18,7 @@
 #include <iostream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/testing/fake_cli.h"
+#include "policy/number.h"
 
 namespace {
 
@@ -87,13 +89,14 @@ struct State {
 // byte counts that are whole binary multiples come back with the binary suffix, milli-cores that
 // are whole cores come back without "m".
 std::string canonical(const std::string& q) {
+  // Anything else (a suffix this fake does not model, a value past 2^63) comes back as given.
   if (q.size() > 1 && q.back() == 'm') {
-    const long long m = std::stoll(q.substr(0, q.size() - 1));
-    return m % 1000 == 0 ? std::to_string(m / 1000) : q;
+    const std::optional<long long> m = policy::parse_number<long long>(q.substr(0, q.size() - 1));
+    return m && *m % 1000 == 0 ? std::to_string(*m / 1000) : q;
   }
-  if (q.find_first_not_of("0123456789") != std::string::npos || q.empty()) return q;
-  long long v = std::stoll(q);
-  if (v == 0) return q;
+  const std::optional<long long> parsed = policy::parse_number<long long>(q);
+  if (!parsed || *parsed <= 0) return q;
+  long long v = *parsed;
   const char* suffix[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi"};
   int i = 0;
   while (v % 1024 == 0 && i < 5) v /= 1024, ++i;

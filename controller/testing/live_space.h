@@ -129,6 +129,7 @@ class LiveSpace {
                                      profile("space.json"),
                                      "--seccomp-gatekeeper",
                                      profile("gatekeeper.json")};
+    if (!subnet_pool_.empty()) argv.insert(argv.end(), {"--subnet-pool", subnet_pool_});
     if (as_json) argv.push_back("--json");
     return argv;
   }
@@ -157,6 +158,8 @@ class LiveSpace {
   [[nodiscard]] const std::string& dir() const { return dir_; }
   // The gatekeeper pin of the next spacectl run (a test may point it at another file in bin/).
   void set_gatekeeper_pin(std::string pin) { pin_override_ = std::move(pin); }
+  // spacectl --subnet-pool for every run (tests/support/docker_pools.h); unset: its default pool.
+  void set_subnet_pool(std::string pool) { subnet_pool_ = std::move(pool); }
 
  private:
   [[nodiscard]] const std::string& gatekeeper_pin_() const {
@@ -164,7 +167,7 @@ class LiveSpace {
   }
 
   LiveSpaceOptions options_;
-  std::string owner_, dir_, state_, pin_override_;
+  std::string owner_, dir_, state_, pin_override_, subnet_pool_;
 };
 
 }  // namespace controller::testing

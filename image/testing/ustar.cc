@@ -1,7 +1,9 @@
 #include "image/testing/ustar.h"
 
-#include <charconv>
 #include <cstdio>
+#include <optional>
+
+#include "policy/number.h"
 
 namespace image_testing {
 namespace {
@@ -29,8 +31,10 @@ bool parse_octal(std::string_view text, std::uint64_t& value) {
     value = 0;
     return true;
   }
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, 8);
-  return ec == std::errc() && end == text.data() + text.size();
+  const std::optional<std::uint64_t> n = policy::parse_number<std::uint64_t>(text, 8);
+  if (!n) return false;
+  value = *n;
+  return true;
 }
 
 bool checksum_matches(std::string_view header) {
@@ -48,10 +52,11 @@ bool checksum_matches(std::string_view header) {
 void apply_pax(std::string_view records, std::string& path, std::string& link) {
   while (!records.empty()) {
     const std::size_t space = records.find(' ');
-    std::size_t length = 0;
     if (space == std::string_view::npos) return;
-    const auto [end, ec] = std::from_chars(records.data(), records.data() + space, length);
-    if (ec != std::errc() || length <= space + 1 || length > records.size()) return;
+    const std::optional<std::size_t> parsed =
+        policy::parse_number<std::size_t>(records.substr(0, space));
+    if (!parsed || *parsed <= space + 1 || *parsed > records.size()) return;
+    const std::size_t length = *parsed;
     const std::string_view record = records.substr(space + 1, length - space - 2);
     const std::size_t eq = record.find('=');
     if (eq != std::string_view::npos) {

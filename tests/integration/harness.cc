@@ -64,15 +64,19 @@ std::string read_until_close(int fd, int timeout_ms, bool* eof, std::size_t max)
   char buf[65536];
   while (out.size() < max) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          deadline - std::chrono::steady_clock::now()).count();
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
     if (left <= 0) break;
     pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, static_cast<int>(left)) <= 0) break;
+    const int ready = poll(&p, 1, static_cast<int>(left));
+    if (ready < 0 && errno == EINTR) continue;  // a child's SIGCHLD: the deadline still holds
+    if (ready <= 0) break;
     const ssize_t n = recv(fd, buf, std::min(sizeof buf, max - out.size()), 0);  // never past max
     if (n == 0) {
       if (eof) *eof = true;
       break;
     }
+    if (n < 0 && errno == EINTR) continue;
     if (n < 0) break;
     out.append(buf, static_cast<std::size_t>(n));
   }
@@ -85,12 +89,17 @@ std::string read_head(int fd, int timeout_ms) {
   while (out.size() < 65536) {
     if (out.size() >= 4 && out.compare(out.size() - 4, 4, "\r\n\r\n") == 0) break;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          deadline - std::chrono::steady_clock::now()).count();
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
     if (left <= 0) break;
     pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, static_cast<int>(left)) <= 0) break;
+    const int ready = poll(&p, 1, static_cast<int>(left));
+    if (ready < 0 && errno == EINTR) continue;  // a child's SIGCHLD: the deadline still holds
+    if (ready <= 0) break;
     char c;
-    if (recv(fd, &c, 1, 0) != 1) break;
+    const ssize_t n = recv(fd, &c, 1, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n != 1) break;
     out.push_back(c);
   }
   return out;
@@ -150,8 +159,16 @@ bool drop_to_gatekeeper_user() {
 }  // namespace
 
 Gatekeeper::Gatekeeper(std::vector<std::string> extra) {
-  std::vector<std::string> args = {GK_BINARY_DIR "/bin/gatekeeper-test", "serve", "--bind", "127.0.0.1",
-                                   "--corridor-port", "0", "--window-port", "0", "--control-port", "0"};
+  std::vector<std::string> args = {GK_BINARY_DIR "/bin/gatekeeper-test",
+                                   "serve",
+                                   "--bind",
+                                   "127.0.0.1",
+                                   "--corridor-port",
+                                   "0",
+                                   "--window-port",
+                                   "0",
+                                   "--control-port",
+                                   "0"};
   for (auto& e : extra) args.push_back(std::move(e));
   // Sanitizer builds: LeakSanitizer's exit check uses ptrace and clone, which the gatekeeper's
   // own seccomp filter kills (and a non-dumpable process cannot be traced), so a confined
@@ -163,7 +180,8 @@ Gatekeeper::Gatekeeper(std::vector<std::string> extra) {
   setenv("ASAN_OPTIONS", unconfined ? "detect_leaks=1:halt_on_error=1" : "detect_leaks=0", 1);
   int out[2];
   if (pipe2(out, O_CLOEXEC) != 0) return;
-  err_path_ = "/tmp/gk-it-" + std::to_string(getpid()) + "-" + std::to_string(reinterpret_cast<std::uintptr_t>(this)) + ".err";
+  err_path_ = "/tmp/gk-it-" + std::to_string(getpid()) + "-" +
+              std::to_string(reinterpret_cast<std::uintptr_t>(this)) + ".err";
   pid_ = fork();
   if (pid_ == 0) {
     dup2(out[1], 1);
@@ -200,7 +218,7 @@ Gatekeeper::Gatekeeper(std::vector<std::string> extra) {
     const auto at = line.find(key + "=");
     if (at == std::string::npos) return 0;
     const auto colon = line.find(':', at);
-    const int port = gk_test::leading_decimal(std::string_view(line).substr(colon + 1));
+    const int port = gk_test::decimal_word(std::string_view(line).substr(colon + 1));
     return port > 0 && port <= 65535 ? static_cast<std::uint16_t>(port) : 0;
   };
   corridor = port_of("corridor");
@@ -314,13 +332,14 @@ Gatekeeper::Answer Gatekeeper::request(const std::string& method, const std::str
   Answer a;
   const int fd = connect_tcp("127.0.0.1", control);
   if (fd < 0) return a;
-  std::string req = method + " " + path + " HTTP/1.1\r\nHost: x\r\nContent-Length: " +
-                    std::to_string(body.size()) + "\r\n\r\n" + body;
+  std::string req = method + " " + path +
+                    " HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) +
+                    "\r\n\r\n" + body;
   send_all(fd, req);
   const std::string answer = read_until_close(fd, 10000, nullptr, 16 << 20);
   close(fd);
   if (answer.size() < 12) return a;
-  a.status = std::max(0, gk_test::leading_decimal(std::string_view(answer).substr(9)));
+  a.status = std::max(0, gk_test::decimal_word(std::string_view(answer).substr(9)));
   const auto at = answer.find("\r\n\r\n");
   if (at != std::string::npos) a.body = answer.substr(at + 4);
   return a;
@@ -354,11 +373,13 @@ std::vector<Gatekeeper::Record> Gatekeeper::journal() {
 
 std::string server_name_of(const std::string& target) {
   std::string host = target.substr(0, target.rfind(':'));
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
   return host;
 }
 
-Tunnel open_raw_tunnel(std::uint16_t corridor, const std::string& target, const std::string& after_head) {
+Tunnel open_raw_tunnel(std::uint16_t corridor, const std::string& target,
+                       const std::string& after_head) {
   Tunnel t;
   t.fd = connect_tcp("127.0.0.1", corridor);
   if (t.fd < 0) return t;

@@ -14,7 +14,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
+#include "policy/number.h"
 #include "tests/integration/harness.h"
 
 namespace gk_it {
@@ -207,6 +209,7 @@ void HttpUpstream::session(int fd) {
     seen.method = request_line.substr(0, sp1);
     seen.target = request_line.substr(sp1 + 1, sp2 - sp1 - 1);
     std::uint64_t length = 0;
+    bool malformed = false;
     bool chunked = false;
     std::string header;
     while (s.line(header) && !header.empty()) {
@@ -216,7 +219,15 @@ void HttpUpstream::session(int fd) {
       while (!value.empty() && value.front() == ' ') value.erase(0, 1);
       seen.header_names.push_back(name);
       if (name == "host") seen.host = value;
-      if (name == "content-length") length = std::strtoull(value.c_str(), nullptr, 10);
+      if (name == "content-length") {
+        // A length that does not read: a 400, and the request is not counted as seen.
+        const std::optional<std::uint64_t> n = policy::parse_number<std::uint64_t>(value);
+        if (!n) {
+          malformed = true;
+        } else {
+          length = *n;
+        }
+      }
       if (name == "transfer-encoding") chunked = lower(value) == "chunked";
       if (is_credential(name)) seen.credential_sha256[name] = sha256_hex(value);
     }
@@ -224,7 +235,13 @@ void HttpUpstream::session(int fd) {
     if (chunked) {
       std::string size_line;
       while (s.line(size_line)) {
-        const std::uint64_t n = std::strtoull(size_line.c_str(), nullptr, 16);
+        const std::optional<std::uint64_t> chunk =
+            policy::parse_number<std::uint64_t>(size_line.substr(0, size_line.find(';')), 16);
+        if (!chunk) {
+          malformed = true;
+          break;
+        }
+        const std::uint64_t n = *chunk;
         if (n == 0) {
           std::string trailer;
           while (s.line(trailer) && !trailer.empty()) {
@@ -237,6 +254,10 @@ void HttpUpstream::session(int fd) {
       }
     } else if (length > 0) {
       s.exactly(length, body);
+    }
+    if (malformed) {
+      s.write("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+      break;
     }
     seen.body_sha256 = sha256_hex(body);
     const std::string target = seen.target;

@@ -9,11 +9,13 @@
 #include <chrono>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "policy/number.h"
 #include "tests/integration/harness.h"
 #include "tests/integration/window_fixture.h"
 
@@ -65,7 +67,14 @@ long cpu_ticks(pid_t pid) {
   std::string field;
   long ticks = 0;
   for (int i = 3; i <= 15 && fields >> field; ++i) {
-    if (i >= 14) ticks += std::stol(field);
+    if (i < 14) continue;
+    const std::optional<long> n = policy::parse_number<long>(field);
+    if (!n) {
+      ADD_FAILURE() << "/proc/" << pid << "/stat field " << i << ": '" << field
+                    << "' is not a tick count";
+      return -1;
+    }
+    ticks += *n;
   }
   return ticks;
 }
@@ -123,12 +132,20 @@ bool process_memory_holds(pid_t pid, const std::string& needle) {
     fields >> range >> perms;
     if (perms.size() < 2 || perms[0] != 'r' || perms[1] != 'w') continue;
     const auto dash = range.find('-');
-    const unsigned long long from = std::stoull(range.substr(0, dash), nullptr, 16);
-    const unsigned long long to = std::stoull(range.substr(dash + 1), nullptr, 16);
-    if (to - from > (1ull << 30)) continue;
-    std::string bytes(to - from, '\0');
+    const std::optional<std::uint64_t> from =
+        dash == std::string::npos ? std::nullopt
+                                  : policy::parse_number<std::uint64_t>(range.substr(0, dash), 16);
+    const std::optional<std::uint64_t> to =
+        dash == std::string::npos ? std::nullopt
+                                  : policy::parse_number<std::uint64_t>(range.substr(dash + 1), 16);
+    if (!from || !to || *to < *from) {
+      ADD_FAILURE() << "/proc/" << pid << "/maps: '" << line << "' has no address range";
+      return false;
+    }
+    if (*to - *from > (1ull << 30)) continue;
+    std::string bytes(*to - *from, '\0');
     mem.clear();
-    mem.seekg(static_cast<std::streamoff>(from));
+    mem.seekg(static_cast<std::streamoff>(*from));
     mem.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     bytes.resize(static_cast<std::size_t>(mem.gcount()));
     if (bytes.find(needle) != std::string::npos) return true;

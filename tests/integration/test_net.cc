@@ -30,9 +30,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <string_view>
 
 #include "policy/json.h"
+#include "policy/number.h"
 #include "tests/support/tls_hello.h"
 
 namespace gk_it {
@@ -56,8 +59,8 @@ void sweep_stale_namespaces() {
         name.find_first_not_of("0123456789", 4) != std::string::npos) {
       continue;
     }
-    const long pid = std::strtol(name.c_str() + 4, nullptr, 10);
-    if (pid <= 0 || kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    const std::optional<pid_t> pid = policy::parse_number<pid_t>(std::string_view(name).substr(4));
+    if (!pid || *pid <= 0 || kill(*pid, 0) == 0 || errno != ESRCH) continue;
     run("ip netns pids " + name + " | xargs -r kill -9");
     run("ip netns del " + name);
   }
@@ -242,8 +245,8 @@ void TestNet::session(int fd) {
     }
     shutdown(fd, SHUT_WR);
     read_until_close(fd, 5000);
-  } else if (line.rfind("SEND ", 0) == 0) {
-    const std::uint64_t total = std::strtoull(line.c_str() + 5, nullptr, 10);
+  } else if (line.rfind("SEND ", 0) == 0 && policy::parse_number<std::uint64_t>(line.substr(5))) {
+    const std::uint64_t total = *policy::parse_number<std::uint64_t>(line.substr(5));
     std::uint64_t sent = 0;
     while (sent < total) {
       const std::size_t n =
@@ -266,9 +269,9 @@ void TestNet::session(int fd) {
       sha.update(buf.data(), static_cast<std::size_t>(n));
     }
     send_all(fd, sha.hex() + "\n");
-  } else if (line.rfind("RESET ", 0) == 0) {
+  } else if (line.rfind("RESET ", 0) == 0 && policy::parse_number<std::uint64_t>(line.substr(6))) {
     // n pattern bytes, then an RST instead of a FIN (SO_LINGER 0).
-    const std::uint64_t total = std::strtoull(line.c_str() + 6, nullptr, 10);
+    const std::uint64_t total = *policy::parse_number<std::uint64_t>(line.substr(6));
     std::uint64_t sent = 0;
     while (sent < total) {
       const std::size_t n =
@@ -281,7 +284,7 @@ void TestNet::session(int fd) {
     setsockopt(fd, SOL_SOCKET, SO_LINGER, &hard, sizeof hard);
   } else if (line == "HOLD") {
     read_until_close(fd, 120000);
-  }
+  }  // anything else, a count that does not read included: closed without an answer
   close(fd);
   ++sessions_done;
 }

@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
+#include <string_view>
 #include <system_error>
 
+#include "policy/number.h"
 #include "tests/support/environment.h"
 
 namespace gk_window_test {
@@ -37,7 +39,7 @@ Answer parse_answer(const std::string& raw) {
   Answer a;
   a.raw = raw;
   if (raw.size() >= 12 && raw.rfind("HTTP/1.1 ", 0) == 0) {
-    a.status = std::max(0, gk_test::leading_decimal(std::string_view(raw).substr(9)));
+    a.status = std::max(0, gk_test::decimal_word(std::string_view(raw).substr(9)));
   }
   const auto at = raw.find("\r\n\r\n");
   a.head = raw.substr(0, at);
@@ -56,15 +58,28 @@ Answer read_answer(int fd, int timeout_ms) {
   const auto length_at = h.find("\r\ncontent-length: ");
   if (a.status == 0) return a;
   if (length_at != std::string::npos) {
-    const std::size_t n = std::strtoull(h.c_str() + length_at + 18, nullptr, 10);
-    a.body = gk_it::read_until_close(fd, timeout_ms, nullptr, n);
+    const std::size_t from = length_at + 18;
+    const std::optional<std::size_t> n = policy::parse_number<std::size_t>(
+        std::string_view(h).substr(from, h.find("\r\n", from) - from));
+    if (!n) {
+      ADD_FAILURE() << "answer with a Content-Length that is not a count: " << head;
+      return a;
+    }
+    a.body = gk_it::read_until_close(fd, timeout_ms, nullptr, *n);
     a.raw += a.body;
   } else if (h.find("\r\ntransfer-encoding: chunked") != std::string::npos) {
     for (;;) {
       const std::string size_line = read_line(fd, timeout_ms);
       a.raw += size_line;
       if (size_line.empty()) break;
-      const std::size_t n = std::strtoull(size_line.c_str(), nullptr, 16);
+      // "1a\r\n" (no chunk extensions: the window sends none).
+      const std::optional<std::size_t> chunk = policy::parse_number<std::size_t>(
+          std::string_view(size_line).substr(0, size_line.find("\r\n")), 16);
+      if (!chunk) {
+        ADD_FAILURE() << "chunk size line '" << size_line << "' is not hex digits";
+        break;
+      }
+      const std::size_t n = *chunk;
       if (n == 0) {
         a.raw += read_line(fd, timeout_ms);  // no trailers: the final CRLF
         break;
@@ -109,10 +124,11 @@ long long metric(Gatekeeper& gk, const std::string& name_and_labels) {
   const std::string needle = "\n" + name_and_labels + " ";
   const auto at = ("\n" + text).find(needle);
   if (at == std::string::npos) return -1;
-  const std::string_view value = std::string_view(text).substr(at + needle.size() - 1);
-  long long n = -1;
-  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-  return ec == std::errc() && end != value.data() ? n : -1;
+  std::string_view value = std::string_view(text).substr(at + needle.size() - 1);
+  value = value.substr(0, value.find('\n'));
+  const std::optional<long long> n = policy::parse_number<long long>(value);
+  EXPECT_TRUE(n.has_value()) << name_and_labels << " '" << value << "' is not a count";
+  return n.value_or(-1);
 }
 
 void WindowTest::SetUp() {

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -169,6 +170,84 @@ TEST_F(CiChecksTest, EveryGoogleTestCaseReportsASkipAsSkipped) {
     EXPECT_FALSE(matches_ok) << name->as_string();
   }
   EXPECT_GT(gtest_cases, 100u);
+}
+
+// The values of one ctest property (a string or an array of strings; a bool as "true"/"false").
+std::vector<std::string> property_values(const policy::json::Value& test,
+                                         const std::string& wanted) {
+  std::vector<std::string> out;
+  const policy::json::Value* properties = test.find("properties");
+  if (properties == nullptr) return out;
+  for (const policy::json::Value& property : properties->items()) {
+    const policy::json::Value* key = property.find("name");
+    const policy::json::Value* value = property.find("value");
+    if (key == nullptr || value == nullptr || key->as_string() != wanted) continue;
+    if (value->is_array()) {
+      for (const policy::json::Value& v : value->items()) out.push_back(v.as_string());
+    } else if (value->is_bool()) {
+      out.emplace_back(value->as_bool() ? "true" : "false");
+    } else {
+      out.push_back(value->as_string());
+    }
+  }
+  return out;
+}
+
+bool holds(const std::vector<std::string>& values, const std::string& one) {
+  return std::find(values.begin(), values.end(), one) != values.end();
+}
+
+// CI runs the docker label two at a time (tests/README.md "Docker tests in parallel"). The locks,
+// RUN_SERIAL and the images fixture come from a file gk_add_gtest writes next to the discovered
+// tests (cmake/Testing.cmake): every docker test must carry them, whatever its name (a test left
+// out of the discovered list would run unlocked and before the images exist), and a lock given for
+// a name pattern must reach exactly the tests it names.
+TEST_F(CiChecksTest, EveryDockerTestWaitsForTheImagesAndCarriesItsLocks) {
+  const Outcome o =
+      run({"ctest", "--test-dir", kBuild.string(), "-L", "docker", "--show-only=json-v1"});
+  ASSERT_EQ(o.exit_code, 0) << o.output.substr(0, 2000);
+  const std::size_t start = o.output.find('{');
+  ASSERT_NE(start, std::string::npos);
+  policy::json::Limits limits;
+  limits.max_bytes = 256u << 20;
+  limits.max_elements = 50'000'000;
+  auto parsed = policy::json::parse(std::string_view(o.output).substr(start), limits);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  const policy::json::Value* tests = parsed->find("tests");
+  ASSERT_NE(tests, nullptr);
+  std::size_t docker = 0, over_ssh = 0, serial = 0;
+  for (const policy::json::Value& test : tests->items()) {
+    const policy::json::Value* name_value = test.find("name");
+    ASSERT_NE(name_value, nullptr);
+    const std::string name = name_value->as_string();
+    if (!holds(property_values(test, "LABELS"), "docker")) continue;
+    ++docker;
+    const std::vector<std::string> locks = property_values(test, "RESOURCE_LOCK");
+    if (name == "image_build_images") {
+      EXPECT_TRUE(holds(property_values(test, "FIXTURES_SETUP"), "gk_images"));
+      EXPECT_TRUE(holds(locks, "gk_build_tree")) << name;
+      continue;
+    }
+    if (name == "build_debian_package") {  // a build step that uses no engine
+      EXPECT_TRUE(holds(locks, "gk_build_tree")) << name;
+      continue;
+    }
+    EXPECT_TRUE(holds(property_values(test, "FIXTURES_REQUIRED"), "gk_images"))
+        << name << " does not wait for the images fixture";
+    if (name.rfind("EscapeLiveTest.", 0) == 0) {
+      EXPECT_TRUE(holds(locks, "gk_pool_default")) << name;
+      const bool ssh = name.rfind("EscapeLiveTest.OverSsh", 0) == 0;
+      over_ssh += ssh ? 1 : 0;
+      EXPECT_EQ(holds(locks, "gk_ssh_probe_port"), ssh) << name;
+    }
+    if (name.rfind("EngineRestartDockerTest.", 0) == 0) {
+      ++serial;
+      EXPECT_TRUE(holds(property_values(test, "RUN_SERIAL"), "true")) << name;
+    }
+  }
+  EXPECT_GT(docker, 50u);
+  EXPECT_EQ(over_ssh, 1u);
+  EXPECT_EQ(serial, 2u);
 }
 
 TEST_F(CiChecksTest, LabelBelowItsMinimumFails) {

@@ -220,6 +220,52 @@ Violations untested_decision_words(const fs::path& root) {
   return out;
 }
 
+std::string code_only(const std::string& text) {
+  std::string out = strip_comments(text);
+  std::size_t i = 0;
+  while (i < out.size()) {
+    const char c = out[i];
+    if ((c == '"' || c == '\'') &&
+        !(c == '\'' && i > 0 && std::isxdigit(static_cast<unsigned char>(out[i - 1])))) {
+      const std::size_t end = skip_literal(out, i);
+      for (std::size_t k = i + 1; k + 1 < end; ++k) {
+        if (out[k] != '\n') out[k] = ' ';
+      }
+      i = end;
+      continue;
+    }
+    ++i;
+  }
+  return out;
+}
+
+Violations unchecked_number_reads(const fs::path& root) {
+  static const std::regex call(
+      R"re(\b(atoi|atol|atoll|atof|strtol|strtoll|strtoul|strtoull|strtod|strtof|strtold|strtoimax|strtoumax|stoi|stol|stoll|stoul|stoull|stof|stod|stold|scanf|fscanf|sscanf|vsscanf|from_chars)\s*\()re");
+  // The one checked reader: the whole text is the number or there is none.
+  static const std::set<std::string> kTheReader = {"policy/number.h"};
+  Violations out;
+  std::vector<std::string> folders;
+  for (const auto& entry : fs::directory_iterator(root)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_directory() && !name.starts_with(".") && !name.starts_with("build"))
+      folders.push_back(name);
+  }
+  std::sort(folders.begin(), folders.end());
+  for (const std::string& folder : folders) {
+    for (const auto& path : sources_under(root, folder)) {
+      if (kTheReader.count(inside_repo(root, path)) != 0) continue;
+      const std::string text = code_only(read_file(path));
+      std::smatch m;
+      if (std::regex_search(text, m, call)) {
+        out.push_back(inside_repo(root, path) + " reads a number with " + m[1].str() +
+                      "(): use policy::parse_number (policy/number.h)");
+      }
+    }
+  }
+  return out;
+}
+
 Violations raw_exec_syscalls(const fs::path& root) {
   // x86-64 numbers: 56 clone, 57 fork, 58 vfork, 59 execve, 322 execveat, 435 clone3.
   static const std::regex named(R"re(\b(SYS|__NR)_(execve|execveat|fork|vfork|clone|clone3)\b)re");

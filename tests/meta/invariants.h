@@ -38,4 +38,14 @@ Violations untested_decision_words(const std::filesystem::path& root);
 // execve, execveat, fork, vfork, clone or clone3, and no syscall() with their numbers.
 Violations raw_exec_syscalls(const std::filesystem::path& root);
 
+// Text with comments and the contents of string and character literals replaced by spaces: what
+// the compiler sees as code.
+std::string code_only(const std::string& text);
+
+// Text becomes a number only through policy::parse_number (policy/number.h), in every C++ file of
+// every top-level folder (product, tests, harnesses, benchmarks): no atoi/atol/atof, strto*,
+// std::sto*, *scanf, and no std::from_chars outside that header. Each of those answers 0, a
+// clamped value or the digits a text starts with when the text is not a number, or throws.
+Violations unchecked_number_reads(const std::filesystem::path& root);
+
 }  // namespace gk_meta

@@ -138,6 +138,36 @@ TEST_F(PlantedTreeTest, RawExecSyscallIsRefused) {
   EXPECT_EQ(v.size(), 3u) << all(v);
 }
 
+TEST_F(PlantedTreeTest, AnUncheckedNumberReadIsRefusedInProductAndTestCode) {
+  // The checked reader itself, a name in a comment or a string, and a longer name are clean.
+  plant("policy/number.h", "auto r = std::from_chars(b, e, v, base);\n");
+  plant("controller/clean.cc",
+        "// atoi(x) reads 0\nconst char* help = \"use atoi(\";\nint n = my_atoi2(x) + "
+        "parse_number<int>(t);\n");
+  EXPECT_TRUE(gk_meta::unchecked_number_reads(root_).empty())
+      << all(gk_meta::unchecked_number_reads(root_));
+  plant("controller/a.cc", "int n = std::atoi(text);\n");
+  plant("escape-suite/b.cc", "if (sscanf(line, \"%x\", &v) != 1) return;\n");
+  plant("appliance/c.cc", "auto [p, ec] = std::from_chars(b, e, v);\n");
+  plant("tests/integration/d.cc", "long n = strtol (s, nullptr, 10);\n");
+  plant("controller/e_test.cc", "EXPECT_EQ(std::stoi(out), 3);\n");
+  plant("image/testing/f.cc", "double d = std::strtod(s, nullptr);\n");
+  plant("newfolder/g.h", "inline long g(const char* s) { return atol(s); }\n");
+  const gk_meta::Violations v = gk_meta::unchecked_number_reads(root_);
+  for (const char* file :
+       {"controller/a.cc", "escape-suite/b.cc", "appliance/c.cc", "tests/integration/d.cc",
+        "controller/e_test.cc", "image/testing/f.cc", "newfolder/g.h"}) {
+    EXPECT_TRUE(mentions(v, file)) << file << "\n" << all(v);
+  }
+  EXPECT_EQ(v.size(), 7u) << all(v);
+}
+
+TEST(CodeOnlyTest, BlanksCommentsAndLiteralContents) {
+  EXPECT_EQ(gk_meta::code_only("f(\"atoi(\") // x\n"), "f(\"     \")     \n");
+  EXPECT_EQ(gk_meta::code_only("c == '(' && n == 1'000"), "c == ' ' && n == 1'000");
+  EXPECT_EQ(gk_meta::code_only("R\"(atoi()\" g()"), "R\"       \" g()");
+}
+
 TEST(StripCommentsTest, KeepsLiteralsAndDropsComments) {
   EXPECT_EQ(gk_meta::strip_comments("a // b\nc"), "a     \nc");
   EXPECT_EQ(gk_meta::strip_comments("\"http://x\" /* y */z"), "\"http://x\"        z");

@@ -84,6 +84,13 @@ TEST(RepositoryInvariantsTest, ApplianceMakesNoRawExecOrForkSyscall) {
   EXPECT_TRUE(violations.empty()) << lines(violations);
 }
 
+// A number read from text is the whole text or no number: bad input is refused by name, never
+// read as 0 or as the digits it starts with (policy/number.h).
+TEST(RepositoryInvariantsTest, EveryNumberIsReadThroughTheCheckedParser) {
+  const gk_meta::Violations violations = gk_meta::unchecked_number_reads(kRoot);
+  EXPECT_TRUE(violations.empty()) << lines(violations);
+}
+
 // Each top-level folder says what it owns, what it must never do and how to test it.
 TEST(RepositoryInvariantsTest, EveryTopLevelFolderHasAReadme) {
   for (const std::string folder : {"appliance", "controller", "policy", "image", "seccomp-profiles",

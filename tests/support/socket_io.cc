@@ -3,9 +3,10 @@
 #include <sys/socket.h>
 
 #include <cerrno>
-#include <charconv>
 #include <cstddef>
-#include <system_error>
+#include <optional>
+
+#include "policy/number.h"
 
 namespace gk_test {
 
@@ -20,11 +21,10 @@ bool send_all(int fd, std::string_view bytes) {
   return true;
 }
 
-int leading_decimal(std::string_view text) {
-  int value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end == text.data()) return -1;
-  return value;
+int decimal_word(std::string_view text) {
+  const std::optional<int> value =
+      policy::parse_number<int>(text.substr(0, text.find_first_of(" \r\n")));
+  return value && *value >= 0 ? *value : -1;
 }
 
 }  // namespace gk_test

@@ -7,10 +7,13 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <string_view>
 
 #include "controller/code/git2.h"
 #include "controller/process.h"
+#include "policy/number.h"
 
 extern char** environ;
 
@@ -67,6 +70,40 @@ std::string read_file(const std::string& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+pid_t read_pid_file(const std::string& path) {
+  std::string text = read_file(path);
+  if (!text.empty() && text.back() == '\n') text.pop_back();
+  const std::optional<pid_t> pid = policy::parse_number<pid_t>(text);
+  if (!pid || *pid <= 0) {
+    ADD_FAILURE() << "pid file " << path << ": '" << text.substr(0, 32) << "' is not a pid";
+    return -1;
+  }
+  return *pid;
+}
+
+bool process_alive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const std::size_t close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
+}
+
+std::string raw_object_id(const std::string& hex) {
+  std::string out;
+  for (std::size_t i = 0; hex.size() == 40 && i < hex.size(); i += 2) {
+    const std::optional<unsigned> byte =
+        policy::parse_number<unsigned>(std::string_view(hex).substr(i, 2), 16);
+    if (!byte) break;
+    out += static_cast<char>(*byte);
+  }
+  if (out.size() != 20) {
+    ADD_FAILURE() << "object id '" << hex.substr(0, 48) << "' is not 40 hex digits";
+    return {};
+  }
+  return out;
 }
 
 void isolate_git_environment(const std::string& home) {

@@ -2,6 +2,8 @@
 // the code under test), a private HOME so no developer config leaks in, and the state helper.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -30,6 +32,14 @@ std::string git(const std::string& dir, const std::vector<std::string>& args, co
 int git_status(const std::string& dir, const std::vector<std::string>& args, std::string* out = nullptr);
 void write_file(const std::string& path, const std::string& bytes, unsigned mode = 0644);
 std::string read_file(const std::string& path);
+// The pid a test's helper wrote to `path` (digits, a newline allowed); fails the test and returns
+// -1 when the file holds anything else.
+pid_t read_pid_file(const std::string& path);
+// True while `pid` runs (a zombie counts as ended).
+bool process_alive(pid_t pid);
+// The 20 bytes of a 40-digit hex object id (a raw tree entry's id); fails the test and
+// returns "" on anything else.
+std::string raw_object_id(const std::string& hex);
 
 // A fresh HOME (with .config/git/ignore naming secret-by-global-ignore.txt) for this process,
 // and no GIT_* variable: set in SetUp of every code test.

@@ -158,13 +158,8 @@ class OutTest : public ::testing::Test {
   }
   std::string blob(const std::string& bytes) { return git(inside_, {"hash-object", "-w", "--stdin"}, bytes).substr(0, 40); }
 
-  static std::string raw_id(const std::string& hex) {
-    std::string out;
-    for (std::size_t i = 0; i + 1 < hex.size(); i += 2) out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
-    return out;
-  }
   static std::string entry(const std::string& mode, const std::string& name, const std::string& hex) {
-    return mode + " " + name + std::string(1, '\0') + raw_id(hex);
+    return mode + " " + name + std::string(1, '\0') + raw_object_id(hex);
   }
 
   TempTree home_, dir_;

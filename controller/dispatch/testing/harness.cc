@@ -8,12 +8,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <future>
+#include <optional>
+#include <string_view>
 
 #include "appliance/http/parser.h"
+#include "policy/number.h"
 
-namespace dispatch_test {
+namespace controller::dispatch::testing {
 
 using appliance::http::MessageParser;
 using controller::dispatch::Dispatcher;
@@ -58,7 +63,9 @@ struct Acceptor::Impl {
   static void start_reading(Conn* c) {
     uv_read_start(
         reinterpret_cast<uv_stream_t*>(&c->tcp),
-        [](uv_handle_t*, std::size_t s, uv_buf_t* b) noexcept { *b = uv_buf_init(new char[s], static_cast<unsigned>(s)); },
+        [](uv_handle_t*, std::size_t s, uv_buf_t* b) noexcept {
+          *b = uv_buf_init(new char[s], static_cast<unsigned>(s));
+        },
         [](uv_stream_t* s, ssize_t n, const uv_buf_t* b) noexcept {
           auto* conn = static_cast<Conn*>(s->data);
           if (n > 0) conn->buf.append(b->base, static_cast<std::size_t>(n));
@@ -97,7 +104,8 @@ struct Acceptor::Impl {
     std::string id = head.target.substr(prefix.size());
     id = id.substr(0, id.find_first_of("/?"));
     Impl* impl = c->owner;
-    impl->dispatcher->take(reinterpret_cast<uv_stream_t*>(&c->tcp), id, std::move(head), std::move(rest),
+    impl->dispatcher->take(reinterpret_cast<uv_stream_t*>(&c->tcp), id, std::move(head),
+                           std::move(rest),
                            [impl](uv_stream_t* client, std::string leftover, bool keep) {
                              auto* conn = static_cast<Conn*>(client->data);
                              if (!keep) {
@@ -112,7 +120,8 @@ struct Acceptor::Impl {
   }
 };
 
-Acceptor::Acceptor(std::function<void(DispatcherConfig&)> configure) : impl_(std::make_unique<Impl>()) {
+Acceptor::Acceptor(std::function<void(DispatcherConfig&)> configure)
+    : impl_(std::make_unique<Impl>()) {
   impl_->self = this;
   uv_loop_init(&impl_->loop);
   DispatcherConfig config;
@@ -144,7 +153,12 @@ bool Acceptor::stop() {
   uv_async_send(&impl_->stop);
   thread_.join();
   // Client connections the tests left open: close them, then the loop must be empty.
-  uv_walk(&impl_->loop, [](uv_handle_t* h, void*) noexcept { if (!uv_is_closing(h)) uv_close(h, nullptr); }, nullptr);
+  uv_walk(
+      &impl_->loop,
+      [](uv_handle_t* h, void*) noexcept {
+        if (!uv_is_closing(h)) uv_close(h, nullptr);
+      },
+      nullptr);
   uv_run(&impl_->loop, UV_RUN_DEFAULT);
   impl_->dispatcher.reset();
   return uv_loop_close(&impl_->loop) == 0;
@@ -198,11 +212,32 @@ bool Client::send(const std::string& bytes) {
   }
   return true;
 }
+// Waits up to timeout_ms for the socket to become readable. A signal (the SIGCHLD of a bridge
+// the dispatcher killed, delivered to this thread) interrupts poll with EINTR: that is no answer
+// and no timeout, so the wait goes on until its deadline.
+bool Client::readable_within(int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
+    pollfd p{fd_, POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(left < 0 ? 0 : left));
+    if (ready > 0) return true;
+    if (ready == 0 || errno != EINTR) return false;
+  }
+}
+// One recv after poll said readable; false at end of stream or on an error (EINTR retried).
+ssize_t Client::receive(char* into, std::size_t size) {
+  for (;;) {
+    const ssize_t n = ::recv(fd_, into, size, 0);
+    if (n >= 0 || errno != EINTR) return n;
+  }
+}
 bool Client::fill(int timeout_ms) {
-  pollfd p{fd_, POLLIN, 0};
-  if (::poll(&p, 1, timeout_ms) <= 0) return false;
+  if (!readable_within(timeout_ms)) return false;
   char b[65536];
-  const ssize_t n = ::recv(fd_, b, sizeof b, 0);
+  const ssize_t n = receive(b, sizeof b);
   if (n <= 0) return false;
   buf_.append(b, static_cast<std::size_t>(n));
   return true;
@@ -210,10 +245,9 @@ bool Client::fill(int timeout_ms) {
 void Client::close_write() { ::shutdown(fd_, SHUT_WR); }
 bool Client::closed_within(int timeout_ms) {
   for (;;) {
-    pollfd p{fd_, POLLIN, 0};
-    if (::poll(&p, 1, timeout_ms) <= 0) return false;
+    if (!readable_within(timeout_ms)) return false;
     char b[65536];
-    const ssize_t n = ::recv(fd_, b, sizeof b, 0);
+    const ssize_t n = receive(b, sizeof b);
     if (n <= 0) return true;
     buf_.append(b, static_cast<std::size_t>(n));
   }
@@ -256,7 +290,10 @@ Answer Client::read_upgrade(int timeout_ms) {
   const std::string head = buf_.substr(0, end + 2);
   buf_.erase(0, end + 4);
   if (head.size() < 12 || head.compare(0, 9, "HTTP/1.1 ") != 0) return a;
-  a.status = std::atoi(head.substr(9, 3).c_str());
+  // Three digits and a space, or no answer: "1x1" is not status 1.
+  const std::optional<int> status = policy::parse_number<int>(std::string_view(head).substr(9, 3));
+  if (!status || *status < 100 || head[12] != ' ') return a;
+  a.status = *status;
   std::size_t at = head.find("\r\n") + 2;
   while (at < head.size()) {
     const std::size_t e = head.find("\r\n", at);
@@ -303,7 +340,8 @@ std::string ws_frame(int opcode, const std::string& payload) {
     f += static_cast<char>(payload.size() & 0xff);
   } else {
     f += static_cast<char>(0x80 | 127);
-    for (int i = 7; i >= 0; --i) f += static_cast<char>((static_cast<std::uint64_t>(payload.size()) >> (i * 8)) & 0xff);
+    for (int i = 7; i >= 0; --i)
+      f += static_cast<char>((static_cast<std::uint64_t>(payload.size()) >> (i * 8)) & 0xff);
   }
   f.append(reinterpret_cast<const char*>(mask), 4);
   for (std::size_t i = 0; i < payload.size(); ++i) f += static_cast<char>(payload[i] ^ mask[i % 4]);
@@ -362,4 +400,4 @@ void kill_child(Child& c) {
   c.pid = -1;
 }
 
-}  // namespace dispatch_test
+}  // namespace controller::dispatch::testing

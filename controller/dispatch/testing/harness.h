@@ -2,6 +2,7 @@
 // thread of its own (standing in for `spacectl serve`), and blocking clients for the tests.
 #pragma once
 
+#include <sys/types.h>
 #include <uv.h>
 
 #include <atomic>
@@ -13,7 +14,7 @@
 
 #include "controller/dispatch/dispatcher.h"
 
-namespace dispatch_test {
+namespace controller::dispatch::testing {
 
 class Acceptor {
  public:
@@ -66,13 +67,16 @@ class Client {
   int fd() const { return fd_; }
 
  private:
+  bool readable_within(int timeout_ms);
+  ssize_t receive(char* into, std::size_t size);
   bool fill(int timeout_ms);
   int fd_ = -1;
   std::string buf_;
 };
 
 // A GET (or other bodyless request) with extra header lines ("Name: value\r\n" each).
-std::string get(const std::string& target, const std::string& extra = {}, const std::string& method = "GET");
+std::string get(const std::string& target, const std::string& extra = {},
+                const std::string& method = "GET");
 
 // WebSocket client pieces: the upgrade request, a masked client frame, one server frame read.
 std::string ws_upgrade(const std::string& target);
@@ -92,4 +96,4 @@ struct Child {
 Child start_child(const std::vector<std::string>& argv);
 void kill_child(Child& c);
 
-}  // namespace dispatch_test
+}  // namespace controller::dispatch::testing

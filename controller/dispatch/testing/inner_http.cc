@@ -42,7 +42,7 @@
 #include "escape-suite/sha256.h"
 #include "policy/number.h"
 
-namespace dispatch_test {
+namespace controller::dispatch::testing {
 
 namespace {
 
@@ -417,9 +417,9 @@ int serve_http(int fd, const char* token_file, int session_seconds) {
   }
 }
 
-}  // namespace dispatch_test
+}  // namespace controller::dispatch::testing
 
-namespace dispatch_test {
+namespace controller::dispatch::testing {
 
 // The bench's direct row: logs in to 127.0.0.1:<port> with the token file, then sends n GETs of
 // /api/echo on one keep-alive connection; prints "n <n> total_us <t> p50_us <p>".
@@ -487,4 +487,4 @@ int bench_client(int port, const char* token_file, int n) {
   return 0;
 }
 
-}  // namespace dispatch_test
+}  // namespace controller::dispatch::testing

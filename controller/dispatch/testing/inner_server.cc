@@ -67,7 +67,8 @@ void serve_raw(int fd) {
     char buf[65536];
     for (std::uint64_t sent = 0; sent < n;) {
       const std::size_t chunk = static_cast<std::size_t>(std::min<std::uint64_t>(sizeof buf, n - sent));
-      for (std::size_t i = 0; i < chunk; ++i) buf[i] = static_cast<char>(dispatch_test::pattern_byte(sent + i));
+      for (std::size_t i = 0; i < chunk; ++i)
+        buf[i] = static_cast<char>(controller::dispatch::testing::pattern_byte(sent + i));
       if (!write_all(fd, buf, chunk)) break;
       sent += chunk;
     }
@@ -98,7 +99,7 @@ int main(int argc, char** argv) {
   if (argc == 5 && std::strcmp(argv[1], "bench") == 0) {
     const int port = number(argv[2]), requests = number(argv[4]);
     if (port < 1 || port > 65535 || requests < 0) return 64;
-    return dispatch_test::bench_client(port, argv[3], requests);
+    return controller::dispatch::testing::bench_client(port, argv[3], requests);
   }
   if (argc >= 4 && std::strcmp(argv[1], "http") == 0) {
     const int port = number(argv[2]);  // 0: any free port (printed)
@@ -107,7 +108,7 @@ int main(int argc, char** argv) {
     if (session < 0) return 64;
     const int fd = listen_on(port);
     if (fd < 0) return 2;
-    return dispatch_test::serve_http(fd, argv[3], session);
+    return controller::dispatch::testing::serve_http(fd, argv[3], session);
   }
   if (argc != 3 || std::strcmp(argv[1], "raw") != 0) {
     std::fputs("usage: dispatch-inner-server raw <port> | http <port> <token-file> [session-seconds]\n", stderr);

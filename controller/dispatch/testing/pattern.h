@@ -4,11 +4,11 @@
 
 #include <cstdint>
 
-namespace dispatch_test {
+namespace controller::dispatch::testing {
 
 constexpr std::uint8_t pattern_byte(std::uint64_t i) {
   // Not periodic at any power of two a buffer might share (a shifted or repeated chunk shows).
   return static_cast<std::uint8_t>((i * 2654435761u) >> 13 ^ (i >> 16));
 }
 
-}  // namespace dispatch_test
+}  // namespace controller::dispatch::testing

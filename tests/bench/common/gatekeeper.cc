@@ -1,4 +1,5 @@
 #include "tests/bench/common/gatekeeper.h"
+#include "tests/support/socket_io.h"
 
 #include <unistd.h>
 
@@ -34,7 +35,8 @@ GatekeeperChild start_gatekeeper_child(const std::string& binary, const std::vec
   auto port_of = [&](const std::string& key) -> std::uint16_t {
     const auto at = line.find(key + "=127.0.0.1:");
     if (at == std::string::npos) return 0;
-    return static_cast<std::uint16_t>(std::strtoul(line.c_str() + at + key.size() + 11, nullptr, 10));
+    const int port = gk_test::decimal_word(std::string_view(line).substr(at + key.size() + 11));
+    return port > 0 && port <= 65535 ? static_cast<std::uint16_t>(port) : 0;
   };
   g.corridor = port_of("corridor");
   g.window = port_of("window");

@@ -196,7 +196,7 @@ long vm_rss_kib(pid_t pid) {
   long kib = -1;
   while (std::fgets(line, sizeof line, f) != nullptr) {
     if (std::strncmp(line, "VmRSS:", 6) == 0) {
-      kib = std::strtol(line + 6, nullptr, 10);
+      kib = kib_value(line + 6).value_or(-1);
       break;
     }
   }

@@ -7,8 +7,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "policy/number.h"
 
 namespace bench {
 
@@ -42,6 +46,15 @@ void stop(pid_t pid, int timeout_ms);
 void forget(pid_t pid);
 // VmRSS of pid in KiB from /proc/<pid>/status; -1 when unreadable.
 long vm_rss_kib(pid_t pid);
+// The value of a /proc/<pid>/status or /proc/meminfo line after its "Name:": spaces or tabs, a
+// count, " kB" and an optional newline; nothing when the count does not read.
+inline std::optional<long> kib_value(std::string_view after_name) {
+  std::string_view v = after_name;
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  if (!v.empty() && v.back() == '\n') v.remove_suffix(1);
+  if (v.size() < 3 || v.substr(v.size() - 3) != " kB") return std::nullopt;
+  return policy::parse_number<long>(v.substr(0, v.size() - 3));
+}
 // One line (without '\n') from fd within timeout_ms; empty on timeout or EOF.
 std::string read_line(int fd, int timeout_ms);
 

@@ -1,4 +1,5 @@
 #include "tests/bench/common/run.h"
+#include "policy/number.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -7,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <system_error>
 
 #include "tests/bench/common/gatekeeper.h"
@@ -37,9 +39,8 @@ bool parse_options(int argc, char** argv, const std::vector<std::string>& only_n
       common->only.push_back(value);
       continue;
     }
-    char* end = nullptr;
-    const long n = std::strtol(value.c_str(), &end, 10);
-    if (end == value.c_str() || *end != '\0' || n <= 0 || n > kMaxOptionValue || !count(name, n)) return false;
+    const std::optional<long> n = policy::parse_number<long>(value);
+    if (!n || *n <= 0 || *n > kMaxOptionValue || !count(name, *n)) return false;
   }
   return true;
 }

@@ -52,7 +52,7 @@ std::string read_head(int fd) {
 
 int http_status(const std::string& head) {
   if (head.size() < 12 || head.rfind("HTTP/1.", 0) != 0 || head[8] != ' ') return 0;
-  return std::max(0, gk_test::leading_decimal(std::string_view(head).substr(9)));
+  return std::max(0, gk_test::decimal_word(std::string_view(head).substr(9)));
 }
 
 }  // namespace bench

@@ -1,4 +1,5 @@
 #include "tests/bench/corridor/upstream.h"
+#include "policy/number.h"
 
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -9,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -127,13 +129,17 @@ class Server {
   bool command(Conn& c) {
     if (c.line == "PING") return answer(c, "PONG\n");
     if (c.line.rfind("SOURCE ", 0) == 0) {
-      c.to_send = std::strtoull(c.line.c_str() + 7, nullptr, 10);
+      const std::optional<std::uint64_t> n = policy::parse_number<std::uint64_t>(c.line.substr(7));
+      if (!n) return false;  // a count that does not read: an unknown command
+      c.to_send = *n;
       if (c.to_send == 0) return true;
       want_write(c, true);
       return pump_source(c);
     }
     if (c.line.rfind("SINK ", 0) == 0) {
-      c.to_sink = std::strtoull(c.line.c_str() + 5, nullptr, 10);
+      const std::optional<std::uint64_t> n = policy::parse_number<std::uint64_t>(c.line.substr(5));
+      if (!n) return false;
+      c.to_sink = *n;
       c.sinking = c.to_sink > 0;
       return c.sinking || answer(c, "OK\n");
     }

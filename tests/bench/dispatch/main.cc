@@ -14,6 +14,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,7 @@
 #include "controller/docker_place.h"
 #include "controller/manager.h"
 #include "controller/space_token.h"
+#include "policy/number.h"
 
 namespace {
 
@@ -37,8 +40,15 @@ std::string self_dir() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int requests = argc > 1 ? std::atoi(argv[1]) : 2000;
-  if (requests < 10) requests = 10;
+  const std::optional<int> asked =
+      argc > 1 ? policy::parse_number<int>(argv[1]) : std::optional<int>(2000);
+  if (!asked || *asked < 10 || *asked > 10000000) {
+    std::fprintf(stderr,
+                 "usage: bench_dispatch [REQUESTS]: a whole number 10..10000000, not '%s'\n",
+                 argv[1]);
+    return 2;
+  }
+  const int requests = *asked;
   const std::string bin = self_dir();
   controller::PlaceOptions o;
   o.owner = "benchdispatch" + controller::random_hex(4);
@@ -86,8 +96,22 @@ int main(int argc, char** argv) {
   auto direct = place.exec(id, controller::ExecTarget::kSpace,
                            {"/tmp/inner", "bench", "27600", token_path, std::to_string(requests)}, {}, std::chrono::minutes(10));
   long long direct_total = 0, direct_p50 = 0;
-  if (direct && direct->exit_code == 0)
-    std::sscanf(direct->out.c_str(), "n %*d total_us %lld p50_us %lld", &direct_total, &direct_p50);
+  if (direct && direct->exit_code == 0) {
+    // "n <n> total_us <t> p50_us <p>\n"
+    std::istringstream words(direct->out);
+    std::string n_key, n, total_key, total_text, p50_key, p50_text;
+    words >> n_key >> n >> total_key >> total_text >> p50_key >> p50_text;
+    const std::optional<long long> t = policy::parse_number<long long>(total_text);
+    const std::optional<long long> p = policy::parse_number<long long>(p50_text);
+    if (n_key != "n" || total_key != "total_us" || p50_key != "p50_us" || !t || !p) {
+      std::fprintf(stderr, "bench_dispatch: the inner server's bench line does not read: %s\n",
+                   direct->out.c_str());
+      cleanup();
+      return 1;
+    }
+    direct_total = *t;
+    direct_p50 = *p;
+  }
 
   // Through the dispatcher.
   std::vector<long long> us;
@@ -95,24 +119,27 @@ int main(int argc, char** argv) {
   std::atomic<int> streams{
       0};  // bridge streams the dispatcher opened (each one docker exec); counted on the pool
   {
-    dispatch_test::Acceptor acceptor([&place, &streams](controller::dispatch::DispatcherConfig& c) {
-      c.list_spaces = [&place]() -> controller::Result<std::vector<std::string>> {
-        auto all = place.list();
-        if (!all) return all.error();
-        std::vector<std::string> ids;
-        for (const auto& s : *all) ids.push_back(s.id);
-        return ids;
-      };
-      c.connect = [&place, &streams](const std::string& i, std::uint16_t port) {
-        ++streams;
-        return place.connect(i, port);
-      };
-      c.read_token = [&place](const std::string& i) { return controller::read_space_token(place, i); };
-    });
+    controller::dispatch::testing::Acceptor acceptor(
+        [&place, &streams](controller::dispatch::DispatcherConfig& c) {
+          c.list_spaces = [&place]() -> controller::Result<std::vector<std::string>> {
+            auto all = place.list();
+            if (!all) return all.error();
+            std::vector<std::string> ids;
+            for (const auto& s : *all) ids.push_back(s.id);
+            return ids;
+          };
+          c.connect = [&place, &streams](const std::string& i, std::uint16_t port) {
+            ++streams;
+            return place.connect(i, port);
+          };
+          c.read_token = [&place](const std::string& i) {
+            return controller::read_space_token(place, i);
+          };
+        });
     {
     // Closed before the acceptor stops: its loop ends only when no connection is left.
-    dispatch_test::Client client(acceptor.port());
-    const std::string req = dispatch_test::get("/api/spaces/" + id + "/echo");
+    controller::dispatch::testing::Client client(acceptor.port());
+    const std::string req = controller::dispatch::testing::get("/api/spaces/" + id + "/echo");
     for (int i = 0; i < 20; ++i) {  // warm-up: login, stream, placement
       client.send(req);
       if (client.read_answer().status != 200) rc = 1;

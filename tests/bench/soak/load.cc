@@ -1,4 +1,5 @@
 #include "tests/bench/soak/load.h"
+#include "policy/number.h"
 
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -16,6 +17,8 @@
 #include <cstring>
 #include <ctime>
 #include <new>
+#include <optional>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -128,8 +131,14 @@ bool read_answer(int fd, std::string& buffer, int& status, std::string& body, bo
   for (char& ch : head) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   status = http_status(buffer.substr(0, end + 4));
   std::size_t length = 0;
-  if (const std::size_t at = head.find("\r\ncontent-length:"); at != std::string::npos)
-    length = static_cast<std::size_t>(std::strtoull(head.c_str() + at + 17, nullptr, 10));
+  if (const std::size_t at = head.find("\r\ncontent-length:"); at != std::string::npos) {
+    std::string_view value = std::string_view(head).substr(at + 17);
+    value = value.substr(0, value.find("\r\n"));
+    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+    const std::optional<std::size_t> n = policy::parse_number<std::size_t>(value);
+    if (!n) return false;  // a length that does not read: no answer
+    length = *n;
+  }
   closes = head.find("\r\nconnection: close") != std::string::npos;
   buffer.erase(0, end + 4);
   while (buffer.size() < length) {

@@ -11,12 +11,15 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "policy/number.h"
 #include "tests/bench/common/dns.h"
 #include "tests/bench/common/gatekeeper.h"
 #include "tests/bench/common/netns.h"
@@ -75,7 +78,9 @@ double metric_sum(const std::string& text, const std::string& name) {
     if (!line_start ||
         (line.size() > name.size() && line[name.size()] != ' ' && line[name.size()] != '{'))
       continue;
-    sum += std::atof(line.c_str() + line.rfind(' ') + 1);
+    const std::optional<double> v = policy::parse_number<double>(line.substr(line.rfind(' ') + 1));
+    if (!v) return std::numeric_limits<double>::quiet_NaN();  // printed as nan: the run is unread
+    sum += *v;
   }
   return sum;
 }

@@ -17,6 +17,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -25,6 +26,8 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/process.h"
+#include "policy/number.h"
+#include "tests/bench/common/process.h"
 #include "tests/bench/common/report.h"
 
 namespace {
@@ -77,7 +80,8 @@ long iptables_rules() {
 long meminfo_kib(const std::string& key) {
   std::ifstream in("/proc/meminfo");
   for (std::string l; std::getline(in, l);)
-    if (l.rfind(key + ":", 0) == 0) return std::atol(l.c_str() + key.size() + 1);
+    if (l.rfind(key + ":", 0) == 0)
+      return bench::kib_value(std::string_view(l).substr(key.size() + 1)).value_or(-1);
   return -1;
 }
 
@@ -93,7 +97,12 @@ std::pair<long, long> rss_of(const std::string& name) {
     if (c != name) continue;
     std::ifstream status(e.path() / "status");
     for (std::string l; std::getline(status, l);)
-      if (l.rfind("VmRSS:", 0) == 0) total += std::atol(l.c_str() + 6), ++count;
+      if (l.rfind("VmRSS:", 0) == 0) {
+        const std::optional<long> kib = bench::kib_value(std::string_view(l).substr(6));
+        if (!kib) return {-1, -1};  // a status line that does not read: no total at all
+        total += *kib;
+        ++count;
+      }
   }
   return {total, count};
 }
@@ -145,16 +154,17 @@ int main(int argc, char** argv) {
   long budget_minutes = 0;  // 0: no budget
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--count" && i + 1 < argc)
-      count = static_cast<std::size_t>(std::atol(argv[++i]));
+    if (a == "--count" && i + 1 < argc && policy::parse_number<std::size_t>(argv[i + 1]))
+      count = *policy::parse_number<std::size_t>(argv[++i]);
     else if (a == "--spacectl" && i + 1 < argc)
       spacectl = argv[++i];
     else if (a == "--subnet-pool" && i + 1 < argc)
       pool = argv[++i];
     else if (a == "--disk" && i + 1 < argc)
       disk = argv[++i];
-    else if (a == "--budget-minutes" && i + 1 < argc)
-      budget_minutes = std::atol(argv[++i]);
+    else if (a == "--budget-minutes" && i + 1 < argc &&
+             policy::parse_number<long>(argv[i + 1]).value_or(-1) >= 0)
+      budget_minutes = *policy::parse_number<long>(argv[++i]);
     else {
       std::cerr << "usage: bench_spaces [--count N] [--spacectl PATH] [--subnet-pool CIDR] [--disk "
                    "SIZE] [--budget-minutes M]\n";
@@ -215,7 +225,16 @@ int main(int argc, char** argv) {
     for (std::string l; std::getline(err, l);) {
       // "timing:    41.2 ms  docker network create … gk-…": the kind is the words before "…".
       if (l.rfind("timing:", 0) != 0) continue;
-      const double v = std::atof(l.c_str() + 7);
+      // The figure is the first word after "timing:" and its padding.
+      std::string_view figure = std::string_view(l).substr(7);
+      while (!figure.empty() && figure.front() == ' ') figure.remove_prefix(1);
+      const std::optional<double> parsed =
+          policy::parse_number<double>(figure.substr(0, figure.find(' ')));
+      if (!parsed) {
+        std::cerr << "bench_spaces: a timing line that does not read: " << l << "\n";
+        continue;
+      }
+      const double v = *parsed;
       std::string kind = l.substr(l.find("ms") + 4);
       if (const std::size_t dots = kind.find(" …"); dots != std::string::npos)
         kind = kind.substr(0, dots);

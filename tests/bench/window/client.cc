@@ -1,4 +1,5 @@
 #include "tests/bench/window/client.h"
+#include "policy/number.h"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -62,7 +63,12 @@ Answer parse_answer(const std::string& in, bool eof) {
     a.close = true;
     return a;
   }
-  const std::size_t want = std::strtoul(std::string(*length).c_str(), nullptr, 10);
+  const std::optional<std::size_t> parsed = policy::parse_number<std::size_t>(*length);
+  if (!parsed) {
+    a.failure = "a Content-Length that is not a count";
+    return a;
+  }
+  const std::size_t want = *parsed;
   if (body > want) {
     a.failure = "bytes after the answer";
   } else if (body == want) {
