@@ -1,4 +1,5 @@
 #include "controller/process.h"
+#include "controller/process_timings.h"
 
 #include "controller/signals.h"
 
@@ -99,8 +100,9 @@ static ProcessOutcome run_process_untimed(const ProcessRequest& request) {
     if (!request.inherit_stdio) setpgid(0, 0);
     // Whatever spacectl's parent ignored or blocked is not passed on (an ignored SIGCHLD or
     // SIGINT would change how the child behaves).
-    for (int s = 1; s < NSIG; ++s)
+    for (int s = 1; s < NSIG; ++s) {
       if (s != SIGKILL && s != SIGSTOP) signal(s, SIG_DFL);
+    }
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -273,8 +275,10 @@ std::string call_summary(const std::vector<std::string>& argv) {
     if (argv[i].empty() || argv[i][0] == '-') break;
     out += " " + argv[i];
     ++words;
-    if (argv[i] != "network" && argv[i] != "volume" && argv[i] != "image" && argv[i] != "container")
+    if (argv[i] != "network" && argv[i] != "volume" && argv[i] != "image" &&
+        argv[i] != "container") {
       break;
+    }
   }
   if (argv.size() > words + 1) out += " … " + argv.back().substr(0, 60);
   return out;
@@ -283,6 +287,8 @@ std::string call_summary(const std::vector<std::string>& argv) {
 }  // namespace
 
 void set_process_timings(bool on) { timings_on.store(on); }
+
+bool process_timings_on() { return timings_on.load(); }
 
 ProcessOutcome run_process(const ProcessRequest& request) {
   if (!timings_on.load() || request.argv.empty()) return run_process_untimed(request);

@@ -7,8 +7,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <utility>
+
+#include "controller/process_timings.h"
 
 namespace controller::code {
 namespace {
@@ -96,6 +99,7 @@ ExecStream::~ExecStream() {
     kill_group();
     waitpid(pid_, nullptr, 0);
   }
+  print_timing();
   close_fd(in_);
   close_fd(out_);
   close_fd(err_);
@@ -143,9 +147,10 @@ Result<void> ExecStream::pump(bool want_stdout, bool want_stdin, int max_wait_ms
     if (r > 0) {
       into.append(buffer, static_cast<std::size_t>(r));
       received_ += static_cast<std::size_t>(r);
-      if (received_ > output_cap_)
+      if (received_ > output_cap_) {
         return failure(Code::kCodeTransferFailed, "printed more than " + std::to_string(output_cap_) +
                                                       " bytes (the process group was killed)");
+      }
     } else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
       close_fd(fd);
     }
@@ -199,6 +204,13 @@ Result<std::string> ExecStream::read_some(std::size_t max) {
   return out;
 }
 
+void ExecStream::print_timing() {
+  if (timed_ || !process_timings_on()) return;
+  timed_ = true;
+  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - started_).count();
+  std::fprintf(stderr, "timing: %7.1f ms  stream: %s\n", ms, what_.c_str());
+}
+
 Result<int> ExecStream::finish() {
   close_stdin();
   for (;;) {
@@ -219,6 +231,7 @@ Result<int> ExecStream::finish() {
   }
   // A grandchild left in the group (it kept a copy of a pipe) dies with the transfer.
   kill_group();
+  print_timing();
   if (WIFEXITED(status_)) return WEXITSTATUS(status_);
   return 128 + WTERMSIG(status_);
 }

@@ -50,12 +50,16 @@ class ExecStream {
   // Polls once: drains stderr, and stdout into buffer_; false with a failure at deadline/cap.
   Result<void> pump(bool want_stdout, bool want_stdin, int max_wait_ms = -1);
   Failure failure(Code code, const std::string& why);
+  // With --timings, one line: the wall time from start to the child's end (once).
+  void print_timing();
 
   pid_t pid_ = -1;
   int in_ = -1, out_ = -1, err_ = -1;
   bool exited_ = false;
   int status_ = 0;
   Clock::time_point deadline_;
+  Clock::time_point started_ = Clock::now();  // for --timings
+  bool timed_ = false;
   std::string what_, buffer_, err_text_;
   std::size_t received_ = 0;
   std::size_t output_cap_ = kTransferOutputCap;

@@ -1,7 +1,8 @@
 // One action at a time per space: `code history`, `code in` and `code out` take the space's lock
 // (records.h SpaceLock), and a second one while another holds it is turned away at once with
 // space_busy (exit 7), never left waiting and never run beside it (two history runs would both
-// write the side repository inside; history beside code out would race on the space's refs).
+// send the history and race on the shallow mark; history beside code out would race on the
+// space's refs).
 // The real spacectl runs against the fake docker; the first action is held inside its first
 // `docker exec` until the test lets it go, so "at once" means: answered while the first still held
 // the lock, with no clock involved.
@@ -65,8 +66,9 @@ class CodeLockTest : public FakeDockerTest {
   // True once the fake docker logged an exec: the first action is inside it, holding the lock.
   bool wait_for_exec() {
     for (int i = 0; i < 6000; ++i) {
-      for (const Call& c : calls())
+      for (const Call& c : calls()) {
         if (!c.argv.empty() && c.argv[0] == "exec") return true;
+      }
       usleep(10000);
     }
     return false;

@@ -1,13 +1,18 @@
 #include "controller/code/transfer.h"
 
+#include <git2/sys/repository.h>
+
 #include <algorithm>
+#include <fstream>
 #include <future>
 #include <memory>
 #include <regex>
+#include <unordered_set>
 
 #include "controller/code/exec_stream.h"
 #include "controller/code/git2.h"
 #include "controller/code/project.h"
+#include "controller/temp_dir.h"
 #include "policy/number.h"
 
 namespace controller::code {
@@ -93,14 +98,17 @@ std::string shown(const std::string& text) {
   return t;
 }
 
-// One receive-pack run: read the advertisement (shown, never used to decide what to send), send
-// shallow lines and commands, the pack, then require "unpack ok" and "ok <ref>" for every ref.
-Result<void> push(const std::vector<std::string>& argv, Clock::time_point deadline, const std::string& what,
-                  const std::vector<std::string>& shallow, const std::vector<RefUpdate>& updates, git_packbuilder* pb) {
-  Result<std::unique_ptr<ExecStream>> started = ExecStream::start(argv, deadline, what);
-  if (!started) return started.error();
-  ExecStream& s = **started;
+// What a receive-pack announced before its first flush. Its refs are never used to decide
+// anything; its shallow lines tell `code history` whether the space still lacks the history.
+struct Advertisement {
   bool report_status = false;
+  std::vector<std::string> shallow;  // 40 lowercase hex each
+};
+
+// Reads the advertisement strictly: a first line of an id, a space, a name, NUL and
+// capabilities; then only ref lines or `shallow <id>`; at most kLinesMax lines.
+Result<Advertisement> read_advertisement(ExecStream& s, const std::string& what) {
+  Advertisement adv;
   for (std::size_t line = 0;; ++line) {
     if (line > kLinesMax) {
       s.kill_group();
@@ -118,16 +126,33 @@ Result<void> push(const std::vector<std::string>& argv, Clock::time_point deadli
       }
       std::string caps = " " + l.substr(nul + 1);
       if (!caps.empty() && caps.back() == '\n') caps.pop_back();
-      report_status = (caps + " ").find(" report-status ") != std::string::npos;
-    } else if (!(l.rfind("shallow ", 0) == 0 || (l.size() > 41 && is_hex40(std::string_view(l).substr(0, 40)) && l[40] == ' '))) {
+      adv.report_status = (caps + " ").find(" report-status ") != std::string::npos;
+    } else if (l.rfind("shallow ", 0) == 0) {
+      std::string_view id = std::string_view(l).substr(8);
+      if (!id.empty() && id.back() == '\n') id.remove_suffix(1);
+      if (!is_hex40(id)) {
+        s.kill_group();
+        return fail(Code::kCodeTransferFailed,
+                    what + ": the space sent a malformed shallow line: " + shown(l));
+      }
+      adv.shallow.emplace_back(id);
+    } else if (!(l.size() > 41 && is_hex40(std::string_view(l).substr(0, 40)) && l[40] == ' ')) {
       s.kill_group();
       return fail(Code::kCodeTransferFailed, what + ": the space sent an advertisement line of unknown shape: " + shown(l));
     }
   }
-  if (!report_status) {
+  if (!adv.report_status) {
     s.kill_group();
     return fail(Code::kCodeTransferFailed, what + ": the space's receive-pack does not offer report-status");
   }
+  return adv;
+}
+
+// After the advertisement: shallow lines and commands, the pack, then "unpack ok" and
+// "ok <ref>" for every ref, and receive-pack's exit 0.
+Result<void> send_pack(ExecStream& s, const std::string& what,
+                       const std::vector<std::string>& shallow,
+                       const std::vector<RefUpdate>& updates, git_packbuilder* pb) {
   std::string commands;
   for (const std::string& id : shallow) commands += pkt("shallow " + id + "\n");
   for (std::size_t i = 0; i < updates.size(); ++i) {
@@ -202,6 +227,95 @@ Result<void> insert_walk(git_repository* repo, git_packbuilder* pb, const std::s
   return git2_check(git_packbuilder_insert_walk(pb, walk.get()), what + ": collect objects");
 }
 
+// The history behind `base` that a space holding base's commit and tree lacks: every commit
+// before base, and each tree and blob they reach that base's tree does not. A tree already known
+// (in base's tree, or put in the pack) is not entered again: everything under it is known too.
+class HistoryPack {
+ public:
+  HistoryPack(git_repository* repo, git_packbuilder* pb, std::string what)
+      : repo_(repo), pb_(pb), what_(std::move(what)) {}
+
+  Result<void> add(git_commit* base) {
+    if (auto r = visit(*git_commit_tree_id(base), "", false); !r) return r;
+    git_revwalk* raw = nullptr;
+    if (auto r = git2_check(git_revwalk_new(&raw, repo_), what_ + ": walk"); !r) return r;
+    Revwalk walk(raw);
+    const unsigned int parents = git_commit_parentcount(base);
+    for (unsigned int i = 0; i < parents; ++i) {
+      if (auto r = git2_check(git_revwalk_push(walk.get(), git_commit_parent_id(base, i)),
+                              what_ + ": walk from a parent of the base");
+          !r) {
+        return r;
+      }
+    }
+    git_oid id;
+    int rc = 0;
+    while ((rc = git_revwalk_next(&id, walk.get())) == 0) {
+      if (auto r = git2_check(git_packbuilder_insert(pb_, &id, nullptr),
+                              what_ + ": collect commit " + oid_hex(id));
+          !r) {
+        return r;
+      }
+      git_commit* c = nullptr;
+      if (auto r = git2_check(git_commit_lookup(&c, repo_, &id),
+                              what_ + ": look up commit " + oid_hex(id));
+          !r) {
+        return r;
+      }
+      Commit commit(c);
+      if (auto r = visit(*git_commit_tree_id(commit.get()), "", true); !r) return r;
+    }
+    if (rc != GIT_ITEROVER) return git2_check(rc, what_ + ": walk the history");
+    return {};
+  }
+
+ private:
+  // Marks a tree (and what it holds) known; with `insert`, puts what was not known in the pack.
+  Result<void> visit(const git_oid& tree_id, const std::string& path, bool insert) {
+    if (!known_.emplace(reinterpret_cast<const char*>(tree_id.id), GIT_OID_RAWSZ).second) return {};
+    if (insert) {
+      if (auto r = git2_check(git_packbuilder_insert(pb_, &tree_id, path.c_str()),
+                              what_ + ": collect tree " + oid_hex(tree_id));
+          !r) {
+        return r;
+      }
+    }
+    git_tree* raw = nullptr;
+    if (auto r = git2_check(git_tree_lookup(&raw, repo_, &tree_id),
+                            what_ + ": look up tree " + oid_hex(tree_id));
+        !r) {
+      return r;
+    }
+    Tree tree(raw);
+    const std::size_t n = git_tree_entrycount(tree.get());
+    for (std::size_t i = 0; i < n; ++i) {
+      const git_tree_entry* e = git_tree_entry_byindex(tree.get(), i);
+      const git_oid* id = git_tree_entry_id(e);
+      const std::string name =
+          path.empty() ? git_tree_entry_name(e) : path + "/" + git_tree_entry_name(e);
+      // A gitlink (a submodule's commit) is not in this repository: it never travels.
+      const git_object_t type = git_tree_entry_type(e);
+      if (type == GIT_OBJECT_TREE) {
+        if (auto r = visit(*id, name, insert); !r) return r;
+      } else if (type == GIT_OBJECT_BLOB &&
+                 known_.emplace(reinterpret_cast<const char*>(id->id), GIT_OID_RAWSZ).second &&
+                 insert) {
+        if (auto r = git2_check(git_packbuilder_insert(pb_, id, name.c_str()),
+                                what_ + ": collect blob " + oid_hex(*id));
+            !r) {
+          return r;
+        }
+      }
+    }
+    return {};
+  }
+
+  git_repository* repo_;
+  git_packbuilder* pb_;
+  std::string what_;
+  std::unordered_set<std::string> known_;  // raw ids
+};
+
 std::vector<std::string> inner(const SpaceExec& exec, const TransferOptions& options, const std::vector<std::string>& command) {
   const long long seconds = (options.timeout.count() + 999) / 1000 + options.inner_margin_seconds;
   std::vector<std::string> argv = exec.argv_prefix;
@@ -223,6 +337,34 @@ Result<ExecOutput> inside_all(const SpaceExec& exec, const std::vector<std::vect
     last = *r;
   }
   return last;
+}
+
+// A fixed command inside that reads `input` on its stdin (argv through the place's exec, no
+// shell; inside under `timeout -s KILL`). What it prints is only shown.
+Result<ExecOutput> inside_fed(const SpaceExec& exec, const TransferOptions& options,
+                              const std::vector<std::string>& command, const std::string& input,
+                              const std::string& what) {
+  std::vector<std::string> argv = exec.argv_prefix;
+  argv.insert(argv.end(),
+              {"/usr/bin/timeout", "-s", "KILL",
+               std::to_string(kScriptTimeout.count() / 1000 + options.inner_margin_seconds)});
+  argv.insert(argv.end(), command.begin(), command.end());
+  Result<std::unique_ptr<ExecStream>> started =
+      ExecStream::start(argv, Clock::now() + kScriptTimeout, what);
+  if (!started) return started.error();
+  ExecStream& s = **started;
+  if (auto r = s.write_all(input); !r) return r.error();
+  s.close_stdin();
+  std::string out;
+  for (;;) {
+    Result<std::string> chunk = s.read_some(4096);
+    if (!chunk) return chunk.error();
+    if (chunk->empty()) break;
+    if (out.size() < 2000) out += *chunk;
+  }
+  Result<int> status = s.finish();
+  if (!status) return status.error();
+  return ExecOutput{*status, shown(out), s.stderr_tail()};
 }
 
 void say(const TransferOptions& options, const std::string& line) {
@@ -250,30 +392,82 @@ Result<std::string> probe_git(const std::string& space_id, const SpaceExec& exec
   return first;
 }
 
-Result<CodeInResult> transfer(Project& project, const std::string& space_id, const Snapshot& snap, const SpaceExec& exec,
-                              const TransferOptions& options) {
+// Packs built from `repo` try one delta each, against the object before: libgit2's packbuilder
+// (1.5) reads pack.windowMemory from the repository's config, and a one-byte limit narrows its
+// delta window (ten objects) to one. Near-identical neighbours still delta; the files of one tree
+// seldom delta against any other, and the pack crosses a local pipe: the wider search cost more
+// than it saved (a 5,000-file tree: the same bytes, about half the time). The setting lives in
+// this handle's config only, read from a file in a private temporary folder; the user's config is
+// never written.
+Result<void> with_narrow_delta_window(git_repository* repo, const std::string& where) {
+  Result<OwnedTempDir> dir = OwnedTempDir::make("code-in");
+  if (!dir) return dir.error();
+  const std::string file = dir->path() + "/config";
+  {
+    std::ofstream out(file);
+    out << "[pack]\n\twindowMemory = 1\n";
+    out.close();
+    if (!out) return fail(Code::kCodeInFailed, where + ": write " + file);
+  }
+  git_config* raw = nullptr;
+  if (auto r = git2_check(git_config_new(&raw), where + ": new config"); !r) return r;
+  Config config(raw);
+  if (auto r = git2_check(
+          git_config_add_file_ondisk(config.get(), file.c_str(), GIT_CONFIG_LEVEL_APP, repo, 0),
+          where + ": read " + file);
+      !r) {
+    return r;
+  }
+  git_repository_set_config(repo, config.get());  // takes its own reference
+  return {};
+}
+
+// The tree id of a commit here, "" when it cannot be read.
+std::string tree_of(git_repository* repo, const std::string& commit) {
+  git_oid id;
+  if (git_oid_fromstr(&id, commit.c_str()) < 0) return "";
+  git_commit* raw = nullptr;
+  if (git_commit_lookup(&raw, repo, &id) < 0) return "";
+  Commit c(raw);
+  return oid_hex(*git_commit_tree_id(c.get()));
+}
+
+// What the two looks at the space found: its git's version, and whether the project path is
+// taken (in any form, a dangling link included: one `test` with both primaries). Both only read,
+// so they go at once (each exec is a round trip to the place).
+struct SpaceLook {
+  std::string path;
+  Result<std::string> version;
+  Result<ExecOutput> taken;
+};
+
+SpaceLook look_at_space(const std::string& space_id, const std::string& path,
+                        const SpaceExec& exec) {
+  auto taken = std::async(std::launch::async, [&] {
+    return inside(exec, {"/bin/test", "-e", path, "-o", "-L", path});
+  });
+  Result<std::string> version = probe_git(space_id, exec);
+  return SpaceLook{path, std::move(version), taken.get()};
+}
+
+Result<CodeInResult> transfer(Project& project, const std::string& space_id, const Snapshot& snap,
+                              const SpaceExec& exec, const TransferOptions& options,
+                              SpaceLook look) {
   CodeInResult result;
   result.snapshot = snap;
   result.space_path = "/spaces/" + space_id + "/" + snap.folder;
   result.project_path = snap.prefix.empty() ? result.space_path : result.space_path + "/" + snap.prefix;
   const std::string where = "code in " + space_id;
-  // The git probe and the look at the project path only read: made at once (each exec is a round
-  // trip to the place). The probe's refusal comes first, as if it had run alone.
-  // The project path must not exist in any form (a dangling link included): one `test` with both
-  // primaries.
-  auto look = std::async(std::launch::async, [&] {
-    return inside(exec, {"/bin/test", "-e", result.space_path, "-o", "-L", result.space_path});
-  });
-  Result<std::string> version = probe_git(space_id, exec);
-  Result<ExecOutput> taken = look.get();
-  if (!version) return version.error();
-  result.space_git = *version;
-  say(options, "space git: " + *version);
-  if (!taken) {
+  // The probe's refusal comes first, as if it had run alone.
+  if (look.path != result.space_path) look = look_at_space(space_id, result.space_path, exec);
+  if (!look.version) return look.version.error();
+  result.space_git = *look.version;
+  say(options, "space git: " + *look.version);
+  if (!look.taken) {
     return fail(Code::kCodeTransferFailed,
-                where + ": look at " + result.space_path + ": " + taken.error().message);
+                where + ": look at " + result.space_path + ": " + look.taken.error().message);
   }
-  if (taken->exit_code == 0) {
+  if (look.taken->exit_code == 0) {
     return fail(Code::kSpacePathInUse,
                 where + ": " + result.space_path +
                     " already exists in the space (remove this space and create a new one)");
@@ -288,9 +482,9 @@ Result<CodeInResult> transfer(Project& project, const std::string& space_id, con
   }
   say(options, "space repository: " + result.space_path);
 
-  // The identity is set while the packs travel (receive-pack never writes the config; the two
-  // `git config` runs follow each other, each takes the config's lock), so the checkout's reflog
-  // still carries it. Waited for before any return below (a future's destructor waits).
+  // The identity is set while the pack travels (receive-pack never writes the config; the two
+  // `git config` runs follow each other, each takes the config's lock), so HEAD's reflog still
+  // carries it. Waited for before any return below (a future's destructor waits).
   const std::string& p = result.space_path;
   std::vector<std::vector<std::string>> identity;
   if (snap.user_name) identity.push_back({kGit, "-C", p, "config", "user.name", *snap.user_name});
@@ -300,66 +494,87 @@ Result<CodeInResult> transfer(Project& project, const std::string& space_id, con
   auto identity_set = std::async(std::launch::async, [&] { return inside_all(exec, identity); });
 
   git_repository* repo = project.repo.get();
-  const auto deadline_of = [&] { return Clock::now() + options.timeout; };
-  // The shallow base needs receive.shallowUpdate; given on receive-pack's command line, nothing
-  // but the identity is written to the space's config.
-  const std::vector<std::string> receive = inner(
-      exec, options, {kGit, "-c", "receive.shallowUpdate=true", "receive-pack", result.space_path});
-  {
-    Result<Packbuilder> pb = new_pack(repo, where);
-    if (!pb) return pb.error();
-    git_oid base;
-    git_oid_fromstr(&base, snap.base.c_str());
-    if (auto r = git2_check(git_packbuilder_insert_commit(pb->get(), &base), where + ": collect the base commit"); !r) return r.error();
-    git_commit* raw = nullptr;
-    if (auto r = git2_check(git_commit_lookup(&raw, repo, &base), where + ": look up the base commit"); !r) return r.error();
-    Commit base_commit(raw);
-    std::vector<std::string> shallow;
-    if (git_commit_parentcount(base_commit.get()) > 0) shallow.push_back(snap.base);
-    if (auto r = push(receive, deadline_of(), where + ": push the base", shallow,
-                      {{kZero, snap.base, "refs/openchamber/base"}}, pb->get());
-        !r) {
-      return r.error();
+  // One receive-pack session carries the base (its commit and tree, marked shallow: the shallow
+  // base needs receive.shallowUpdate, given on its command line so nothing but the identity is
+  // written to the space's config) and the two snapshot commits, in one pack, under one command:
+  // `refs/openchamber/start`, which reaches all three. One command only: git's receive-pack (2.39)
+  // drops every command after the first one that adds a shallow commit, and each of ours would.
+  // The other two refs are set in the unfold. The session starts before the pack is collected,
+  // so the exec's start-up and our walk overlap.
+  const std::string what = where + ": push the base and the snapshot";
+  Result<std::unique_ptr<ExecStream>> started = ExecStream::start(
+      inner(exec, options,
+            {kGit, "-c", "receive.shallowUpdate=true", "receive-pack", result.space_path}),
+      Clock::now() + options.timeout, what);
+  if (!started) return started.error();
+  ExecStream& stream = **started;
+  if (auto r = with_narrow_delta_window(repo, where); !r) return r.error();
+  Result<Packbuilder> pb = new_pack(repo, where);
+  if (!pb) return pb.error();
+  git_oid base;
+  git_oid_fromstr(&base, snap.base.c_str());
+  if (auto r = git2_check(git_packbuilder_insert_commit(pb->get(), &base),
+                          where + ": collect the base commit");
+      !r) {
+    return r.error();
+  }
+  if (snap.start != snap.base) {
+    if (auto r = insert_walk(repo, pb->get(), snap.start, snap.base, where); !r) return r.error();
+  }
+  git_commit* raw = nullptr;
+  if (auto r =
+          git2_check(git_commit_lookup(&raw, repo, &base), where + ": look up the base commit");
+      !r) {
+    return r.error();
+  }
+  Commit base_commit(raw);
+  std::vector<std::string> shallow;
+  if (git_commit_parentcount(base_commit.get()) > 0) shallow.push_back(snap.base);
+  Result<Advertisement> adv = read_advertisement(stream, what);
+  if (!adv) return adv.error();
+  if (auto r = send_pack(stream, what, shallow, {{kZero, snap.start, "refs/openchamber/start"}},
+                         pb->get());
+      !r) {
+    return r.error();
+  }
+  say(options, "sent the base " + snap.base.substr(0, 12) + " and the snapshot " +
+                   snap.start.substr(0, 12) + " (" +
+                   std::to_string(git_packbuilder_object_count(pb->get())) + " objects)");
+
+  // The unfold, two lines at once. Work tree: `read-tree -u --reset` the start commit (HEAD is not
+  // read), then the index: `read-tree` the staged tree (both by id: their refs may not be there
+  // yet). Refs: once the identity is set (so the reflogs carry it), one `update-ref --stdin`
+  // creates `refs/openchamber/base` and `refs/openchamber/start-index` and sets HEAD to the base
+  // (through the branch `init` named, or detached), as one transaction. Each line takes its own
+  // locks (the index; the refs), none reads what the other writes.
+  auto head_set = std::async(std::launch::async, [&]() -> Result<ExecOutput> {
+    Result<ExecOutput> named = identity_set.get();
+    if (!named || named->exit_code != 0) return named;
+    std::string commands = "create refs/openchamber/base " + snap.base + "\n" +
+                           "create refs/openchamber/start-index " + snap.staged + "\n";
+    if (snap.branch.empty()) commands += "option no-deref\n";
+    commands += "update HEAD " + snap.base + "\n";
+    return inside_fed(exec, options,
+                      {kGit, "-C", p, "update-ref", "-m", "openchamber: code in", "--stdin"},
+                      commands, where + ": set the refs inside");
+  });
+  // When the work tree holds nothing the index does not (clean mode, or no unstaged and no
+  // untracked change), the first read-tree leaves the index right already.
+  std::vector<std::vector<std::string>> unfold_steps = {
+      {kGit, "-C", p, "read-tree", "-u", "--reset", snap.start}};
+  if (tree_of(repo, snap.staged).empty() ||
+      tree_of(repo, snap.staged) != tree_of(repo, snap.start)) {
+    unfold_steps.push_back({kGit, "-C", p, "read-tree", snap.staged});
+  }
+  Result<ExecOutput> unfold = inside_all(exec, unfold_steps);
+  Result<ExecOutput> head = head_set.get();
+  for (const Result<ExecOutput>* r : {&head, &unfold}) {
+    if (!*r) return fail(Code::kCodeUnfoldFailed, where + ": unfold: " + (*r).error().message);
+    if ((*r)->exit_code != 0) {
+      return fail(Code::kCodeUnfoldFailed, where + ": unfold inside exited " +
+                                               std::to_string((*r)->exit_code) + ": " +
+                                               shown((*r)->err));
     }
-    say(options, "sent the base " + snap.base.substr(0, 12) + " (" + std::to_string(git_packbuilder_object_count(pb->get())) + " objects)");
-  }
-  {
-    Result<Packbuilder> pb = new_pack(repo, where);
-    if (!pb) return pb.error();
-    if (snap.start != snap.base) {
-      if (auto r = insert_walk(repo, pb->get(), snap.start, snap.base, where); !r) return r.error();
-    }
-    std::vector<std::string> shallow;
-    if (auto r = push(receive, deadline_of(), where + ": push the snapshot", shallow,
-                      {{kZero, snap.staged, "refs/openchamber/start-index"},
-                       {kZero, snap.start, "refs/openchamber/start"}},
-                      pb->get());
-        !r) {
-      return r.error();
-    }
-    say(options, "sent the snapshot " + snap.start.substr(0, 12) + " (" + std::to_string(git_packbuilder_object_count(pb->get())) + " objects)");
-  }
-  // Identity first, so the checkout's reflog carries it; then HEAD, index and work tree.
-  Result<ExecOutput> named = identity_set.get();
-  if (!named) return fail(Code::kCodeUnfoldFailed, where + ": unfold: " + named.error().message);
-  if (named->exit_code != 0) {
-    return fail(Code::kCodeUnfoldFailed, where + ": unfold inside exited " +
-                                             std::to_string(named->exit_code) + ": " +
-                                             shown(named->err));
-  }
-  std::vector<std::vector<std::string>> steps;
-  if (snap.branch.empty()) {
-    steps.push_back({kGit, "-C", p, "checkout", "--quiet", "--detach", "refs/openchamber/start"});
-  } else {
-    steps.push_back(
-        {kGit, "-C", p, "checkout", "--quiet", "-B", snap.branch, "refs/openchamber/start"});
-  }
-  steps.push_back({kGit, "-C", p, "reset", "--quiet", "--soft", "refs/openchamber/base"});
-  steps.push_back({kGit, "-C", p, "read-tree", "refs/openchamber/start-index"});
-  Result<ExecOutput> unfold = inside_all(exec, steps);
-  if (!unfold) return fail(Code::kCodeUnfoldFailed, where + ": unfold: " + unfold.error().message);
-  if (unfold->exit_code != 0) {
-    return fail(Code::kCodeUnfoldFailed, where + ": unfold inside exited " + std::to_string(unfold->exit_code) + ": " + shown(unfold->err));
   }
   say(options, "unfolded into " + result.project_path);
   return result;
@@ -398,12 +613,24 @@ Result<CodeInResult> bring_code_in(const std::string& repository, const std::str
   if (options.inner_margin_seconds < 1 || options.inner_margin_seconds > 3600) {
     return fail(Code::kInvalidArgument, "code in: inner margin must be 1 to 3,600 s");
   }
+  // The looks at the space need only the project's folder name: they go while the snapshot is
+  // taken (the first exec also pays the place's look at the container). A repository that does
+  // not open gets its refusal from take_snapshot, and a snapshot refusal comes first.
+  std::future<SpaceLook> look;
+  if (Result<Project> early = open_project(repository); early) {
+    const std::string path = "/spaces/" + space_id + "/" + space_folder_name(early->top);
+    look = std::async(std::launch::async,
+                      [&space_id, &exec, path] { return look_at_space(space_id, path, exec); });
+  }
   Result<Snapshot> snap = take_snapshot(repository, space_id, mode);
   if (!snap) return snap.error();
   say(options, "snapshot: base " + snap->base.substr(0, 12) + ", start " + snap->start.substr(0, 12));
   Result<Project> project = open_project(repository);
   if (!project) return project.error();
-  Result<CodeInResult> result = transfer(*project, space_id, *snap, exec, options);
+  Result<CodeInResult> result = transfer(
+      *project, space_id, *snap, exec, options,
+      look.valid() ? look.get()
+                   : look_at_space(space_id, "/spaces/" + space_id + "/" + snap->folder, exec));
   if (result) return result;
   Failure failure = result.error();
   if (auto removed = delete_start_ref(repository, space_id, snap->start); !removed) {
@@ -432,40 +659,66 @@ Result<HistoryStatus> send_history(const std::string& repository, const std::str
   if (git_commit_lookup(&raw, repo, &base_id) < 0) return fail(Code::kInvalidArgument, where + ": " + base + " is not a commit here");
   Commit base_commit(raw);
 
-  Result<ExecOutput> shallow = inside(exec, {kGit, "-C", space_path, "rev-parse", "--is-shallow-repository"});
-  if (!shallow) return fail(Code::kHistoryTransferFailed, where + ": " + shallow.error().message);
-  if (shallow->exit_code == 0 && shallow->out == "false\n") return HistoryStatus::kAlreadyComplete;
-  if (shallow->exit_code != 0 || shallow->out != "true\n") {
-    return fail(Code::kHistoryTransferFailed, where + ": the space's answer to is-shallow-repository: " + shown(shallow->out + shallow->err));
-  }
-  const std::string side = prefix + ".openchamber-history.git";
-  Result<ExecOutput> side_init = inside_all(exec, {{"/bin/rm", "-rf", side}, {kGit, "init", "--quiet", "--bare", side}});
-  if (!side_init || side_init->exit_code != 0) {
-    return fail(Code::kHistoryTransferFailed, where + ": make the side repository: " +
-                                                  (side_init ? shown(side_init->err) : side_init.error().message));
-  }
-  auto cleanup = [&] { (void)inside(exec, {"/bin/rm", "-rf", side}); };
+  // One receive-pack session into the space's own repository. Its advertisement lists the
+  // space's shallow commits: none means the history is there already (a flush ends the session
+  // with no command); exactly the base means it is still missing. Anything else (the agent made
+  // the repository shallow elsewhere) is not ours to unshallow.
+  const std::string what = where + ": push the history";
+  Result<std::unique_ptr<ExecStream>> started =
+      ExecStream::start(inner(exec, options, {kGit, "receive-pack", space_path}),
+                        Clock::now() + options.timeout, what);
+  if (!started) return fail(Code::kHistoryTransferFailed, started.error().message);
+  ExecStream& stream = **started;
+  // Collected while the exec starts (a second call, with the history already there, wastes it).
   Result<Packbuilder> pb = new_pack(repo, where);
-  if (!pb) return pb.error();
-  if (auto r = insert_walk(repo, pb->get(), base, "", where); !r) {
-    cleanup();
+  if (!pb) return fail(Code::kHistoryTransferFailed, pb.error().message);
+  HistoryPack history(repo, pb->get(), where);
+  if (auto r = history.add(base_commit.get()); !r) {
     return fail(Code::kHistoryTransferFailed, r.error().message);
+  }
+  Result<Advertisement> adv = read_advertisement(stream, what);
+  if (!adv) return fail(Code::kHistoryTransferFailed, adv.error().message);
+  if (adv->shallow.empty()) {
+    if (auto r = stream.write_all("0000"); !r) {
+      return fail(Code::kHistoryTransferFailed, r.error().message);
+    }
+    stream.close_stdin();
+    Result<int> status = stream.finish();
+    if (!status) return fail(Code::kHistoryTransferFailed, status.error().message);
+    if (*status != 0) {
+      return fail(
+          Code::kHistoryTransferFailed,
+          what + ": receive-pack exited " + std::to_string(*status) + ": " + stream.stderr_tail());
+    }
+    return HistoryStatus::kAlreadyComplete;
+  }
+  if (adv->shallow != std::vector<std::string>{base}) {
+    stream.kill_group();
+    std::string listed;
+    for (std::size_t i = 0; i < adv->shallow.size() && i < 3; ++i) {
+      listed += (i == 0 ? "" : ", ") + adv->shallow[i];
+    }
+    return fail(Code::kHistoryTransferFailed, where + ": the space's repository is shallow at " +
+                                                  listed + (adv->shallow.size() > 3 ? ", …" : "") +
+                                                  ", not only at the base " + base);
   }
   say(options, "sending history: " + std::to_string(git_packbuilder_object_count(pb->get())) + " objects");
-  if (auto r = push(inner(exec, options, {kGit, "receive-pack", side}), Clock::now() + options.timeout,
-                    where + ": push the history", {}, {{kZero, base, "refs/openchamber/base"}}, pb->get());
+  // The command leaves the base where it is; it only carries the pack (receive-pack reads a pack
+  // for any command that is not a deletion).
+  if (auto r = send_pack(stream, what, {}, {{base, base, "refs/openchamber/base"}}, pb->get());
       !r) {
-    cleanup();
     return fail(Code::kHistoryTransferFailed, r.error().message);
   }
-  const long long seconds = (options.timeout.count() + 999) / 1000 + options.inner_margin_seconds;
-  Result<ExecOutput> fetch = exec.run({"/usr/bin/timeout", "-s", "KILL", std::to_string(seconds), kGit, "-C", space_path, "fetch",
-                                       "--quiet", "--unshallow", "--no-tags", side, "+refs/openchamber/base:refs/openchamber/base"},
-                                      options.timeout + kScriptTimeout);
-  cleanup();
-  if (!fetch || fetch->exit_code != 0) {
+  // Every commit behind the base is there now: the base stops being a shallow boundary. git has
+  // no command that drops a shallow line, so the file goes (it listed the base alone).
+  Result<ExecOutput> unshallow =
+      inside(exec, {"/bin/rm", "-f", "--", space_path + "/.git/shallow"});
+  if (!unshallow || unshallow->exit_code != 0) {
     return fail(Code::kHistoryTransferFailed,
-                where + ": fetch --unshallow inside: " + (fetch ? "exit " + std::to_string(fetch->exit_code) + ": " + shown(fetch->err) : fetch.error().message));
+                where + ": remove the shallow mark inside: " +
+                    (unshallow ? "exit " + std::to_string(unshallow->exit_code) + ": " +
+                                     shown(unshallow->err)
+                               : unshallow.error().message));
   }
   say(options, "history sent");
   return HistoryStatus::kSent;

@@ -1,9 +1,10 @@
 // Code in, transfer: the snapshot goes into the space over the place's exec, as git's own pack
-// protocol spoken by this process to the space's `git receive-pack` (stdin/stdout of the exec argv),
-// with packs built in-process by libgit2. Only what the snapshot needs goes first (the base
-// commit's tree, marked shallow, then the two snapshot commits); `send_history` brings the rest.
-// Each receive-pack runs under the host deadline (process-group kill), an output cap, and inside
-// under `timeout -s KILL <deadline + margin>` so nothing the host gave up on keeps running there.
+// protocol spoken by this process to the space's `git receive-pack` (stdin/stdout of the exec
+// argv), with packs built in-process by libgit2. Only what the snapshot needs goes first (the base
+// commit and its tree, marked shallow, and the two snapshot commits, in one session and one
+// pack); `send_history` brings the rest into the same repository. Each receive-pack runs under the
+// host deadline (process-group kill), an output cap, and inside under `timeout -s KILL <deadline +
+// margin>` so nothing the host gave up on keeps running there.
 #pragma once
 
 #include <chrono>
@@ -45,7 +46,7 @@ struct CodeInResult {
   std::string space_git;     // what `git --version` said inside
 };
 
-// take_snapshot → probe the space's git → init → two pushes → unfold. On a failure after the
+// take_snapshot → probe the space's git → init → one push → unfold. On a failure after the
 // snapshot, the start ref is deleted again (by its expected value); what reached the space stays
 // there (the space is the unit to remove).
 Result<CodeInResult> bring_code_in(const std::string& repository, const std::string& space_id, Mode mode,
@@ -54,8 +55,9 @@ Result<CodeInResult> bring_code_in(const std::string& repository, const std::str
 enum class HistoryStatus : std::uint8_t { kSent, kAlreadyComplete, kHostShallow };
 std::string_view history_word(HistoryStatus status);
 
-// Full history of `base` through a side bare repository inside, then `fetch --unshallow` there.
-// Changes no work tree, index or HEAD inside.
+// The history behind `base` (only the objects the space lacks) in one receive-pack session into
+// the space's repository, whose advertisement says whether the space is still shallow at the base
+// (and nowhere else); then the shallow mark goes. Changes no work tree, index or HEAD inside.
 Result<HistoryStatus> send_history(const std::string& repository, const std::string& space_id, const std::string& space_path,
                                    const std::string& base, const SpaceExec& exec, const TransferOptions& options);
 

@@ -8,7 +8,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <set>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -36,6 +40,7 @@ for a in "$@"; do
   set -- "$@" "$a"
 done
 shift $n
+printf '%s\n' "$*" >> "$root/calls.log"
 pack=no
 for a in "$@"; do [ "$a" = receive-pack ] && pack=yes; done
 if [ "$mode" = nogit ] && [ "$1" = /usr/bin/git ]; then echo "exec: git: not found" >&2; exit 127; fi
@@ -161,8 +166,8 @@ TEST_F(TransferTest, SpaceEqualsTheHostLineForLine) {
 
 // Each fixed command is an exec round trip to the place: the version probe and the look at the
 // project path go at once, receive.shallowUpdate rides on receive-pack's command line instead of a
-// `git config` of its own, and the identity is set while the packs travel.
-TEST_F(TransferTest, CodeInRunsEightFixedCommandsAndSetsOnlyTheIdentityInside) {
+// `git config` of its own, and the identity is set while the pack travels.
+TEST_F(TransferTest, CodeInRunsSevenFixedCommandsAndSetsOnlyTheIdentityInside) {
   ASSERT_EQ(std::system(("rm -rf '" + repo_ + "/nested'").c_str()), 0);
   std::atomic<int> runs{0};
   SpaceExec e = exec("ok");
@@ -177,11 +182,145 @@ TEST_F(TransferTest, CodeInRunsEightFixedCommandsAndSetsOnlyTheIdentityInside) {
   Result<CodeInResult> r = bring_code_in(repo_, kSpace, Mode::kUncommitted, e, options);
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(status(inside()), status(repo_));
-  // git --version, test -e/-L, init, user.name, user.email, checkout, reset --soft, read-tree.
-  EXPECT_EQ(runs.load(), 8);
+  // git --version, test -e/-L, init, user.name, user.email, read-tree -u, read-tree; the refs
+  // are one `update-ref --stdin` (fed through the exec argv, like receive-pack).
+  EXPECT_EQ(runs.load(), 7);
   EXPECT_NE(git_status(inside(), {"config", "--local", "receive.shallowUpdate"}), 0)
       << "set inside";
   EXPECT_EQ(git(inside(), {"config", "user.name"}), "Test User\n");
+}
+
+std::size_t count_of(const std::string& text, const std::string& word) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++n;
+  return n;
+}
+
+// One receive-pack session carries the base and the snapshot (each session is a round trip and
+// an index-pack inside), and the unfold is two commands one after another (read-tree -u, then
+// read-tree of the staged tree) with HEAD set beside them: no checkout, no reset. HEAD's reflog
+// still carries the user's identity (set before HEAD moves).
+TEST_F(TransferTest, CodeInSendsOnePackAndUnfoldsWithoutCheckoutOrReset) {
+  ASSERT_EQ(std::system(("rm -rf '" + repo_ + "/nested'").c_str()), 0);
+  Result<CodeInResult> r = code_in("ok");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(status(inside()), status(repo_));
+  const std::string calls = testing::read_file(root_ + "/calls.log");
+  EXPECT_EQ(count_of(calls, " receive-pack "), 1u) << calls;
+  EXPECT_EQ(count_of(calls, " checkout ") + count_of(calls, " reset "), 0u) << calls;
+  EXPECT_EQ(git(inside(), {"rev-parse", "HEAD"}), git(repo_, {"rev-parse", "HEAD"}));
+  EXPECT_EQ(git(inside(), {"symbolic-ref", "HEAD"}), git(repo_, {"symbolic-ref", "HEAD"}));
+  EXPECT_EQ(git(inside(), {"log", "-g", "-1", "--format=%gn <%ge>", "HEAD"}),
+            "Test User <test@example.invalid>\n");
+  EXPECT_EQ(git(inside(), {"rev-list", "--count", "HEAD"}), "1\n");
+  EXPECT_EQ(count_of(calls, " update-ref "), 1u) << calls;
+  EXPECT_EQ(
+      git(inside(), {"for-each-ref", "--format=%(objectname) %(refname)", "refs/openchamber/"}),
+      r->snapshot.base + " refs/openchamber/base\n" + r->snapshot.start +
+          " refs/openchamber/start\n" + r->snapshot.staged + " refs/openchamber/start-index\n");
+  // The index is the host's staged state, not the work tree's.
+  EXPECT_EQ(git(inside(), {"write-tree"}), git(repo_, {"write-tree"}));
+}
+
+// History goes straight into the space's own repository: one receive-pack session (whose
+// advertisement says whether the space is still shallow) carrying only what the space lacks
+// (no object of the base's tree again), then one fixed command drops the shallow mark. No side
+// repository, no second pack or index inside.
+TEST_F(TransferTest, HistoryIsOneSessionIntoTheSpacesRepositoryWithOnlyWhatItLacks) {
+  ASSERT_EQ(std::system(("rm -rf '" + repo_ + "/nested'").c_str()), 0);
+  Result<CodeInResult> r = code_in("ok");
+  ASSERT_TRUE(r) << r.error().message;
+  std::remove((root_ + "/calls.log").c_str());
+  std::atomic<int> runs{0};
+  SpaceExec e = exec("ok");
+  const auto counted = e.run;
+  e.run = [&runs, counted](const std::vector<std::string>& argv,
+                           std::chrono::milliseconds timeout) {
+    ++runs;
+    return counted(argv, timeout);
+  };
+  std::string sent;
+  TransferOptions options;
+  options.progress = [&sent](const std::string& line) {
+    if (line.rfind("sending history: ", 0) == 0) sent = line;
+  };
+  const RepoState before = capture_state({repo_});
+  Result<HistoryStatus> h =
+      send_history(repo_, kSpace, r->space_path, r->snapshot.base, e, options);
+  ASSERT_TRUE(h) << h.error().message;
+  EXPECT_EQ(*h, HistoryStatus::kSent);
+  for (const auto& f : forbidden_changes(before, capture_state({repo_}),
+                                         testing::allowed_for(repo_ + "/.git", kSpace))) {
+    ADD_FAILURE() << f;
+  }
+  const std::string calls = testing::read_file(root_ + "/calls.log");
+  EXPECT_EQ(count_of(calls, " receive-pack "), 1u) << calls;
+  EXPECT_EQ(runs.load(), 1) << calls;
+  // What the space lacked: objects of the base's parents' history not in the base's tree.
+  std::set<std::string> in_base;
+  std::istringstream base_objects(
+      git(repo_, {"rev-list", "--objects", "--no-walk", r->snapshot.base}));
+  for (std::string line; std::getline(base_objects, line);) in_base.insert(line.substr(0, 40));
+  std::size_t lacked = 0;
+  std::istringstream older(git(repo_, {"rev-list", "--objects", r->snapshot.base + "^@"}));
+  for (std::string line; std::getline(older, line);) {
+    lacked += in_base.count(line.substr(0, 40)) == 0 ? 1 : 0;
+  }
+  ASSERT_GT(lacked, 0u);
+  EXPECT_EQ(sent, "sending history: " + std::to_string(lacked) + " objects");
+  EXPECT_EQ(git(inside(), {"rev-parse", "--is-shallow-repository"}), "false\n");
+  EXPECT_EQ(git(inside(), {"rev-list", "--count", "HEAD"}),
+            git(repo_, {"rev-list", "--count", "HEAD"}));
+  EXPECT_EQ(git_status(inside(), {"fsck", "--no-dangling", "--no-progress"}), 0);
+  EXPECT_EQ(status(inside()), status(repo_));
+}
+
+// The snapshot's pack is built with libgit2's delta window narrowed to one object (through a
+// config of our own lent to our handle of the repository): 200 near-identical files still arrive
+// whole and checkable, in a pack the space's receive-pack keeps, and the user's config is not
+// touched (the state comparison of code_in()).
+TEST_F(TransferTest, TheSnapshotPackWithANarrowDeltaWindowArrivesWhole) {
+  ASSERT_EQ(std::system(("rm -rf '" + repo_ + "/nested'").c_str()), 0);
+  std::string text;
+  for (int line = 0; line < 200; ++line) {
+    text += "the same line of text, number " + std::to_string(line) + "\n";
+  }
+  ASSERT_EQ(mkdir((repo_ + "/alike").c_str(), 0755), 0);
+  for (int f = 0; f < 200; ++f) {
+    write_file(repo_ + "/alike/f" + std::to_string(f) + ".txt", text + std::to_string(f) + "\n");
+  }
+  git(repo_, {"add", "alike"});
+  git(repo_, {"commit", "-qm", "alike"});
+  Result<CodeInResult> r = code_in("ok");
+  ASSERT_TRUE(r) << r.error().message;
+  std::vector<std::string> indexes;
+  for (const auto& e : std::filesystem::directory_iterator(inside() + "/.git/objects/pack")) {
+    if (e.path().extension() == ".idx") indexes.push_back(e.path().string());
+  }
+  ASSERT_EQ(indexes.size(), 1u) << "the space's receive-pack did not keep one pack";
+  EXPECT_EQ(git_status(inside(), {"verify-pack", indexes[0]}), 0);
+  EXPECT_EQ(git_status(inside(), {"fsck", "--no-dangling", "--no-progress"}), 0);
+  EXPECT_EQ(status(inside()), status(repo_));
+  EXPECT_EQ(git(inside(), {"rev-parse", "HEAD:alike/f199.txt"}),
+            git(repo_, {"rev-parse", "HEAD:alike/f199.txt"}));
+}
+
+// A space whose repository is shallow somewhere code in did not make it shallow: history refuses
+// (dropping the mark would leave commits without their parents) and changes nothing.
+TEST_F(TransferTest, HistoryRefusesARepositoryShallowElsewhere) {
+  ASSERT_EQ(std::system(("rm -rf '" + repo_ + "/nested'").c_str()), 0);
+  Result<CodeInResult> r = code_in("ok");
+  ASSERT_TRUE(r) << r.error().message;
+  const std::string shallow_file = inside() + "/.git/shallow";
+  const std::string first = git(repo_, {"rev-list", "--max-parents=0", "HEAD"});
+  write_file(shallow_file, testing::read_file(shallow_file) + first);
+  TransferOptions options;
+  Result<HistoryStatus> h =
+      send_history(repo_, kSpace, r->space_path, r->snapshot.base, exec("ok"), options);
+  ASSERT_FALSE(h);
+  EXPECT_EQ(h.error().code, Code::kHistoryTransferFailed);
+  EXPECT_NE(h.error().message.find("not only at the base"), std::string::npos) << h.error().message;
+  EXPECT_EQ(testing::read_file(shallow_file), r->snapshot.base + "\n" + first);
 }
 
 TEST_F(TransferTest, DetachedHeadStaysDetached) {
@@ -200,6 +339,10 @@ TEST_F(TransferTest, CleanModeBringsHeadOnly) {
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(git(inside(), {"status", "--porcelain"}), "");
   EXPECT_EQ(git(inside(), {"rev-parse", "HEAD"}), git(repo_, {"rev-parse", "HEAD"}));
+  // The index and the work tree are one tree: one read-tree writes both.
+  const std::string calls = testing::read_file(root_ + "/calls.log");
+  EXPECT_EQ(count_of(calls, " read-tree "), 1u) << calls;
+  EXPECT_EQ(git(inside(), {"write-tree"}), git(repo_, {"rev-parse", "HEAD^{tree}"}));
 }
 
 TEST_F(TransferTest, ProjectPathInUseIsRefused) {
@@ -212,6 +355,19 @@ TEST_F(TransferTest, ImageWithoutGitIsRefusedBeforeAnythingMoves) {
   expect_failed_cleanly(r, Code::kSpaceGitUnusable);
   EXPECT_NE(r.error().message.find("stand-in:nogit"), std::string::npos) << r.error().message;
   EXPECT_NE(access(inside().c_str(), F_OK), 0);
+}
+
+// The looks at the space go while the snapshot is taken; a refusal of the repository still
+// comes first, and nothing inside is created.
+TEST_F(TransferTest, ARepositoryRefusalComesBeforeTheSpacesOwn) {
+  const std::string empty = dir_.path() + "/empty";
+  ASSERT_EQ(git_status("/", {"init", "-q", empty}), 0);
+  write_file(empty + "/a.txt", "a\n");
+  TransferOptions options;
+  Result<CodeInResult> r = bring_code_in(empty, kSpace, Mode::kUncommitted, exec("nogit"), options);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Code::kRepositoryHasNoCommit) << r.error().message;
+  EXPECT_NE(access((root_ + "/" + kSpace + "/empty").c_str(), F_OK), 0);
 }
 
 TEST_F(TransferTest, ImageWithOldGitIsRefusedNamingTheVersion) {

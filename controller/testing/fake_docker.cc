@@ -42,7 +42,11 @@ int main(int argc, char** argv) {
   std::string stdin_bytes;
   const std::string first = argc > 1 ? argv[1] : "";
   const std::string second = argc > 2 ? argv[2] : "";
-  if (first == "exec") {
+  // A held exec (FAKE_DOCKER_EXEC_WAIT_FOR, below) reads no stdin: a streaming exec (a
+  // receive-pack) writes only after the answer's first line, so reading would wait for ever. It is
+  // logged at once, with no stdin.
+  const bool held = first == "exec" && std::getenv("FAKE_DOCKER_EXEC_WAIT_FOR") != nullptr;
+  if (first == "exec" && !held) {
     stdin_bytes.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
   }
   if (const char* log = std::getenv("FAKE_DOCKER_LOG")) {
