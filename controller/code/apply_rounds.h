@@ -25,18 +25,20 @@ struct RefUpdate {
 // either old or new, and the earlier ones done): the callers order them so that `applying` is
 // set last and removed first, and whatever a kill leaves is read back as one of the states of
 // an interrupted apply. A lock file in the way is named with what to do.
-Result<void> update_refs(git_repository* repo, const std::string& space_id, const std::vector<RefUpdate>& updates,
-                         const std::string& message);
+Result<void> update_refs(git_repository* repo, const std::string& space_id,
+                         const std::vector<RefUpdate>& updates, const std::string& message);
 std::vector<RefUpdate> intent_removal();  // `applying` first
 
 // Removes the lock files of this space's own refs (refs/openchamber/spaces/<id>/<leaf>.lock):
 // only spacectl writes those refs, under the space's lock, so one found by a holder of that lock
-// is what a killed spacectl left (it would refuse every later write of that ref).
+// is what a killed spacectl left (it would refuse every later write of that ref). Apply and code
+// out both call it before they write.
 void clear_stale_ref_locks(git_repository* repo, const std::string& space_id);
 
 // Writes changes-closed at `at` (and drops the intent with it, in the same transaction) and
 // returns `why` with the closing sentence.
-Failure close_route(git_repository* repo, const std::string& space_id, const git_oid& at, Failure why, bool drop_intent);
+Failure close_route(git_repository* repo, const std::string& space_id, const git_oid& at,
+                    Failure why, bool drop_intent);
 
 struct ManifestEntry {
   std::string path, pre, post;
@@ -49,17 +51,18 @@ struct Interrupted {
   std::vector<ManifestEntry> entries;
   std::vector<ManifestEntry> remaining;  // paths still holding what was there before
 };
-Result<Interrupted> read_intent(git_repository* repo, const WorkTree& tree, const SpaceRefs& refs, const ApplyLimits& limits,
-                                const Budget& budget);
+Result<Interrupted> read_intent(git_repository* repo, const WorkTree& tree, const SpaceRefs& refs,
+                                const ApplyLimits& limits, const Budget& budget);
 // The writes an interrupted apply did not make (each path still holds exactly what it held).
-Result<void> finish_writes(git_repository* repo, const WorkTree& tree, const std::vector<ManifestEntry>& remaining);
+Result<void> finish_writes(git_repository* repo, const WorkTree& tree,
+                           const std::vector<ManifestEntry>& remaining);
 
 struct Base {
   git_oid from{};
   std::string reason;  // start, last_apply, thrown_away, all_thrown_away
 };
 // changes_do_not_apply (partly thrown away; the caller closes the route) or changes_undecided.
-Result<Base> decide_base(git_repository* repo, const WorkTree& tree, const SpaceRefs& refs, const ApplyLimits& limits,
-                         const Budget& budget);
+Result<Base> decide_base(git_repository* repo, const WorkTree& tree, const SpaceRefs& refs,
+                         const ApplyLimits& limits, const Budget& budget);
 
 }  // namespace controller::code::apply_detail

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <random>
 
+#include "controller/code/apply_rounds.h"  // clear_stale_ref_locks
 #include "controller/code/out_steps.h"
 #include "controller/code/project.h"
 #include "controller/code/snapshot.h"
@@ -110,20 +111,26 @@ void say(const OutOptions& options, const std::string& line) {
   if (options.progress) options.progress(line);
 }
 
-Result<void> validate(const std::string& space_id, const std::string& space_path, const OutOptions& options) {
+Result<void> validate(const std::string& space_id, const std::string& space_path,
+                      const OutOptions& options) {
   const std::string where = "code out " + space_id;
-  if (!is_space_id(space_id)) return fail(Code::kInvalidArgument, "code out: space id " + space_id + " is not 12 lowercase hex");
+  if (!is_space_id(space_id))
+    return fail(Code::kInvalidArgument,
+                "code out: space id " + space_id + " is not 12 lowercase hex");
   const std::string prefix = "/spaces/" + space_id + "/";
   if (space_path.rfind(prefix, 0) != 0 || space_path.size() == prefix.size() ||
       space_folder_name(space_path) != space_path.substr(prefix.size()))
-    return fail(Code::kInvalidArgument, where + ": space path " + space_path + " is not one code in makes");
+    return fail(Code::kInvalidArgument,
+                where + ": space path " + space_path + " is not one code in makes");
   if (options.timeout.count() < 1000 || options.timeout.count() > 86400000)
     return fail(Code::kInvalidArgument, where + ": timeout must be 1,000 to 86,400,000 ms");
   if (options.inner_margin_seconds < 1 || options.inner_margin_seconds > 3600)
     return fail(Code::kInvalidArgument, where + ": inner margin must be 1 to 3,600 s");
   const OutLimits& l = options.limits;
-  for (std::uint64_t v : {l.max_transfer_bytes, l.max_new_bytes, l.max_changed_bytes, l.max_entries, l.max_object_bytes, l.max_steps})
-    if (v < 1 || v > (1ull << 40)) return fail(Code::kInvalidArgument, where + ": every limit must be 1 to 2^40");
+  for (std::uint64_t v : {l.max_transfer_bytes, l.max_new_bytes, l.max_changed_bytes, l.max_entries,
+                          l.max_object_bytes, l.max_steps})
+    if (v < 1 || v > (1ull << 40))
+      return fail(Code::kInvalidArgument, where + ": every limit must be 1 to 2^40");
   if (options.work_dir.empty() || options.work_dir[0] != '/')
     return fail(Code::kInvalidArgument, where + ": the work folder must be an absolute path");
   return {};
@@ -131,7 +138,8 @@ Result<void> validate(const std::string& space_id, const std::string& space_path
 
 Result<std::string> commit_of_ref(git_repository* repo, const std::string& name) {
   git_oid id;
-  if (git_reference_name_to_id(&id, repo, name.c_str()) < 0) return fail(Code::kSpaceStartMissing, name);
+  if (git_reference_name_to_id(&id, repo, name.c_str()) < 0)
+    return fail(Code::kSpaceStartMissing, name);
   return oid_hex(id);
 }
 
@@ -160,19 +168,28 @@ Result<void> matches_report(git_repository* quarantine, const InsideSnapshot& sn
   std::size_t size = 0;
   git_object_t type = GIT_OBJECT_INVALID;
   git_odb* raw = nullptr;
-  if (auto r = git2_check(git_repository_odb(&raw, quarantine), where + "the quarantine's objects", Code::kCodeOutFailed); !r) return r;
+  if (auto r = git2_check(git_repository_odb(&raw, quarantine), where + "the quarantine's objects",
+                          Code::kCodeOutFailed);
+      !r)
+    return r;
   Odb odb(raw);
   if (git_odb_read_header(&size, &type, odb.get(), &id) < 0)
-    return fail(Code::kResultMissing, where + "the result " + snap.result + " did not arrive, or is not the one the space said it made");
-  if (type != GIT_OBJECT_COMMIT) return fail(Code::kResultMissing, where + "the result " + snap.result + " is not a commit");
+    return fail(Code::kResultMissing,
+                where + "the result " + snap.result +
+                    " did not arrive, or is not the one the space said it made");
+  if (type != GIT_OBJECT_COMMIT)
+    return fail(Code::kResultMissing, where + "the result " + snap.result + " is not a commit");
   if (!snap.made_commit) return {};
   git_commit* c = nullptr;
-  if (git_commit_lookup(&c, quarantine, &id) < 0) return fail(Code::kResultMissing, where + "read the result " + snap.result);
+  if (git_commit_lookup(&c, quarantine, &id) < 0)
+    return fail(Code::kResultMissing, where + "read the result " + snap.result);
   Commit commit(c);
-  if (oid_hex(*git_commit_tree_id(commit.get())) != snap.tree || git_commit_parentcount(commit.get()) != 1 ||
+  if (oid_hex(*git_commit_tree_id(commit.get())) != snap.tree ||
+      git_commit_parentcount(commit.get()) != 1 ||
       oid_hex(*git_commit_parent_id(commit.get(), 0)) != snap.head)
-    return fail(Code::kResultMissing, where + "the result " + snap.result + " is not the commit of tree " + snap.tree + " on " + snap.head +
-                                          " the space said it made");
+    return fail(Code::kResultMissing, where + "the result " + snap.result +
+                                          " is not the commit of tree " + snap.tree + " on " +
+                                          snap.head + " the space said it made");
   return {};
 }
 
@@ -221,7 +238,8 @@ int collect_oid(const git_oid* id, void* payload) {
 // the user's already (the indexer appends the user's own objects that completed a thin pack).
 // Copying streams; libgit2's packbuilder would hold the largest object and its compressed copy.
 // false: anything else was sent along (or the pack is not alone), and nothing was written.
-bool copy_clean_pack(const std::string& quarantine_path, const std::string& pack_dir, const std::vector<git_oid>& objects, git_odb* user_odb) {
+bool copy_clean_pack(const std::string& quarantine_path, const std::string& pack_dir,
+                     const std::vector<git_oid>& objects, git_odb* user_odb) {
   const std::string from_dir = quarantine_path + "/objects/pack";
   std::vector<std::string> names;
   if (DIR* d = opendir(from_dir.c_str()); d != nullptr) {
@@ -232,12 +250,14 @@ bool copy_clean_pack(const std::string& quarantine_path, const std::string& pack
     closedir(d);
   }
   std::sort(names.begin(), names.end());
-  if (names.size() != 2 || names[0].rfind("pack-", 0) != 0 || names[1] != names[0].substr(0, names[0].size() - 4) + ".pack" ||
+  if (names.size() != 2 || names[0].rfind("pack-", 0) != 0 ||
+      names[1] != names[0].substr(0, names[0].size() - 4) + ".pack" ||
       names[0].size() != 5 + 40 + 4 || names[0].compare(45, 4, ".idx") != 0)
     return false;
   const std::string stem = names[0].substr(0, 45);
   git_odb_backend* backend = nullptr;
-  if (git_odb_backend_one_pack(&backend, (from_dir + "/" + stem + ".idx").c_str()) < 0) return false;
+  if (git_odb_backend_one_pack(&backend, (from_dir + "/" + stem + ".idx").c_str()) < 0)
+    return false;
   git_odb* raw = nullptr;
   if (git_odb_new(&raw) < 0) {
     backend->free(backend);
@@ -253,14 +273,16 @@ bool copy_clean_pack(const std::string& quarantine_path, const std::string& pack
   const OidSet checked(objects.begin(), objects.end());
   for (const git_oid& id : in_pack)
     if (checked.count(id) == 0 && git_odb_exists(user_odb, &id) == 0) return false;
-  struct stat st{};
-  if (lstat((pack_dir + "/" + stem + ".pack").c_str(), &st) == 0 || lstat((pack_dir + "/" + stem + ".idx").c_str(), &st) == 0)
+  struct stat st {};
+  if (lstat((pack_dir + "/" + stem + ".pack").c_str(), &st) == 0 ||
+      lstat((pack_dir + "/" + stem + ".idx").c_str(), &st) == 0)
     return false;  // the same pack is there already: let the packbuilder write a pack of its own
   // The pack first, its index last: a pack without an index is never read.
   const std::string token = fetch_token().substr(0, 8);
   for (const char* ext : {".pack", ".idx"}) {
     const std::string tmp = pack_dir + "/tmp_openchamber_" + token + ext;
-    if (!copy_file(from_dir + "/" + stem + ext, tmp) || rename(tmp.c_str(), (pack_dir + "/" + stem + ext).c_str()) != 0) {
+    if (!copy_file(from_dir + "/" + stem + ext, tmp) ||
+        rename(tmp.c_str(), (pack_dir + "/" + stem + ext).c_str()) != 0) {
       unlink(tmp.c_str());
       unlink((pack_dir + "/" + stem + ".pack").c_str());
       return false;
@@ -269,39 +291,59 @@ bool copy_clean_pack(const std::string& quarantine_path, const std::string& pack
   return true;
 }
 
-Result<void> promote(git_repository* quarantine, const std::string& quarantine_path, const Project& project, const std::vector<git_oid>& objects,
+Result<void> promote(git_repository* quarantine, const std::string& quarantine_path,
+                     const Project& project, const std::vector<git_oid>& objects,
                      const std::string& space_id, const std::string& result, std::string& how) {
   const std::string where = "code out: promote the result: ";
   git_odb* raw_user = nullptr;
-  if (auto r = git2_check(git_repository_odb(&raw_user, project.repo.get()), where + "the repository's objects", Code::kCodeOutFailed); !r) return r;
+  if (auto r = git2_check(git_repository_odb(&raw_user, project.repo.get()),
+                          where + "the repository's objects", Code::kCodeOutFailed);
+      !r)
+    return r;
   Odb user(raw_user);
   how = objects.empty() ? "nothing new" : "the quarantine's pack";
-  if (!objects.empty() && !copy_clean_pack(quarantine_path, project.common_dir + "objects/pack", objects, user.get())) {
+  if (!objects.empty() &&
+      !copy_clean_pack(quarantine_path, project.common_dir + "objects/pack", objects, user.get())) {
     how = "a pack of the checked objects";
     git_packbuilder* raw = nullptr;
-    if (auto r = git2_check(git_packbuilder_new(&raw, quarantine), where + "new pack", Code::kCodeOutFailed); !r) return r;
+    if (auto r = git2_check(git_packbuilder_new(&raw, quarantine), where + "new pack",
+                            Code::kCodeOutFailed);
+        !r)
+      return r;
     Packbuilder pb(raw);
     git_packbuilder_set_threads(pb.get(), 1);
     for (const git_oid& id : objects)
-      if (auto r = git2_check(git_packbuilder_insert(pb.get(), &id, nullptr), where + "add " + oid_hex(id), Code::kCodeOutFailed); !r) return r;
+      if (auto r = git2_check(git_packbuilder_insert(pb.get(), &id, nullptr),
+                              where + "add " + oid_hex(id), Code::kCodeOutFailed);
+          !r)
+        return r;
     const std::string pack_dir = project.common_dir + "objects/pack";
-    if (auto r = git2_check(git_packbuilder_write(pb.get(), pack_dir.c_str(), 0, nullptr, nullptr), where + "write a pack into " + pack_dir,
-                            Code::kCodeOutFailed);
+    if (auto r = git2_check(git_packbuilder_write(pb.get(), pack_dir.c_str(), 0, nullptr, nullptr),
+                            where + "write a pack into " + pack_dir, Code::kCodeOutFailed);
         !r)
       return r;
   }
   git_odb* raw_odb = nullptr;
-  if (auto r = git2_check(git_repository_odb(&raw_odb, project.repo.get()), where + "the repository's objects", Code::kCodeOutFailed); !r) return r;
+  if (auto r = git2_check(git_repository_odb(&raw_odb, project.repo.get()),
+                          where + "the repository's objects", Code::kCodeOutFailed);
+      !r)
+    return r;
   Odb odb(raw_odb);
   git_odb_refresh(odb.get());
   git_oid id;
   git_oid_fromstr(&id, result.c_str());
-  if (git_odb_exists(odb.get(), &id) == 0) return fail(Code::kCodeOutFailed, where + "the result " + result + " is not in the repository after the copy");
+  if (git_odb_exists(odb.get(), &id) == 0)
+    return fail(Code::kCodeOutFailed,
+                where + "the result " + result + " is not in the repository after the copy");
+  // Code out runs under the space's lock, where only spacectl writes this space's refs: a
+  // `.lock` beside them is what a killed spacectl left, and would refuse this write for ever.
+  apply_detail::clear_stale_ref_locks(project.repo.get(), space_id);
   git_reference* ref = nullptr;
   const std::string name = result_ref_name(space_id);
   const std::string message = "openchamber: result of space " + space_id;
-  if (auto r = git2_check(git_reference_create(&ref, project.repo.get(), name.c_str(), &id, 1, message.c_str()), where + "set " + name,
-                          Code::kCodeOutFailed);
+  if (auto r = git2_check(
+          git_reference_create(&ref, project.repo.get(), name.c_str(), &id, 1, message.c_str()),
+          where + "set " + name, Code::kCodeOutFailed);
       !r)
     return r;
   git_reference_free(ref);
@@ -312,32 +354,44 @@ Result<void> promote(git_repository* quarantine, const std::string& quarantine_p
 
 std::string_view change_word(ChangeKind kind) {
   switch (kind) {
-    case ChangeKind::kAdded: return "added";
-    case ChangeKind::kModified: return "modified";
-    case ChangeKind::kDeleted: return "deleted";
-    case ChangeKind::kTypeChanged: return "type_changed";
+    case ChangeKind::kAdded:
+      return "added";
+    case ChangeKind::kModified:
+      return "modified";
+    case ChangeKind::kDeleted:
+      return "deleted";
+    case ChangeKind::kTypeChanged:
+      return "type_changed";
   }
   return "modified";
 }
 
-std::string result_ref_name(const std::string& space_id) { return "refs/openchamber/spaces/" + space_id + "/result"; }
+std::string result_ref_name(const std::string& space_id) {
+  return "refs/openchamber/spaces/" + space_id + "/result";
+}
 
-Result<BringOut> bring_code_out(const std::string& repository, const std::string& space_id, const std::string& space_path,
-                                const SpaceExec& exec, const OutOptions& options) {
+Result<BringOut> bring_code_out(const std::string& repository, const std::string& space_id,
+                                const std::string& space_path, const SpaceExec& exec,
+                                const OutOptions& options) {
   if (auto r = validate(space_id, space_path, options); !r) return r.error();
   Result<Project> project = open_project(repository);
   if (!project) return project.error();
   Result<std::string> start = commit_of_ref(project->repo.get(), start_ref_name(space_id));
   if (!start)
-    return fail(Code::kSpaceStartMissing, "code out " + space_id + ": " + project->top + " has no " + start_ref_name(space_id) +
-                                              ": work comes out only into the repository its code came from");
-  for (const std::string& gone : sweep_quarantines(options.work_dir)) say(options, "removed a dead quarantine: " + gone);
+    return fail(Code::kSpaceStartMissing,
+                "code out " + space_id + ": " + project->top + " has no " +
+                    start_ref_name(space_id) +
+                    ": work comes out only into the repository its code came from");
+  for (const std::string& gone : sweep_quarantines(options.work_dir))
+    say(options, "removed a dead quarantine: " + gone);
 
   Result<InsideSnapshot> snap = snapshot_inside(exec, space_path);
   if (!snap) return snap.error();
-  say(options, "the space's result: " + snap->result.substr(0, 12) + (snap->made_commit ? " (a new commit on its HEAD)" : " (its HEAD)"));
+  say(options, "the space's result: " + snap->result.substr(0, 12) +
+                   (snap->made_commit ? " (a new commit on its HEAD)" : " (its HEAD)"));
 
-  Result<Quarantine> quarantine = Quarantine::make(options.work_dir, space_id, project->common_dir + "objects");
+  Result<Quarantine> quarantine =
+      Quarantine::make(options.work_dir, space_id, project->common_dir + "objects");
   if (!quarantine) return quarantine.error();
   const long long seconds = (options.timeout.count() + 999) / 1000 + options.inner_margin_seconds;
   const std::string token = fetch_token();
@@ -346,21 +400,26 @@ Result<BringOut> bring_code_out(const std::string& repository, const std::string
               {"/bin/env", std::string(kFetchTagName) + "=" + token, "/usr/bin/timeout", "-s",
                "KILL", std::to_string(seconds), kGit, "-c", "core.hooksPath=/dev/null", "-c",
                "uploadpack.allowAnySHA1InWant=true", "upload-pack", space_path});
-  Result<FetchStats> fetched = fetch_into(*quarantine, argv, options.timeout, snap->result, haves_of(project->repo.get(), *start), options.limits);
+  Result<FetchStats> fetched = fetch_into(*quarantine, argv, options.timeout, snap->result,
+                                          haves_of(project->repo.get(), *start), options.limits);
   if (!fetched) {
     const std::string ended = end_tagged_inside(exec, std::string(kFetchTagName) + "=" + token);
     say(options, ended);
     return fetched.error();
   }
-  say(options, "fetched " + std::to_string(fetched->bytes) + " bytes (" + std::to_string(fetched->objects) + " objects) into the quarantine");
+  say(options, "fetched " + std::to_string(fetched->bytes) + " bytes (" +
+                   std::to_string(fetched->objects) + " objects) into the quarantine");
   if (auto r = quarantine->open(); !r) return r.error();
   if (auto r = matches_report(quarantine->repo(), *snap); !r) return r.error();
 
   git_odb* raw_odb = nullptr;
-  if (auto r = git2_check(git_repository_odb(&raw_odb, project->repo.get()), "code out: the repository's objects", Code::kCodeOutFailed); !r)
+  if (auto r = git2_check(git_repository_odb(&raw_odb, project->repo.get()),
+                          "code out: the repository's objects", Code::kCodeOutFailed);
+      !r)
     return r.error();
   Odb user_odb(raw_odb);
-  Result<Checked> checked = check_objects(quarantine->repo(), user_odb.get(), snap->result, options.limits);
+  Result<Checked> checked =
+      check_objects(quarantine->repo(), user_odb.get(), snap->result, options.limits);
   if (!checked) return checked.error();
   BringOut out;
   out.space_id = space_id;
@@ -374,11 +433,15 @@ Result<BringOut> bring_code_out(const std::string& repository, const std::string
   out.new_objects = checked->new_objects.size();
   out.new_bytes = checked->new_bytes;
   out.transfer_bytes = fetched->bytes;
-  if (auto r = measure_change(quarantine->repo(), *start, snap->result, options.limits, out); !r) return r.error();
-  say(options, "checked " + std::to_string(out.new_objects) + " new objects, " + std::to_string(out.changed.size()) + " changed paths");
+  if (auto r = measure_change(quarantine->repo(), *start, snap->result, options.limits, out); !r)
+    return r.error();
+  say(options, "checked " + std::to_string(out.new_objects) + " new objects, " +
+                   std::to_string(out.changed.size()) + " changed paths");
 
   std::string how;
-  if (auto r = promote(quarantine->repo(), quarantine->path(), *project, checked->new_objects, space_id, snap->result, how); !r)
+  if (auto r = promote(quarantine->repo(), quarantine->path(), *project, checked->new_objects,
+                       space_id, snap->result, how);
+      !r)
     return r.error();
   say(options, "promoted to " + result_ref_name(space_id) + " (" + how + ")");
   return out;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "controller/code/out_steps.h"
@@ -19,7 +20,9 @@ using testing::write_file;
 
 class CodeOutTest : public testing::OutTest {};
 
-std::string status_of(const std::string& dir) { return git(dir, {"status", "--porcelain=v1", "--untracked-files=all", "--branch"}); }
+std::string status_of(const std::string& dir) {
+  return git(dir, {"status", "--porcelain=v1", "--untracked-files=all", "--branch"});
+}
 
 TEST_F(CodeOutTest, BringsOutCommitsEditsAndUntrackedFiles) {
   write_file(inside_ + "/committed.txt", "made by the agent\n");
@@ -39,8 +42,10 @@ TEST_F(CodeOutTest, BringsOutCommitsEditsAndUntrackedFiles) {
   EXPECT_EQ(user_result(), r->result_commit);
   EXPECT_EQ(git(repo_, {"rev-parse", r->result_commit + "^"}).substr(0, 40), agent_head);
   EXPECT_EQ(git(repo_, {"log", "-1", "--format=%an <%ae>%n%s", r->result_commit}),
-            "OpenChamber <spaces@openchamber.invalid>\nopenchamber: uncommitted changes from the space\n");
-  EXPECT_EQ(git(repo_, {"diff", "--name-only", start_, r->result_commit}), "committed.txt\nrun.sh\ntool.sh\nuntracked in the space.txt\n");
+            "OpenChamber <spaces@openchamber.invalid>\nopenchamber: uncommitted changes from the "
+            "space\n");
+  EXPECT_EQ(git(repo_, {"diff", "--name-only", start_, r->result_commit}),
+            "committed.txt\nrun.sh\ntool.sh\nuntracked in the space.txt\n");
   ASSERT_EQ(r->changed.size(), 4u);
   EXPECT_EQ(r->changed[0].path, "committed.txt");
   EXPECT_EQ(r->changed[0].kind, ChangeKind::kAdded);
@@ -66,14 +71,17 @@ TEST_F(CodeOutTest, PromoteCopiesTheQuarantinesPackOnlyWhenItHoldsNothingUncheck
   EXPECT_NE(said.back().find("(the quarantine's pack)"), std::string::npos) << said.back();
   // The space's pack-objects sends an object nothing in the result names: it never reaches the
   // user's repository; the checked objects are packed anew instead.
-  const std::string junk = git(inside_, {"hash-object", "-w", "--stdin"}, "sent along, named by nothing\n").substr(0, 40);
+  const std::string junk =
+      git(inside_, {"hash-object", "-w", "--stdin"}, "sent along, named by nothing\n")
+          .substr(0, 40);
   write_file(root_ + "/junk-hook.sh", "#!/bin/sh\n{ echo " + junk + "; cat; } | \"$@\"\n", 0755);
   write_file(inside_ + "/work.txt", "more work\n");
   said.clear();
   Result<BringOut> again = out("junk", o);
   ASSERT_TRUE(again) << again.error().message;
   EXPECT_NE(said.back().find("(a pack of the checked objects)"), std::string::npos) << said.back();
-  EXPECT_NE(git_status(repo_, {"cat-file", "-e", junk}), 0) << "the unchecked object reached the user's repository";
+  EXPECT_NE(git_status(repo_, {"cat-file", "-e", junk}), 0)
+      << "the unchecked object reached the user's repository";
   EXPECT_EQ(git(repo_, {"show", again->result_commit + ":work.txt"}), "more work\n");
   EXPECT_EQ(git(repo_, {"fsck", "--no-dangling", "--connectivity-only"}), "");
 }
@@ -84,11 +92,13 @@ TEST_F(CodeOutTest, PromoteCopiesTheQuarantinesPackOnlyWhenItHoldsNothingUncheck
 TEST_F(CodeOutTest, ASameSecondSameSizeEditAfterACommitComesOut) {
   bool same_second = false;
   for (int attempt = 0; attempt < 20 && !same_second; ++attempt) {
-    write_file(inside_ + "/main.c", "int main(void) { return " + std::to_string(attempt % 10) + "; }\n");
+    write_file(inside_ + "/main.c",
+               "int main(void) { return " + std::to_string(attempt % 10) + "; }\n");
     git(inside_, {"add", "main.c"});
     git(inside_, {"commit", "-q", "-m", "agent commit", "--allow-empty"});
     write_file(inside_ + "/main.c", "int main(void) { return X; }\n");
-    struct stat file {}, index {};
+    struct stat file {
+    }, index{};
     same_second = stat((inside_ + "/main.c").c_str(), &file) == 0 &&
                   stat((inside_ + "/.git/index").c_str(), &index) == 0 &&
                   file.st_ctim.tv_sec == index.st_mtim.tv_sec &&
@@ -99,6 +109,25 @@ TEST_F(CodeOutTest, ASameSecondSameSizeEditAfterACommitComesOut) {
   Result<BringOut> r = out();
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(git(repo_, {"show", r->result_commit + ":main.c"}), "int main(void) { return X; }\n");
+}
+
+// A spacectl killed while git held the result ref's lock file leaves `result.lock` behind; code
+// out runs under the space's lock, where only spacectl writes that ref, so the next code out
+// removes the stale lock and finishes instead of failing on it for ever.
+TEST_F(CodeOutTest, AResultLockLeftByAKilledCodeOutDoesNotStopTheNext) {
+  write_file(inside_ + "/one.txt", "1\n");
+  Result<BringOut> first = out();
+  ASSERT_TRUE(first) << first.error().message;
+  const std::string lock = repo_ + "/.git/" + result_ref_name(kOutSpace) + ".lock";
+  std::filesystem::create_directories(std::filesystem::path(lock).parent_path());
+  write_file(lock, "");
+  also_allowed_space_refs_ = {"result.lock"};
+  write_file(inside_ + "/two.txt", "2\n");
+  Result<BringOut> second = out();
+  ASSERT_TRUE(second) << second.error().message;
+  EXPECT_EQ(user_result(), second->result_commit);
+  EXPECT_NE(second->result_commit, first->result_commit);
+  EXPECT_FALSE(std::filesystem::exists(lock));
 }
 
 TEST_F(CodeOutTest, UnchangedTreeTakesHead) {
@@ -141,7 +170,8 @@ TEST_F(CodeOutTest, ReportsUnmergedPathsAndNestedRepositories) {
   git(inside_ + "/inner", {"init", "-q"});
   write_file(inside_ + "/inner/f", "x\n");
   git(inside_ + "/inner", {"add", "f"});
-  git(inside_ + "/inner", {"-c", "user.name=a", "-c", "user.email=a@b.invalid", "commit", "-q", "-m", "inner"});
+  git(inside_ + "/inner",
+      {"-c", "user.name=a", "-c", "user.email=a@b.invalid", "commit", "-q", "-m", "inner"});
   Result<BringOut> r = out();
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->unmerged, std::vector<std::string>{"second.txt"});
@@ -151,15 +181,20 @@ TEST_F(CodeOutTest, ReportsUnmergedPathsAndNestedRepositories) {
 TEST_F(CodeOutTest, ResultRefMovedBetweenSnapshotAndFetchStillBringsTheReportedCommit) {
   write_file(inside_ + "/work.txt", "the real work\n");
   // The stand-in's upload-pack moves refs/openchamber/result to another commit first.
-  const std::string other = git(inside_, {"commit-tree", git(inside_, {"rev-parse", "HEAD^{tree}"}).substr(0, 40), "-m", "decoy"}).substr(0, 40);
+  const std::string other =
+      git(inside_,
+          {"commit-tree", git(inside_, {"rev-parse", "HEAD^{tree}"}).substr(0, 40), "-m", "decoy"})
+          .substr(0, 40);
   write_file(root_ + "/move-to", other);
   Result<BringOut> r = out("move");
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_NE(r->result_commit, other);
   EXPECT_EQ(user_result(), r->result_commit);
-  EXPECT_EQ(git(inside_, {"rev-parse", "refs/openchamber/result"}).substr(0, 40), other) << "the stand-in did not move the ref";
+  EXPECT_EQ(git(inside_, {"rev-parse", "refs/openchamber/result"}).substr(0, 40), other)
+      << "the stand-in did not move the ref";
   EXPECT_EQ(git(repo_, {"show", r->result_commit + ":work.txt"}), "the real work\n");
-  EXPECT_NE(git_status(repo_, {"cat-file", "-e", other}), 0) << "the decoy reached the user's repository";
+  EXPECT_NE(git_status(repo_, {"cat-file", "-e", other}), 0)
+      << "the decoy reached the user's repository";
 }
 
 TEST_F(CodeOutTest, HookCannotWriteIntoTheReport) {
@@ -167,7 +202,8 @@ TEST_F(CodeOutTest, HookCannotWriteIntoTheReport) {
   // and leave a mark; every command of the snapshot runs with hooks off.
   const std::string planted = git(inside_, {"rev-parse", "HEAD"}).substr(0, 40);
   mkdir((inside_ + "/.planted-hooks").c_str(), 0755);
-  const std::string hook = "#!/bin/sh\necho " + planted + " > /proc/$PPID/fd/1\necho ran >> " + dir_.path() + "/hook-ran\n";
+  const std::string hook = "#!/bin/sh\necho " + planted + " > /proc/$PPID/fd/1\necho ran >> " +
+                           dir_.path() + "/hook-ran\n";
   for (const char* name :
        {"reference-transaction", "post-commit", "post-index-change", "pre-commit"}) {
     write_file(inside_ + "/.planted-hooks/" + name, hook, 0755);
@@ -178,7 +214,8 @@ TEST_F(CodeOutTest, HookCannotWriteIntoTheReport) {
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_NE(r->result_commit, planted);
   EXPECT_EQ(user_result(), r->result_commit);
-  EXPECT_NE(access((dir_.path() + "/hook-ran").c_str(), F_OK), 0) << "a space hook ran during the snapshot";
+  EXPECT_NE(access((dir_.path() + "/hook-ran").c_str(), F_OK), 0)
+      << "a space hook ran during the snapshot";
   // Control: the same hook does run when the space's git is not told otherwise.
   git(inside_, {"update-ref", "refs/x", "HEAD"});
   EXPECT_EQ(access((dir_.path() + "/hook-ran").c_str(), F_OK), 0);
@@ -195,13 +232,18 @@ TEST_F(CodeOutTest, SpaceStartMissingIsRefusedBeforeTheSpaceIsAsked) {
 
 TEST_F(CodeOutTest, InvalidArgumentsAreRefused) {
   OutOptions o = options();
-  EXPECT_EQ(bring_code_out(repo_, "nothex", space_path_, exec("ok"), o).error().code, Code::kInvalidArgument);
-  EXPECT_EQ(bring_code_out(repo_, kOutSpace, "/spaces/0123456789ab/../x", exec("ok"), o).error().code, Code::kInvalidArgument);
+  EXPECT_EQ(bring_code_out(repo_, "nothex", space_path_, exec("ok"), o).error().code,
+            Code::kInvalidArgument);
+  EXPECT_EQ(
+      bring_code_out(repo_, kOutSpace, "/spaces/0123456789ab/../x", exec("ok"), o).error().code,
+      Code::kInvalidArgument);
   o.limits.max_entries = 0;
-  EXPECT_EQ(bring_code_out(repo_, kOutSpace, space_path_, exec("ok"), o).error().code, Code::kInvalidArgument);
+  EXPECT_EQ(bring_code_out(repo_, kOutSpace, space_path_, exec("ok"), o).error().code,
+            Code::kInvalidArgument);
   o = options();
   o.work_dir = "relative";
-  EXPECT_EQ(bring_code_out(repo_, kOutSpace, space_path_, exec("ok"), o).error().code, Code::kInvalidArgument);
+  EXPECT_EQ(bring_code_out(repo_, kOutSpace, space_path_, exec("ok"), o).error().code,
+            Code::kInvalidArgument);
 }
 
 TEST_F(CodeOutTest, HangingUploadPackAndItsGrandchildDieAtTheDeadline) {
@@ -238,8 +280,10 @@ TEST_F(CodeOutTest, DeadOwnersQuarantinesAreSweptLiveOnesKept) {
   if (child == 0) _exit(0);
   waitpid(child, nullptr, 0);
   mkdir((state_ + "/quarantine").c_str(), 0700);
-  const std::string dead = state_ + "/quarantine/" + kOutSpace + "-" + std::to_string(child) + "-0123abcd.git";
-  const std::string live = state_ + "/quarantine/" + kOutSpace + "-" + std::to_string(getppid()) + "-0123abcd.git";
+  const std::string dead =
+      state_ + "/quarantine/" + kOutSpace + "-" + std::to_string(child) + "-0123abcd.git";
+  const std::string live =
+      state_ + "/quarantine/" + kOutSpace + "-" + std::to_string(getppid()) + "-0123abcd.git";
   for (const std::string& d : {dead, live}) {
     mkdir(d.c_str(), 0700);
     write_file(d + "/tmp_pack_x", std::string(4096, 'p'));
@@ -264,9 +308,11 @@ TEST(CodeOutParseTest, ObjectLineIsExactlyOneIdAndANewline) {
 
 TEST(CodeOutParseTest, UnmergedEntriesAreParsedStrictly) {
   const std::string id(40, 'b');
-  const std::string text = "100644 " + id + " 1\tsame" + std::string(1, '\0') + "100644 " + id + " 2\tsame" + std::string(1, '\0') +
-                           "100644 " + id + " 3\tother name" + std::string(1, '\0') + "garbage\tx" + std::string(1, '\0') + "100644 " + id +
-                           " 4\tbad-stage" + std::string(1, '\0') + "100644 " + id + " 1\tcut-at-the-cap";
+  const std::string text = "100644 " + id + " 1\tsame" + std::string(1, '\0') + "100644 " + id +
+                           " 2\tsame" + std::string(1, '\0') + "100644 " + id + " 3\tother name" +
+                           std::string(1, '\0') + "garbage\tx" + std::string(1, '\0') + "100644 " +
+                           id + " 4\tbad-stage" + std::string(1, '\0') + "100644 " + id +
+                           " 1\tcut-at-the-cap";
   EXPECT_EQ(parse_unmerged(text), (std::vector<std::string>{"same", "other name"}));
   EXPECT_TRUE(parse_unmerged("").empty());
 }
