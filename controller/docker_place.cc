@@ -99,9 +99,10 @@ Result<int> DockerPlace::engine_major() {
       cli_.run({"version", "--format", podman() ? "{{.Client.Version}}" : "{{.Server.Version}}"},
                "", kProbeTimeout);
   // A remote engine: this call's round trip sets every later deadline (engine.h scaled_timeout).
-  if (v && !engine_is_local(options_.engine) && cli_.engine().round_trip.count() == 0)
+  if (v && !engine_is_local(options_.engine) && cli_.engine().round_trip.count() == 0) {
     cli_.set_round_trip(std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - started));
+  }
   if (!v) {
     if (v.error().code == Code::kCommandFailed) return fail(Code::kPlaceUnreachable, v.error().message);
     return v.error();
@@ -132,9 +133,10 @@ Result<std::int64_t> DockerPlace::host_cpus() {
   std::string text = *v;
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   const std::optional<std::int64_t> n = policy::parse_number<std::int64_t>(text);
-  if (!n || *n < 1 || *n > 99999)
+  if (!n || *n < 1 || *n > 99999) {
     return fail(Code::kCommandFailed,
                 "docker info NCPU: '" + text.substr(0, 40) + "' is not a CPU count");
+  }
   return *n;
 }
 
@@ -169,9 +171,10 @@ Result<std::string> DockerPlace::image_id(const std::string& image) {
   std::string id = *r;
   while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
   if (id.size() == 64 && id.find(':') == std::string::npos) id = "sha256:" + id;
-  if (!is_image_id(id))
+  if (!is_image_id(id)) {
     return fail(Code::kImageMissing,
                 cli_.program() + " image inspect " + image + ": no sha256 image ID");
+  }
   return id;
 }
 
@@ -241,9 +244,10 @@ Result<std::vector<std::string>> DockerPlace::remote_host_public_ranges(const st
   Result<ProcessOutcome> o = cli_.run_raw(args, "(the engine's host addresses)", kChangeTimeout);
   if (!o) return o.error();
   // if_inet6 is missing on a host without IPv6: cat exits 1 having printed fib_trie.
-  if (!o->exited || o->out.empty())
+  if (!o->exited || o->out.empty()) {
     return fail(Code::kCommandFailed,
                 cli_.program() + " run (the engine's host addresses): " + o->describe());
+  }
   std::vector<std::string> addresses = local_addresses_from_fib_trie(o->out);
   for (std::string& a : ipv6_addresses_from_if_inet6(o->out)) addresses.push_back(std::move(a));
   return public_ranges_of(addresses);
@@ -258,8 +262,9 @@ Result<json> DockerPlace::inspect_network(const std::string& name) {
   Result<std::string> ids = cli_.run(
       {"ps", "--all", "--no-trunc", "--filter", "network=" + name, "--format", "{{.ID}}"}, name);
   if (!ids) return ids.error();
-  for (const std::string& cid : output_lines(*ids))
+  for (const std::string& cid : output_lines(*ids)) {
     out[0]["Containers"][cid] = json{{"Name", cid.substr(0, 12)}};
+  }
   return out;
 }
 
@@ -277,9 +282,11 @@ Result<json> DockerPlace::inspect_containers(const std::vector<std::string>& nam
                             : json::object();
     const std::string id = label(labels, kLabelId);
     context.primary_network = is_space_id(id) ? names_for(id).inner : std::string();
-    for (const std::string* path : {&options_.seccomp_space, &options_.seccomp_gatekeeper})
-      if (Result<std::string> text = read_small_file(*path); text)
+    for (const std::string* path : {&options_.seccomp_space, &options_.seccomp_gatekeeper}) {
+      if (Result<std::string> text = read_small_file(*path); text) {
         context.seccomp_profiles[*path] = *text;
+      }
+    }
     out.push_back(podman_container_as_docker(c, context));
   }
   return out;
@@ -305,13 +312,15 @@ Result<json> DockerPlace::owned_container(const std::string& id, Role role) {
   if (!doc) return doc.error();
   if (doc->empty()) return fail(Code::kSpaceNotFound, "space " + id + ": container " + name + " does not exist");
   json c = (*doc)[0];
-  if (!c.is_object())
+  if (!c.is_object()) {
     return fail(Code::kCommandFailed,
                 "docker container inspect " + name + ": the answer is not an object");
+  }
   const json& labels = inspect::member(inspect::member(c, "Config"), "Labels");
   if (label(labels, kLabelMarker) != "true" || label(labels, kLabelOwner) != options_.owner ||
-      label(labels, kLabelId) != id || label(labels, kLabelRole) != role_word(role))
+      label(labels, kLabelId) != id || label(labels, kLabelRole) != role_word(role)) {
     return fail(Code::kSpaceNotFound, "space " + id + ": container " + name + " is not ours (labels differ)");
+  }
   return c;
 }
 
@@ -320,9 +329,11 @@ Result<std::set<std::string>> DockerPlace::image_env_names(const std::string& im
   if (!out) return fail(Code::kImageMissing, out.error().message);
   std::set<std::string> names;
   const json env = json::parse(*out, nullptr, false);
-  if (env.is_array())
-    for (const json& e : env)
+  if (env.is_array()) {
+    for (const json& e : env) {
       if (e.is_string()) names.insert(e.get<std::string>().substr(0, e.get<std::string>().find('=')));
+    }
+  }
   return names;
 }
 

@@ -45,7 +45,8 @@ class DockerPlace final : public Place, public PrivilegedExec {
   Result<std::vector<Difference>> verify(const std::string& id) override;
   Result<std::vector<LabelledId>> labelled_ids() override;
   [[nodiscard]] std::string subnet_pool() const override { return options_.subnet_pool; }
-  Result<std::vector<std::string>> used_subnets() override;
+  Result<std::vector<std::string>> network_ids() override;  // docker_subnets.cc
+  Result<std::vector<NetworkSubnets>> network_subnets(const std::vector<std::string>& ids) override;
 
   // verify, plus the IDs of the two containers it inspected (start starts exactly these).
   struct Verified {

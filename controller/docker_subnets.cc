@@ -1,14 +1,13 @@
-// What the subnet allocation needs of the Docker place (controller/subnets.h): the subnets of every
-// network the engine has, ours or anyone's, so an allocation never overlaps one.
-#include <sstream>
-
+// What the subnet allocation needs of the Docker place (controller/engine_networks.h): the IDs of
+// every network the engine has, ours or anyone's, and the subnets of the ones spacectl has not
+// read before, each in one engine call.
 #include "controller/docker_place.h"
 #include "controller/inspect_json.h"
 #include "controller/podman_inspect.h"
 
 namespace controller {
 
-Result<std::vector<std::string>> DockerPlace::used_subnets() {
+Result<std::vector<std::string>> DockerPlace::network_ids() {
   Result<std::string> ids = cli_.run({"network", "ls", "--quiet", "--no-trunc"}, "(all networks)");
   if (!ids) {
     if (ids.error().code == Code::kCommandFailed) {
@@ -16,43 +15,62 @@ Result<std::vector<std::string>> DockerPlace::used_subnets() {
     }
     return ids.error();
   }
-  std::vector<std::string> args = {"network", "inspect", "--format",
-                                   "{{range .IPAM.Config}}{{.Subnet}} {{end}}", "--"};
-  std::istringstream in(*ids);
-  std::size_t count = 0;
-  for (std::string id; std::getline(in, id);) {
-    if (!id.empty()) args.push_back(id), ++count;
+  return parse_network_ids(*ids, cli_.program() + " network ls (all networks)");
+}
+
+Result<std::vector<NetworkSubnets>> DockerPlace::network_subnets(
+    const std::vector<std::string>& ids) {
+  std::vector<NetworkSubnets> out;
+  if (ids.empty()) return out;
+  const std::string what =
+      cli_.program() + " network inspect (" + std::to_string(ids.size()) + " networks)";
+  for (const std::string& id : ids) {
+    // IDs only (never a name that reads as a flag), and no more than network_ids answers.
+    if (!is_network_id(id)) return fail(Code::kInvalidArgument, what + ": not a network ID");
   }
-  std::vector<std::string> out;
-  if (count == 0) return out;
+  if (ids.size() > kMaxEngineNetworks) {
+    return fail(Code::kInvalidArgument, what + ": more than " + std::to_string(kMaxEngineNetworks));
+  }
+  std::vector<std::string> args = {"network", "inspect", "--format",
+                                   "{{.ID}} {{range .IPAM.Config}}{{.Subnet}} {{end}}", "--"};
+  args.insert(args.end(), ids.begin(), ids.end());
   if (podman()) {
     // Podman's network has no .IPAM: its inspect is read whole, in Docker's shape
-    // (podman_inspect.h); a network removed meanwhile is left out of the answer.
+    // (podman_inspect.h), and held to the same rules as Docker's lines.
     args.erase(args.begin() + 2, args.begin() + 4);  // the --format and its template
-    Result<nlohmann::json> doc = inspect(args, "(all networks)");
+    Result<nlohmann::json> doc = inspect(args, "(" + std::to_string(ids.size()) + " networks)");
     if (!doc) return doc.error();
+    std::string lines;
     for (const nlohmann::json& n : *doc) {
-      const nlohmann::json config = inspect::member(
-          inspect::member(podman_network_as_docker(n), "IPAM"), "Config");
-      if (!config.is_array()) continue;
-      for (const nlohmann::json& c : config) {
-        const std::string subnet = inspect::str(inspect::member(c, "Subnet"));
-        if (!subnet.empty()) out.push_back(subnet);
+      const nlohmann::json docker = podman_network_as_docker(n);
+      const std::string id = inspect::str(inspect::member(docker, "Id"));
+      if (!is_network_id(id)) return fail(Code::kCommandFailed, what + ": a network without an ID");
+      lines += id;
+      const nlohmann::json config = inspect::member(inspect::member(docker, "IPAM"), "Config");
+      if (config.is_array()) {
+        for (const nlohmann::json& c : config) {
+          const std::string subnet = inspect::str(inspect::member(c, "Subnet"));
+          if (subnet.empty()) continue;
+          // One word each: a space or a line break would read as another subnet or network.
+          if (!is_engine_subnet(subnet)) {
+            return fail(Code::kCommandFailed, what + ": network " + id + ": not a subnet");
+          }
+          lines += " " + subnet;
+        }
       }
+      lines += "\n";
     }
-    return out;
+    return parse_network_subnet_lines(lines, ids, what);
   }
-  // A network removed between the two calls makes inspect exit 1 while printing the others: what
-  // it printed is still every subnet that exists.
-  Result<ProcessOutcome> o = cli_.run_raw(args, "(all networks)", kQueryTimeout);
+  // A network removed since the listing makes inspect exit 1 while printing the others: what it
+  // printed is every one of them that still exists.
+  Result<ProcessOutcome> o =
+      cli_.run_raw(args, "(" + std::to_string(ids.size()) + " networks)", kQueryTimeout);
   if (!o) return o.error();
-  if (!o->succeeded() && o->err.find("No such network") == std::string::npos &&
-      o->err.find("not found") == std::string::npos) {
-    return fail(Code::kCommandFailed, cli_.program() + " network inspect (all networks): " + o->describe());
+  if (!o->succeeded() && !docker_no_such_object(o->err)) {
+    return fail(Code::kCommandFailed, what + ": " + o->describe());
   }
-  std::istringstream words(o->out);
-  for (std::string w; words >> w;) out.push_back(w);
-  return out;
+  return parse_network_subnet_lines(o->out, ids, what);
 }
 
 }  // namespace controller

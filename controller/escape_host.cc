@@ -112,8 +112,9 @@ Result<std::string> free_test_subnet(std::string_view route_table) {
 Result<std::string> pick_test_subnet() {
   constexpr std::size_t kMaxRouteTableBytes = 1u << 20;
   std::ifstream in("/proc/net/route", std::ios::binary);
-  if (!in)
+  if (!in) {
     return fail(Code::kPlaceUnusable, "pick a test subnet: read /proc/net/route: cannot open");
+  }
   std::string table(kMaxRouteTableBytes + 1, '\0');
   in.read(table.data(), static_cast<std::streamsize>(table.size()));
   table.resize(static_cast<std::size_t>(in.gcount()));
@@ -145,14 +146,16 @@ Outcome gatekeeper_hardening(const DockerCli& cli, const std::string& container,
   if (!pid) return escape::inconclusive(pid.error().message);
   std::string p = *pid;
   while (!p.empty() && (p.back() == '\n' || p.back() == ' ')) p.pop_back();
-  if (p.empty() || p == "0" || p.find_first_not_of("0123456789") != std::string::npos)
+  if (p.empty() || p == "0" || p.find_first_not_of("0123456789") != std::string::npos) {
     return escape::inconclusive(container + " has no running pid (" + p + ")");
+  }
   // The gatekeeper image has no shell or cat, so "from inside it" is its pid 1 read from the host:
   // the same kernel view (/proc/<pid>/status) a process inside would read as /proc/1/status.
   if (!engine_is_local(cli.engine())) {
-    if (image.empty())
+    if (image.empty()) {
       return escape::inconclusive(
           "the engine's host is not this machine and no probe image was given");
+    }
     std::vector<std::string> args = {"run",
                                      "--rm",
                                      "--pid",
@@ -175,9 +178,10 @@ Outcome gatekeeper_hardening(const DockerCli& cli, const std::string& container,
     Result<std::string> text = cli.run(args, "status of " + container, kChangeTimeout);
     if (!text) return escape::inconclusive(text.error().message);
     const std::string name = text->substr(0, text->find('\n'));
-    if (name.rfind("gatekeeper", 0) != 0)
+    if (name.rfind("gatekeeper", 0) != 0) {
       return escape::inconclusive("pid " + p + " on the engine's host is '" + name +
                                   "', not the gatekeeper");
+    }
     Outcome o = judge_gatekeeper_status(text->substr(std::min(text->size(), name.size() + 1)));
     o.evidence = container + " pid " + p +
                  " (read on the engine's host by a probe in its pid namespace): " + o.evidence;
@@ -186,8 +190,9 @@ Outcome gatekeeper_hardening(const DockerCli& cli, const std::string& container,
   std::ifstream comm("/proc/" + p + "/comm");
   std::string name;
   std::getline(comm, name);
-  if (name.empty())
+  if (name.empty()) {
     return escape::inconclusive("/proc/" + p + " is not visible here (a remote daemon or another pid namespace)");
+  }
   if (name.rfind("gatekeeper", 0) != 0) return escape::inconclusive("pid " + p + " is '" + name + "', not the gatekeeper");
   std::ifstream in("/proc/" + p + "/status");
   std::stringstream text;
@@ -204,8 +209,9 @@ Outcome key_not_in_inspect(const DockerCli& cli, const std::vector<std::string>&
     if (!out) return escape::inconclusive(out.error().message);
     const json doc = json::parse(*out, nullptr, false);
     // Control: the document is the container's, so an absent key is not an empty search.
-    if (!doc.is_array() || doc.size() != 1 || !doc[0].is_object() || !doc[0].contains("Config"))
+    if (!doc.is_array() || doc.size() != 1 || !doc[0].is_object() || !doc[0].contains("Config")) {
       return escape::inconclusive("docker inspect " + c + ": not one container document");
+    }
     if (out->find(key) != std::string::npos) return escape::fail("the fake key is in `docker inspect " + c + "`");
     bytes += out->size();
   }
@@ -240,8 +246,9 @@ Outcome key_not_in_logs(const DockerCli& cli, const std::vector<std::string>& co
 Outcome env_grant_secrets_hidden(const DockerCli& cli, const std::vector<std::string>& containers,
                                  const std::string& gatekeeper, const std::string& state_dir,
                                  const std::string& id) {
-  if (state_dir.empty())
+  if (state_dir.empty()) {
     return escape::not_applicable("no state directory: the space's grants are unknown here");
+  }
   Result<SpaceRecord> record = read_record(state_dir, id);
   if (!record) return escape::inconclusive(record.error().message);
   const std::string record_path = state_dir + "/spaces/" + id + ".json";
@@ -251,21 +258,24 @@ Outcome env_grant_secrets_hidden(const DockerCli& cli, const std::vector<std::st
     const char* v = std::getenv(g.source.env.c_str());
     if (v != nullptr && v[0] != '\0') values.emplace_back(g.source.env, v);
   }
-  if (values.empty())
+  if (values.empty()) {
     return escape::not_applicable(
         "no grant of this space takes its secret from a variable set in this environment");
+  }
   std::ifstream in(record_path, std::ios::binary);
   const std::string record_text((std::istreambuf_iterator<char>(in)),
                                 std::istreambuf_iterator<char>());
-  if (record_text.find("\"" + values[0].first + "\"") == std::string::npos)
+  if (record_text.find("\"" + values[0].first + "\"") == std::string::npos) {
     return escape::inconclusive("control: the record " + record_path + " does not name $" +
                                 values[0].first);
+  }
   std::size_t files = 0;
   for (const auto& [name, value] : values) {
     for (const Outcome& o : {key_not_in_inspect(cli, containers, value),
                              key_not_in_logs(cli, containers, gatekeeper, value)}) {
-      if (o.verdict == escape::Verdict::kFail)
+      if (o.verdict == escape::Verdict::kFail) {
         return escape::fail("the value of $" + name + ": " + o.evidence);
+      }
       if (o.verdict != escape::Verdict::kPass) return o;
     }
     std::error_code ec;
@@ -275,8 +285,9 @@ Outcome env_grant_secrets_hidden(const DockerCli& cli, const std::vector<std::st
       if (!it->is_regular_file(ec)) continue;
       std::ifstream f(it->path(), std::ios::binary);
       const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-      if (text.find(value) != std::string::npos)
+      if (text.find(value) != std::string::npos) {
         return escape::fail("the value of $" + name + " is in " + it->path().string());
+      }
       ++files;
     }
     if (ec) return escape::inconclusive("read " + state_dir + ": " + ec.message());
@@ -325,8 +336,11 @@ void ProcessSampler::loop() {
             : cli_.run({"top", "--", container_, "-eo", "pid,ppid,args"}, container_);
     Result<std::vector<SpaceProcess>> parsed = out ? parse_top(*out) : Result<std::vector<SpaceProcess>>(out.error());
     lock.lock();
-    if (parsed) samples_.push_back(std::move(*parsed));
-    else if (error_.empty()) error_ = parsed.error().message;
+    if (parsed) {
+      samples_.push_back(std::move(*parsed));
+    } else if (error_.empty()) {
+      error_ = parsed.error().message;
+    }
     wake_.wait_for(lock, std::chrono::milliseconds(500), [this] { return stopping_; });
   }
 }

@@ -140,9 +140,10 @@ Result<SpaceLock> Manager::begin_create(CreateRequest& request, const std::strin
   if (Result<void> w = write_record(state, request.id, record); !w) return w.error();
   // The networks' subnets, from the place's pool, recorded before anything exists at the place
   // (controller/subnets.h). The engine's networks are read outside the pool lock: what another
-  // spacectl allocates meanwhile is in its record, which is read under it.
+  // spacectl allocates meanwhile is in its record, which is read under it. Only networks not read
+  // before are inspected (controller/engine_networks.h).
   if (const std::string pool = place.subnet_pool(); !pool.empty()) {
-    Result<std::vector<std::string>> used = place.used_subnets();
+    Result<std::vector<std::string>> used = engine_subnets(place, state);
     Result<SpaceSubnets> subnets = used ? allocate_space_subnets(state, request.id, pool, *used)
                                         : Result<SpaceSubnets>(used.error());
     if (!subnets) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "controller/engine.h"
+#include "controller/engine_networks.h"
 #include "controller/errors.h"
 #include "controller/subnets.h"
 #include "controller/verify.h"
@@ -164,8 +165,16 @@ class Place {
   // The pool the manager allocates this place's space networks from (controller/subnets.h);
   // empty: the place has no networks to allocate.
   [[nodiscard]] virtual std::string subnet_pool() const { return {}; }
-  // Every subnet the place's networks use now, anyone's (an allocation skips them).
-  virtual Result<std::vector<std::string>> used_subnets() { return std::vector<std::string>{}; }
+  // What the allocation reads of the place's networks, anyone's (controller/engine_networks.h
+  // keeps what it read, so the cost does not grow with the number of spaces): the IDs of every
+  // network now, in one engine call, and the subnets of the given networks, in one engine call
+  // whatever their number (a network removed meanwhile is left out of the answer). Both strictly
+  // parsed and bounded (kMaxEngineNetworks, kMaxSubnetsPerNetwork).
+  virtual Result<std::vector<std::string>> network_ids() { return std::vector<std::string>{}; }
+  virtual Result<std::vector<NetworkSubnets>> network_subnets(const std::vector<std::string>& ids) {
+    (void)ids;
+    return std::vector<NetworkSubnets>{};
+  }
 };
 
 }  // namespace controller

@@ -491,6 +491,20 @@ Result<void> write_record(const std::string& dir, const std::string& id,
   return write_private(*spaces, id + ".json", record_text(record));
 }
 
+Result<std::optional<std::string>> read_state_file(const std::string& dir, std::string_view name,
+                                                   std::size_t cap) {
+  Result<PrivateText> text = read_private(dir + "/" + std::string(name), cap);
+  if (!text) return text.error();
+  if (!text->found) return std::optional<std::string>();
+  return std::optional<std::string>(std::move(text->text));
+}
+
+Result<void> write_state_file(const std::string& dir, std::string_view name,
+                              const std::string& text) {
+  if (Result<void> d = ensure_private_dir(dir); !d) return d.error();
+  return write_private(dir, std::string(name), text);
+}
+
 Result<void> remove_record(const std::string& dir, const std::string& id) {
   Result<std::string> spaces = record_dir(dir, id);
   if (!spaces) return spaces.error();

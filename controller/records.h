@@ -10,8 +10,11 @@
 // Every read-change-write of a record together with its gatekeeper call runs under SpaceLock.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "controller/errors.h"
@@ -112,6 +115,13 @@ Result<void> write_record(const std::string& dir, const std::string& id, const S
 Result<void> remove_record(const std::string& dir, const std::string& id);
 // The text write_record stores (parse_record reads every one back as the same record).
 std::string record_text(const SpaceRecord& record);
+// A file of spacectl's own in the state directory `dir` (made 0700 when missing), read and
+// written like the records: no symlink, this user's, not writable by others, at most `cap`
+// bytes; written atomically. A missing file reads as nullopt.
+Result<std::optional<std::string>> read_state_file(const std::string& dir, std::string_view name,
+                                                   std::size_t cap);
+Result<void> write_state_file(const std::string& dir, std::string_view name,
+                              const std::string& text);
 // Strict parse of a record's text (tests feed it directly).
 Result<SpaceRecord> parse_record(const std::string& text, const std::string& what);
 

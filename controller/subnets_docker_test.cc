@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/docker_place.h"
+#include "controller/engine_networks.h"
 #include "controller/process.h"
 #include "controller/records.h"
 #include "controller/subnets.h"
@@ -77,12 +78,13 @@ class SubnetPoolLiveTest : public ::testing::Test {
     return o.out;
   }
   // A /27 in 10.213.240.0/20 that no network of the engine touches now.
-  static std::string free_pool(DockerPlace& place) {
-    Result<std::vector<std::string>> used = place.used_subnets();
+  std::string free_pool(DockerPlace& place) {
+    Result<std::vector<std::string>> used = engine_subnets(place, state_);
     if (!used) return {};
     std::vector<Ipv4Net> nets;
-    for (const std::string& s : *used)
+    for (const std::string& s : *used) {
       if (std::optional<Ipv4Net> n = parse_ipv4_net_loose(s); n) nets.push_back(*n);
+    }
     Result<Ipv4Net> pool = first_free_block(*parse_ipv4_net("10.213.240.0/20"), 27, nets);
     return pool ? to_string(*pool) : std::string();
   }

@@ -107,8 +107,9 @@ std::vector<std::string> sweep_on_link_subnets(std::string* send_errors, std::st
       *route_error = row.error().message;
       break;
     }
-    if (row->gateway != 0 || row->mask == 0 || row->device == "lo")
+    if (row->gateway != 0 || row->mask == 0 || row->device == "lo") {
       continue;  // on-link routes only
+    }
     const std::uint32_t net = ntohl(row->destination), size = ~ntohl(row->mask) + 1u;
     if (size < 4) continue;
     for (std::uint32_t h = 1; h < size - 1 && h <= kMaxSweptPerSubnet; ++h) {
@@ -454,8 +455,9 @@ void add_network_cases(std::vector<Case>& out) {
                  const policy::Result<ArpRow> row = parse_arp_line(lines[i]);
                  if (!row) return inconclusive(row.error().message);
                  if (targets.count(row->address) > 0) ++listed;
-                 if ((row->flags & kArpFlagComplete) != 0 && gk != row->address)
+                 if ((row->flags & kArpFlagComplete) != 0 && gk != row->address) {
                    bad.insert(row->address);
+                 }
                }
                if (waited == 0) listed_first = listed;
                ::usleep(kArpSampleMs * 1000);

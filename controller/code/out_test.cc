@@ -168,8 +168,10 @@ TEST_F(CodeOutTest, HookCannotWriteIntoTheReport) {
   const std::string planted = git(inside_, {"rev-parse", "HEAD"}).substr(0, 40);
   mkdir((inside_ + "/.planted-hooks").c_str(), 0755);
   const std::string hook = "#!/bin/sh\necho " + planted + " > /proc/$PPID/fd/1\necho ran >> " + dir_.path() + "/hook-ran\n";
-  for (const char* name : {"reference-transaction", "post-commit", "post-index-change", "pre-commit"})
+  for (const char* name :
+       {"reference-transaction", "post-commit", "post-index-change", "pre-commit"}) {
     write_file(inside_ + "/.planted-hooks/" + name, hook, 0755);
+  }
   git(inside_, {"config", "core.hooksPath", inside_ + "/.planted-hooks"});
   write_file(inside_ + "/work.txt", "work\n");
   Result<BringOut> r = out();
@@ -252,9 +254,12 @@ TEST(CodeOutParseTest, ObjectLineIsExactlyOneIdAndANewline) {
   std::string id;
   EXPECT_TRUE(parse_object_line(std::string(40, 'a') + "\n", id));
   EXPECT_EQ(id, std::string(40, 'a'));
-  for (const std::string& bad : {std::string(40, 'a'), std::string(40, 'a') + "\n\n", std::string(40, 'A') + "\n", std::string(39, 'a') + "\n",
-                                 std::string(41, 'a') + "\n", "x" + std::string(39, 'a') + "\n", std::string(40, 'a') + "\r", std::string()})
+  for (const std::string& bad :
+       {std::string(40, 'a'), std::string(40, 'a') + "\n\n", std::string(40, 'A') + "\n",
+        std::string(39, 'a') + "\n", std::string(41, 'a') + "\n", "x" + std::string(39, 'a') + "\n",
+        std::string(40, 'a') + "\r", std::string()}) {
     EXPECT_FALSE(parse_object_line(bad, id)) << bad;
+  }
 }
 
 TEST(CodeOutParseTest, UnmergedEntriesAreParsedStrictly) {

@@ -134,9 +134,11 @@ TEST_F(DispatcherLoopTest, ForwardsWithTheSpaceSessionAndWithoutTheUsersCredenti
   EXPECT_NE(a.body.find("Host: 127.0.0.1:" + std::to_string(inner_port_) + "\n"), std::string::npos) << a.body;
   EXPECT_NE(a.body.find("Accept-Encoding: identity\n"), std::string::npos) << a.body;
   EXPECT_NE(a.body.find("X-Keep: kept\n"), std::string::npos) << a.body;
-  for (const char* gone : {"user-secret", "Proxy-Authorization", "X-Forwarded-For", "Forwarded", "Origin", "Referer",
-                           "gzip", "oc_url_token", "oc_client_token", "app.test"})
+  for (const char* gone :
+       {"user-secret", "Proxy-Authorization", "X-Forwarded-For", "Forwarded", "Origin", "Referer",
+        "gzip", "oc_url_token", "oc_client_token", "app.test"}) {
     EXPECT_EQ(a.body.find(gone), std::string::npos) << gone << " reached the inside:\n" << a.body;
+  }
   EXPECT_EQ(a.header("X-Content-Type-Options"), "nosniff");
   EXPECT_GE(activity_.load(), 1);
 }
@@ -173,9 +175,10 @@ TEST_F(DispatcherLoopTest, AnswerHeadersAreAllowListedAndGetNosniff) {
   dispatcher();
   const Answer a = ask(testing::get(path("headers")));
   ASSERT_EQ(a.status, 200);
-  for (const char* never : {"Set-Cookie", "Location", "Clear-Site-Data", "Refresh", "WWW-Authenticate", "X-Custom",
-                            "Access-Control-Allow-Origin"})
+  for (const char* never : {"Set-Cookie", "Location", "Clear-Site-Data", "Refresh",
+                            "WWW-Authenticate", "X-Custom", "Access-Control-Allow-Origin"}) {
     EXPECT_FALSE(a.has(never)) << never;
+  }
   EXPECT_EQ(a.header("ETag"), "\"e1\"");
   EXPECT_EQ(a.header("X-Next-Cursor"), "c2");
   EXPECT_EQ(a.header("X-Content-Type-Options"), "nosniff");
@@ -223,10 +226,11 @@ TEST_F(DispatcherLoopTest, KeepAliveAndThePoolUseOneLoginAndFewStreams) {
 TEST_F(DispatcherLoopTest, ConcurrentRequestsShareOneLoginAndAtMostEightStreams) {
   dispatcher();
   std::vector<std::future<int>> all;
-  for (int i = 0; i < 16; ++i)
+  for (int i = 0; i < 16; ++i) {
     all.push_back(std::async(std::launch::async, [this] {
       return ask(testing::get(path("sse?events=3&delay_ms=200"))).status;
     }));
+  }
   for (auto& f : all) EXPECT_EQ(f.get(), 200);
   EXPECT_LE(connects_.load(), static_cast<int>(kMaxStreamsPerSpace));
   EXPECT_EQ(logins(), 1) << "one login per space at a time";
@@ -362,10 +366,11 @@ TEST_F(DispatcherLoopTest, AStreamPausedForASlowClientServesTheNextRequest) {
 TEST_F(DispatcherLoopTest, EightConcurrentEventStreamsArriveWhole) {
   dispatcher();
   std::vector<std::future<Answer>> all;
-  for (int i = 0; i < 8; ++i)
+  for (int i = 0; i < 8; ++i) {
     all.push_back(std::async(std::launch::async, [this] {
       return ask(testing::get(path("sse?events=20&delay_ms=20")));
     }));
+  }
   for (auto& f : all) {
     const Answer a = f.get();
     ASSERT_EQ(a.status, 200);

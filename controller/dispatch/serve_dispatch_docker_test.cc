@@ -155,8 +155,9 @@ TEST_F(ServeDispatchTest, RequestsAndAWebSocketGoThroughServe) {
   ASSERT_TRUE(ws.send(testing::ws_upgrade(path("terminal/ws"))));
   ASSERT_EQ(ws.read_upgrade(120000).status, 101);
   std::string payload(1u << 20, '\0');
-  for (std::size_t i = 0; i < payload.size(); ++i)
+  for (std::size_t i = 0; i < payload.size(); ++i) {
     payload[i] = static_cast<char>(testing::pattern_byte(i));
+  }
   std::thread writer([&] { ws.send(testing::ws_frame(2, payload)); });
   const testing::Frame f = testing::read_frame(ws, 120000);
   writer.join();

@@ -122,8 +122,9 @@ int make_container(State& st, const std::vector<std::string>& a, std::size_t i, 
             v.empty() || v.back() != 'M'
                 ? std::nullopt
                 : policy::parse_number<std::int64_t>(v.substr(0, v.size() - 1));
-        if (!mib || *mib < 1 || *mib > (std::int64_t{1} << 40))
+        if (!mib || *mib < 1 || *mib > (std::int64_t{1} << 40)) {
           return refuse(a, "--memory '" + v + "' is not <MiB>M");
+        }
         conf["resources"]["memoryInBytes"] = *mib << 20;
       } else if (f == "--cpus") {
         const std::optional<std::int64_t> cpus = policy::parse_number<std::int64_t>(v);
@@ -329,8 +330,9 @@ int main(int argc, char** argv) {
     if (i + 3 != a.size() || a[i] != "-s") return refuse(a, "volume create without -s SIZE NAME");
     v["name"] = a[i + 2];
     const std::optional<std::int64_t> size = policy::parse_number<std::int64_t>(a[i + 1]);
-    if (!size || *size < 0)
+    if (!size || *size < 0) {
       return refuse(a, "volume create -s '" + a[i + 1] + "' is not a byte count");
+    }
     v["sizeInBytes"] = *size;
     v["source"] = "/Users/user/Library/Application Support/com.apple.container/volumes/" +
                   a[i + 2] + "/volume.img";

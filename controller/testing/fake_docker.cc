@@ -1,7 +1,8 @@
 // A recording stand-in for the `docker` CLI (unit tests put it first in PATH as `docker`). Each
 // call appends argv and stdin to $FAKE_DOCKER_LOG as: args joined by 0x1f, 0x1e, stdin, 0x1d '\n'.
 // Answers: `container inspect` prints $FAKE_DOCKER_ANSWERS/container-inspect[-gatekeeper].json,
-// `network inspect` prints network-inspect.json, `exec` prints {"ok":true}; other calls print an id.
+// `network inspect` prints network-inspect.json, `exec` prints {"ok":true}; other calls print an
+// id.
 #include <unistd.h>
 
 #include <cstdio>
@@ -74,17 +75,49 @@ int main(int argc, char** argv) {
     const std::string last = argv[argc - 1];
     const bool by_id = last.size() == 71 && last.rfind("sha256:", 0) == 0;
     std::cout << (argc > 4 && std::strstr(argv[4], "Env") != nullptr ? "[\"PATH=/bin\"]\n"
-                  : by_id                                             ? last + "\n"
-                                                                      : "sha256:" + std::string(64, '0') + "\n");
+                  : by_id                                            ? last + "\n"
+                          : "sha256:" + std::string(64, '0') + "\n");
     return 0;
   }
   if ((first == "container" && second == "inspect")) {
     const std::string name = argc > 3 ? argv[3] : "";
-    const bool gatekeeper = name.size() > 11 && name.compare(name.size() - 11, 11, "-gatekeeper") == 0;
+    const bool gatekeeper =
+        name.size() > 11 && name.compare(name.size() - 11, 11, "-gatekeeper") == 0;
     if (gatekeeper && print_file(answers, "container-inspect-gatekeeper.json")) return 0;
     if (print_file(answers, "container-inspect.json")) return 0;
     std::cerr << "Error: No such container: " << (argc > 3 ? argv[3] : "") << "\n";
     return 1;
+  }
+  // FAKE_DOCKER_NETWORKS=<file>: the engine's networks, a line "<id> <subnet>…" each (printed
+  // as they are, so a test can hand spacectl any text): `network ls --quiet` lists their IDs, an
+  // inspect with the IPAM template prints the lines of the IDs asked for (a missing one: the
+  // engine's "No such network" and exit 1 after the others, as Docker does).
+  const char* networks = std::getenv("FAKE_DOCKER_NETWORKS");
+  if (networks != nullptr && first == "network" &&
+      (second == "ls" ||
+       (second == "inspect" && argc > 4 && std::strstr(argv[4], "IPAM") != nullptr))) {
+    std::vector<std::string> lines;
+    {
+      std::ifstream in(networks);
+      for (std::string line; std::getline(in, line);) lines.push_back(line);
+    }
+    auto id_of = [](const std::string& line) { return line.substr(0, line.find(' ')); };
+    if (second == "ls") {
+      if (argc < 4 || std::strcmp(argv[3], "--quiet") != 0) {
+        return 0;  // list's label filter: none ours
+      }
+      for (const std::string& line : lines) std::cout << id_of(line) << "\n";
+      return 0;
+    }
+    int status = 0;
+    for (int i = 5; i < argc; ++i) {
+      bool found = false;
+      for (const std::string& line : lines) {
+        if (id_of(line) == argv[i]) std::cout << line << "\n", found = true;
+      }
+      if (!found) std::cerr << "Error: No such network: " << argv[i] << "\n", status = 1;
+    }
+    return status;
   }
   if (first == "network" && second == "inspect") {
     if (print_file(answers, "network-inspect.json")) return 0;
@@ -96,15 +129,18 @@ int main(int argc, char** argv) {
     std::cerr << "Error: No such volume\n";
     return 1;
   }
-  if (first == "exec" && std::getenv("FAKE_DOCKER_STATE") != nullptr && std::string(argv[argc - 1]) == "/network") {
-    // A gatekeeper that takes time: it holds the body after DELAY_BEFORE, answers after DELAY_AFTER.
+  if (first == "exec" && std::getenv("FAKE_DOCKER_STATE") != nullptr &&
+      std::string(argv[argc - 1]) == "/network") {
+    // A gatekeeper that takes time: it holds the body after DELAY_BEFORE, answers after
+    // DELAY_AFTER.
     auto pause = [](const char* name) {
       if (const char* ms = std::getenv(name)) {
         ::usleep(policy::parse_number<useconds_t>(ms).value_or(0) * 1000);
       }
     };
     pause("FAKE_DOCKER_EXEC_DELAY_BEFORE_MS");
-    std::ofstream(std::string(std::getenv("FAKE_DOCKER_STATE")) + "/network", std::ios::app) << stdin_bytes << "\n";
+    std::ofstream(std::string(std::getenv("FAKE_DOCKER_STATE")) + "/network", std::ios::app)
+        << stdin_bytes << "\n";
     pause("FAKE_DOCKER_EXEC_DELAY_AFTER_MS");
   }
   // FAKE_DOCKER_EXEC_WAIT_FOR=<path>: every exec waits (at most 60 s) until that file exists, so a
@@ -115,7 +151,8 @@ int main(int argc, char** argv) {
   }
   if (first == "exec") {
     std::cout << "{\"ok\":true,\"ready\":true,\"grants\":[]}\n";
-    // FAKE_DOCKER_EXEC_EXIT=N: the command inside exits N; FAKE_DOCKER_EXEC_STDERR: what it printed.
+    // FAKE_DOCKER_EXEC_EXIT=N: the command inside exits N; FAKE_DOCKER_EXEC_STDERR: what it
+    // printed.
     if (const char* text = std::getenv("FAKE_DOCKER_EXEC_STDERR")) std::cerr << text << "\n";
     if (const char* code = std::getenv("FAKE_DOCKER_EXEC_EXIT")) {
       const std::optional<int> status = policy::parse_number<int>(code);
@@ -126,12 +163,29 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  // FAKE_DOCKER_PS=<id>: `ps` lists that container (list then inspects it).
-  if (const char* ps = std::getenv("FAKE_DOCKER_PS"); ps != nullptr && first == "ps") {
-    std::cout << ps << "\n";
+  // FAKE_DOCKER_PS_LINES=<file>: `ps` prints that file as it is (any text a test hands list).
+  if (const char* lines = std::getenv("FAKE_DOCKER_PS_LINES"); lines != nullptr && first == "ps") {
+    std::ifstream in(lines);
+    std::cout << std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     return 0;
   }
-  if (first == "ps" || (first == "network" && second == "ls") || (first == "volume" && second == "ls")) return 0;
+  // FAKE_DOCKER_PS=<id>: `ps` lists that container as a space container (list then inspects it):
+  // its ID alone, or the summary list's JSON format asks for.
+  if (const char* ps = std::getenv("FAKE_DOCKER_PS"); ps != nullptr && first == "ps") {
+    const bool summary = argc > 5 && std::strstr(argv[5], "\"Labels\"") != nullptr;
+    if (summary) {
+      std::cout << "{\"ID\":\"" << ps
+                << "\",\"State\":\"running\",\"Image\":\"\",\"Labels\":{\"spacectl.space.role\":"
+                   "\"space\"}}\n";
+    } else {
+      std::cout << ps << "\n";
+    }
+    return 0;
+  }
+  if (first == "ps" || (first == "network" && second == "ls") ||
+      (first == "volume" && second == "ls")) {
+    return 0;
+  }
   std::cout << "0123456789abcdef\n";
   return 0;
 }

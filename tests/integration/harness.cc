@@ -373,8 +373,9 @@ std::vector<Gatekeeper::Record> Gatekeeper::journal() {
 
 std::string server_name_of(const std::string& target) {
   std::string host = target.substr(0, target.rfind(':'));
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
     host = host.substr(1, host.size() - 2);
+  }
   return host;
 }
 

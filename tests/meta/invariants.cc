@@ -248,8 +248,9 @@ Violations unchecked_number_reads(const fs::path& root) {
   std::vector<std::string> folders;
   for (const auto& entry : fs::directory_iterator(root)) {
     const std::string name = entry.path().filename().string();
-    if (entry.is_directory() && !name.starts_with(".") && !name.starts_with("build"))
+    if (entry.is_directory() && !name.starts_with(".") && !name.starts_with("build")) {
       folders.push_back(name);
+    }
   }
   std::sort(folders.begin(), folders.end());
   for (const std::string& folder : folders) {

@@ -121,8 +121,9 @@ void isolate_git_environment(const std::string& home) {
   write_file(home + "/.config/git/ignore", "secret-by-global-ignore.txt\n");
   // libgit2 finds the global and XDG config folders from HOME once; every test has its own HOME.
   git2_init();
-  for (int level : {GIT_CONFIG_LEVEL_GLOBAL, GIT_CONFIG_LEVEL_XDG})
+  for (int level : {GIT_CONFIG_LEVEL_GLOBAL, GIT_CONFIG_LEVEL_XDG}) {
     git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, level, nullptr);
+  }
   write_file(home + "/.gitconfig", "[user]\n\tname = Test User\n\temail = test@example.invalid\n[init]\n\tdefaultBranch = main\n");
 }
 

@@ -67,8 +67,9 @@ void serve_raw(int fd) {
     char buf[65536];
     for (std::uint64_t sent = 0; sent < n;) {
       const std::size_t chunk = static_cast<std::size_t>(std::min<std::uint64_t>(sizeof buf, n - sent));
-      for (std::size_t i = 0; i < chunk; ++i)
+      for (std::size_t i = 0; i < chunk; ++i) {
         buf[i] = static_cast<char>(controller::dispatch::testing::pattern_byte(sent + i));
+      }
       if (!write_all(fd, buf, chunk)) break;
       sent += chunk;
     }

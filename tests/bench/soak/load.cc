@@ -178,8 +178,9 @@ Answer control_call(std::uint16_t port, const std::string& method, const std::st
   if (fd < 0) return a;
   std::string request =
       method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
-  if (!body.empty() || method == "POST")
+  if (!body.empty() || method == "POST") {
     request += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+  }
   request += "\r\n" + body;
   if (!send_all(fd, request)) {
     close(fd);
@@ -199,10 +200,11 @@ int tunnel_worker(const Setup& s, Counters* c, unsigned seed) {
     const int fd = connect_tunnel(s, c, std::string(kUpstreamName) + ":443", &status);
     if (fd < 0) {
       // A CONNECT the policy allows: anything but 200 is a wrong decision, no answer an error.
-      if (status != 0)
+      if (status != 0) {
         ++c->allowed_refused;
-      else
+      } else {
         ++c->tunnel_errors;
+      }
       sleep_ms(100);
       continue;
     }
@@ -251,10 +253,11 @@ int refusal_worker(const Setup& s, Counters* c) {
     send_all(fd, request);
     const int status = http_status(read_head(fd));
     close(fd);
-    if (status == 200)
+    if (status == 200) {
       ++c->refused_allowed;
-    else
+    } else {
       ++c->refusals;
+    }
     sleep_ms(20);
   }
   return 0;
@@ -276,8 +279,9 @@ int window_worker(const Setup& s, Counters* c) {
       sleep_ms(2);  // bounded: a mix, not a window benchmark
       const int depth = 1 + static_cast<int>(round++ % 3);
       std::string batch;
-      for (int k = 0; k < depth; ++k)
+      for (int k = 0; k < depth; ++k) {
         batch += window_get((round + static_cast<unsigned>(k)) % 2 == 0 ? "tls" : "plain", s.key);
+      }
       c->sent_requests += static_cast<std::uint64_t>(depth);
       if (!send_all(fd, batch)) {
         ++c->window_errors;
@@ -292,12 +296,13 @@ int window_worker(const Setup& s, Counters* c) {
           alive = false;
           break;
         }
-        if (status == 200 && body == "ok")
+        if (status == 200 && body == "ok") {
           ++c->window_ok;
-        else if (status == 403 || status == 404)
+        } else if (status == 403 || status == 404) {
           ++c->window_refused;  // a refusal of an allowed request
-        else
+        } else {
           ++c->window_errors;  // an upstream error (502, 504): not a decision
+        }
         if (closes) {
           alive = false;
           break;
@@ -333,12 +338,13 @@ int slow_worker(const Setup& s, Counters* c) {
     const int status = sent ? http_status(read_head(fd)) : 0;
     if (status == 200) {
       const int ok = echo_transfer(s, fd, 512 * 1024, rng, 5);
-      if (ok == 0)
+      if (ok == 0) {
         ++c->sha_failures;
-      else if (ok == 1)
+      } else if (ok == 1) {
         ++c->slow_ok;
-      else
+      } else {
         ++c->slow_errors;
+      }
     } else if (status != 0) {
       ++c->allowed_refused;
     } else {
@@ -373,10 +379,11 @@ int control_worker(const Setup& s, Counters* c) {
         a = control_call(s.control, "DELETE", "/grants/churn");
         break;
     }
-    if (a.status == 200)
+    if (a.status == 200) {
       ++c->control_changes;
-    else
+    } else {
       ++c->control_failures;
+    }
     sleep_ms(3000);
   }
   return 0;
@@ -386,10 +393,11 @@ int reader_worker(const Setup& s, Counters* c) {
   while (now_seconds() < s.deadline) {
     for (const char* path : {"/journal", "/metrics", "/policy", "/health"}) {
       const Answer a = control_call(s.control, "GET", path);
-      if (a.status == 200 && !a.body.empty())
+      if (a.status == 200 && !a.body.empty()) {
         ++c->reads;
-      else
+      } else {
         ++c->read_failures;
+      }
     }
     sleep_ms(250);
   }

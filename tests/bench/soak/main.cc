@@ -76,8 +76,9 @@ double metric_sum(const std::string& text, const std::string& name) {
         text.substr(at, end == std::string::npos ? std::string::npos : end - at);
     at += name.size();
     if (!line_start ||
-        (line.size() > name.size() && line[name.size()] != ' ' && line[name.size()] != '{'))
+        (line.size() > name.size() && line[name.size()] != ' ' && line[name.size()] != '{')) {
       continue;
+    }
     const std::optional<double> v = policy::parse_number<double>(line.substr(line.rfind(' ') + 1));
     if (!v) return std::numeric_limits<double>::quiet_NaN();  // printed as nan: the run is unread
     sum += *v;
@@ -156,13 +157,15 @@ int run_soak(const Options& o) {
   if (!pki.ok) return fail_setup("making the test CA in " + workdir.path() + " failed");
   const bssl::UniquePtr<SSL_CTX> upstream_tls = upstream_tls_context(pki);
   const bssl::UniquePtr<SSL_CTX> client_tls = client_tls_context(pki.ca_file);
-  if (!upstream_tls || !client_tls)
+  if (!upstream_tls || !client_tls) {
     return fail_setup("BoringSSL refused the test certificate or CA");
+  }
   const std::string secret = "soak-secret-0123456789";
   UpstreamCounters* upstream_counters = shared_upstream_counters();
   Counters* c = soak::shared_counters();
-  if (upstream_counters == nullptr || c == nullptr)
+  if (upstream_counters == nullptr || c == nullptr) {
     return fail_setup("mmap of the shared counters failed");
+  }
   started.echo = fork_until_ready(
       net.fd(), [&](int ready) { return soak::run_echo_upstream(ip, upstream_tls.get(), ready); },
       5000);
@@ -173,8 +176,9 @@ int run_soak(const Options& o) {
                                  soak::kWindowTlsPort);
       },
       5000);
-  if (started.echo < 0 || started.http < 0)
+  if (started.echo < 0 || started.http < 0) {
     return fail_setup("an upstream did not start in " + net.name());
+  }
   const GatekeeperChild g =
       start_gatekeeper_child(o.gatekeeper_binary(), {"--dns-server", ip, "--ca-file", pki.ca_file},
                              workdir.path() + "/gatekeeper.err");
@@ -192,16 +196,18 @@ int run_soak(const Options& o) {
                       ":8443/v1/" + auth}};
   for (const auto& [path, body] : control) {
     const int status = control_post(g.control, path, body);
-    if (status != 200)
+    if (status != 200) {
       return fail_setup("POST " + path + " answered " + std::to_string(status) + ": " + body);
+    }
   }
   const double start = soak::now_seconds();
   setup.deadline = start + static_cast<double>(o.minutes) * 60;
   progress("load for " + std::to_string(o.minutes) + " min against the gatekeeper (pid " +
            std::to_string(g.pid) + ")");
-  for (unsigned k = 0; k < 2; ++k)
+  for (unsigned k = 0; k < 2; ++k) {
     started.workers.push_back(
         fork_run(-1, [&, k] { return soak::tunnel_worker(setup, c, k + 1); }));
+  }
   started.workers.push_back(fork_run(-1, [&] { return soak::refusal_worker(setup, c); }));
   started.workers.push_back(fork_run(-1, [&] { return soak::window_worker(setup, c); }));
   started.workers.push_back(fork_run(-1, [&] { return soak::slow_worker(setup, c); }));

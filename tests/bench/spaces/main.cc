@@ -72,16 +72,19 @@ long iptables_rules() {
   if (!t.outcome.succeeded()) return -1;
   long n = 0;
   std::istringstream in(t.outcome.out);
-  for (std::string l; std::getline(in, l);)
+  for (std::string l; std::getline(in, l);) {
     if (l.rfind("-A ", 0) == 0) ++n;
+  }
   return n;
 }
 
 long meminfo_kib(const std::string& key) {
   std::ifstream in("/proc/meminfo");
-  for (std::string l; std::getline(in, l);)
-    if (l.rfind(key + ":", 0) == 0)
+  for (std::string l; std::getline(in, l);) {
+    if (l.rfind(key + ":", 0) == 0) {
       return bench::kib_value(std::string_view(l).substr(key.size() + 1)).value_or(-1);
+    }
+  }
   return -1;
 }
 
@@ -96,13 +99,14 @@ std::pair<long, long> rss_of(const std::string& name) {
     std::getline(comm, c);
     if (c != name) continue;
     std::ifstream status(e.path() / "status");
-    for (std::string l; std::getline(status, l);)
+    for (std::string l; std::getline(status, l);) {
       if (l.rfind("VmRSS:", 0) == 0) {
         const std::optional<long> kib = bench::kib_value(std::string_view(l).substr(6));
         if (!kib) return {-1, -1};  // a status line that does not read: no total at all
         total += *kib;
         ++count;
       }
+    }
   }
   return {total, count};
 }
@@ -154,18 +158,18 @@ int main(int argc, char** argv) {
   long budget_minutes = 0;  // 0: no budget
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--count" && i + 1 < argc && policy::parse_number<std::size_t>(argv[i + 1]))
+    if (a == "--count" && i + 1 < argc && policy::parse_number<std::size_t>(argv[i + 1])) {
       count = *policy::parse_number<std::size_t>(argv[++i]);
-    else if (a == "--spacectl" && i + 1 < argc)
+    } else if (a == "--spacectl" && i + 1 < argc) {
       spacectl = argv[++i];
-    else if (a == "--subnet-pool" && i + 1 < argc)
+    } else if (a == "--subnet-pool" && i + 1 < argc) {
       pool = argv[++i];
-    else if (a == "--disk" && i + 1 < argc)
+    } else if (a == "--disk" && i + 1 < argc) {
       disk = argv[++i];
-    else if (a == "--budget-minutes" && i + 1 < argc &&
-             policy::parse_number<long>(argv[i + 1]).value_or(-1) >= 0)
+    } else if (a == "--budget-minutes" && i + 1 < argc &&
+               policy::parse_number<long>(argv[i + 1]).value_or(-1) >= 0) {
       budget_minutes = *policy::parse_number<long>(argv[++i]);
-    else {
+    } else {
       std::cerr << "usage: bench_spaces [--count N] [--spacectl PATH] [--subnet-pool CIDR] [--disk "
                    "SIZE] [--budget-minutes M]\n";
       return 2;
@@ -236,14 +240,16 @@ int main(int argc, char** argv) {
       }
       const double v = *parsed;
       std::string kind = l.substr(l.find("ms") + 4);
-      if (const std::size_t dots = kind.find(" …"); dots != std::string::npos)
+      if (const std::size_t dots = kind.find(" …"); dots != std::string::npos) {
         kind = kind.substr(0, dots);
+      }
       call_ms[kind].first += v;
       call_ms[kind].second += 1;
     }
-    if (i % 10 == 0)
+    if (i % 10 == 0) {
       std::cerr << "bench_spaces: " << i << " created, last " << ms(t.seconds) << " ms, load "
                 << load_average() << "\n";
+    }
   }
   const long rules_created = iptables_rules();
   const std::string load_after = load_average();
@@ -284,12 +290,14 @@ int main(int argc, char** argv) {
     const json doc = json::parse(t.outcome.out, nullptr, false);
     if (k == 0 && doc.is_object() && doc.contains("spaces") && doc["spaces"].is_array()) {
       listed = doc["spaces"].size();
-      for (const json& s : doc["spaces"])
+      for (const json& s : doc["spaces"]) {
         if (s.value("state", std::string()) == "running") ++running;
+      }
     } else if (k == 0 && doc.is_array()) {
       listed = doc.size();
-      for (const json& s : doc)
+      for (const json& s : doc) {
         if (s.value("state", std::string()) == "running") ++running;
+      }
     }
   }
   std::sort(list_seconds.begin(), list_seconds.end());
