@@ -253,8 +253,9 @@ class SweepDockerTest : public ::testing::Test {
     }
     EXPECT_EQ(records, 0u) << "records left after a kill at " << where;
     std::size_t temps = 0;
-    for (const auto& e : std::filesystem::directory_iterator(tmp_))
+    for (const auto& e : std::filesystem::directory_iterator(tmp_)) {
       temps += e.path().filename().string().rfind("spacectl-", 0) == 0;
+    }
     EXPECT_EQ(temps, 0u) << "temporary folders left after a kill at " << where;
   }
 
@@ -321,8 +322,9 @@ TEST_F(SweepDockerTest, AKillAtEachStepOfCodeInLeavesNothingAfterSweep) {
   const ProcessOutcome shown = run({"space", "show", id});
   EXPECT_EQ(shown.exit_code, 0) << shown.out << shown.err;
   std::size_t temps = 0;
-  for (const auto& e : std::filesystem::directory_iterator(tmp_))
+  for (const auto& e : std::filesystem::directory_iterator(tmp_)) {
     temps += e.path().filename().string().rfind("spacectl-", 0) == 0;
+  }
   EXPECT_EQ(temps, 0u);
   const ProcessOutcome removed = run({"space", "remove", id});
   EXPECT_EQ(removed.exit_code, 0) << removed.out << removed.err;
