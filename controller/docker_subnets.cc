@@ -8,7 +8,9 @@
 namespace controller {
 
 Result<std::vector<std::string>> DockerPlace::network_ids() {
-  Result<std::string> ids = cli_.run({"network", "ls", "--quiet", "--no-trunc"}, "(all networks)");
+  // `--format {{.ID}}`, not `--quiet`: Podman's `--quiet` prints network names, Docker's IDs.
+  Result<std::string> ids =
+      cli_.run({"network", "ls", "--no-trunc", "--format", "{{.ID}}"}, "(all networks)");
   if (!ids) {
     if (ids.error().code == Code::kCommandFailed) {
       return fail(Code::kPlaceUnreachable, ids.error().message);

@@ -44,7 +44,7 @@ bool is_network_id(std::string_view text);
 // hex digits, colons and at most one embedded dotted quad, prefix 0–128.
 bool is_engine_subnet(std::string_view text);
 
-// `<ls> --quiet --no-trunc`: one ID a line (empty lines skipped). `what` names the call.
+// `<ls> --no-trunc --format {{.ID}}`: one ID a line (empty lines skipped). `what` names the call.
 Result<std::vector<std::string>> parse_network_ids(std::string_view text, const std::string& what);
 // Lines "<id> <subnet> <subnet> …" (no subnet: a network without addresses). Every ID must be one
 // of `asked`, at most once.

@@ -140,8 +140,8 @@ class EngineNetworksFakeTest : public FakeDockerTest {
     return spacectl({"space", "create", "--name", "t", "--memory", "512m"}, {},
                     {"env", "FAKE_DOCKER_FAIL=network create"});
   }
-  // Engine requests for the engine's networks: a `network ls --quiet` is one, a `network
-  // inspect` with the subnet template one per network it names (the CLI asks one by one).
+  // Engine requests for the engine's networks: a `network ls --no-trunc --format {{.ID}}` is one, a
+  // `network inspect` with the subnet template one per network it names (the CLI asks one by one).
   struct Reads {
     std::size_t calls = 0, requests = 0;
   };
@@ -149,7 +149,7 @@ class EngineNetworksFakeTest : public FakeDockerTest {
     Reads r;
     for (const Call& c : calls()) {
       if (c.argv.size() >= 3 && c.argv[0] == "network" && c.argv[1] == "ls" &&
-          c.argv[2] == "--quiet") {
+          c.argv[2] == "--no-trunc") {
         ++r.calls, ++r.requests;
       }
       if (c.argv.size() >= 4 && c.argv[0] == "network" && c.argv[1] == "inspect" &&

@@ -89,9 +89,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   // FAKE_DOCKER_NETWORKS=<file>: the engine's networks, a line "<id> <subnet>…" each (printed
-  // as they are, so a test can hand spacectl any text): `network ls --quiet` lists their IDs, an
-  // inspect with the IPAM template prints the lines of the IDs asked for (a missing one: the
-  // engine's "No such network" and exit 1 after the others, as Docker does).
+  // as they are, so a test can hand spacectl any text): `network ls --no-trunc --format {{.ID}}`
+  // lists their IDs, an inspect with the IPAM template prints the lines of the IDs asked for (a
+  // missing one: the engine's "No such network" and exit 1 after the others, as Docker does).
   const char* networks = std::getenv("FAKE_DOCKER_NETWORKS");
   if (networks != nullptr && first == "network" &&
       (second == "ls" ||
@@ -103,7 +103,8 @@ int main(int argc, char** argv) {
     }
     auto id_of = [](const std::string& line) { return line.substr(0, line.find(' ')); };
     if (second == "ls") {
-      if (argc < 4 || std::strcmp(argv[3], "--quiet") != 0) {
+      if (argc < 6 || std::strcmp(argv[3], "--no-trunc") != 0 ||
+          std::strcmp(argv[5], "{{.ID}}") != 0) {
         return 0;  // list's label filter: none ours
       }
       for (const std::string& line : lines) std::cout << id_of(line) << "\n";
