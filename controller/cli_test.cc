@@ -21,8 +21,9 @@ namespace {
 using nlohmann::json;
 
 bool any_call(const std::vector<Call>& calls, const std::vector<std::string>& prefix) {
-  for (const Call& c : calls)
+  for (const Call& c : calls) {
     if (c.argv.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), c.argv.begin())) return true;
+  }
   return false;
 }
 
@@ -221,12 +222,13 @@ TEST_F(FakeDockerTest, AnImageThatLooksLikeAFlagIsRefusedBeforeAnythingIsCreated
 TEST_F(FakeDockerTest, TheSpaceRunsTheResolvedImageId) {
   (void)spacectl({"space", "create", "--image", "busybox:latest", "--memory", "512m"});
   bool seen = false;
-  for (const Call& c : calls())
+  for (const Call& c : calls()) {
     if (!c.argv.empty() && c.argv[0] == "create" && std::find(c.argv.begin(), c.argv.end(), "--init") != c.argv.end()) {
       seen = true;
       EXPECT_EQ(std::find(c.argv.begin(), c.argv.end(), "busybox:latest"), c.argv.end());
       EXPECT_NE(std::find(c.argv.begin(), c.argv.end(), "sha256:" + std::string(64, '0')), c.argv.end());
     }
+  }
   EXPECT_TRUE(seen);
 }
 
@@ -277,6 +279,43 @@ TEST_F(FakeDockerTest, WordsPrintedInsideASpaceNeverMakeThePlaceUnreachable) {
                                     {"env", "FAKE_DOCKER_EXEC_EXIT=1", "FAKE_DOCKER_EXEC_STDERR=dial unix /var/run/docker.sock: connection refused"});
   EXPECT_NE(error_code(o), "place_unreachable") << o.out;
   EXPECT_EQ(error_code(o), "gatekeeper_unreachable") << o.out;
+}
+
+// The gatekeeper runs beside the space: its journal and policy answers are read strictly and
+// printed as the typed documents, and an answer that is not one is refused by name, never printed.
+TEST_F(FakeDockerTest, JournalAndPolicyPrintTheGatekeepersDocumentsAsRead) {
+  ProcessOutcome o = spacectl({"journal", "0123456789ab"});
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_EQ(o.out,
+            "{\"dropped\":0,\"records\":[{\"at\":\"2026-11-30T12:00:00.000Z\",\"decision\":"
+            "\"allow\",\"host\":\"example.com\",\"listener\":\"corridor\",\"port\":443}],"
+            "\"since\":\"2026-11-30T11:00:00.000Z\"}\n");
+  o = spacectl({"policy", "0123456789ab"});
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  // The record holds no grant: none beside the gatekeeper's ids.
+  EXPECT_EQ(o.out,
+            "{\"domains\":[],\"grant_sources\":[],\"grants\":[],\"mode\":\"allowlist\"}\n");
+}
+
+TEST_F(FakeDockerTest, AGarbledJournalOrPolicyIsRefusedByNameNeverPassedOn) {
+  const std::string answer = dir_ + "/answer";
+  for (const std::string& hostile :
+       {std::string(R"({"records":[],"dropped":0,"since":"2026-11-30T11:00:00.000Z","x":"OBEY"})"),
+        std::string(R"({"mode":"open","domains":["OBEY.example"],"grants":[]})"),
+        std::string(R"({"ok":true,"OBEY":[]})"), std::string("OBEY")}) {
+    std::ofstream(answer, std::ios::trunc) << hostile;
+    for (const char* command : {"journal", "policy"}) {
+      const ProcessOutcome o =
+          spacectl({command, "0123456789ab"}, {}, {"env", "FAKE_DOCKER_EXEC_OUT=" + answer});
+      EXPECT_EQ(o.exit_code, 6) << command << ": " << hostile << ": " << o.out;
+      EXPECT_EQ(error_code(o), "gatekeeper_refused") << o.out;
+      EXPECT_NE(o.out.find(std::string(command) + " 0123456789ab: the gatekeeper's answer is "
+                                                  "refused"),
+                std::string::npos)
+          << o.out;
+      EXPECT_EQ(o.out.find("OBEY"), std::string::npos) << "passed on: " << o.out;
+    }
+  }
 }
 
 // ---- process handling ----

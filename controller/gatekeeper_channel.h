@@ -24,6 +24,10 @@ inline constexpr std::size_t kMaxControlAnswer = 1u << 20;  // the journal body 
 
 Result<nlohmann::json> gatekeeper_control(Place& place, const std::string& id, const std::string& method,
                                           const std::string& path, const std::string& body = {});
+// The answer's text as the gatekeeper printed it (exit 0, at most kMaxControlAnswer bytes), for a
+// caller that reads it strictly itself (control_answers.h); failures as gatekeeper_control's.
+Result<std::string> gatekeeper_control_text(Place& place, const std::string& id,
+                                            const std::string& method, const std::string& path);
 // Polls GET /health until {"ready":true}; else kGatekeeperNotReady.
 Result<void> wait_gatekeeper_ready(Place& place, const std::string& id);
 // POST /window-key {"key": …} (docs/reference-behaviour.md#window-key).

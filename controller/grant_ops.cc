@@ -50,18 +50,7 @@ GrantRecord* find_grant(SpaceRecord& record, const std::string& grant) {
   return nullptr;
 }
 
-json failure_json(const std::string& grant, const Failure& f) {
-  return {{"grant", grant}, {"code", std::string(code_word(f.code))}, {"message", f.message}};
-}
-
 }  // namespace
-
-json grant_summary_json(const GrantRecord& g) {
-  json out = {{"id", g.id}, {"source", std::string(grants::source_word(g.source.kind))}};
-  if (!g.provider.empty()) out["provider"] = g.provider;
-  out["expires_at"] = g.expires_at.empty() ? json() : json(g.expires_at);
-  return out;
-}
 
 Result<void> Manager::say_grant(const std::string& id, const GrantRecord& g,
                                 const grants::Token* token) {
@@ -79,9 +68,9 @@ Result<void> Manager::say_grant(const std::string& id, const GrantRecord& g,
   return {};
 }
 
-Result<json> Manager::grant_add(const std::string& id, const std::string& grant,
-                                const std::string& upstream, const std::string& header,
-                                std::string secret, bool unsafe_private_upstream) {
+Result<GrantAdded> Manager::grant_add(const std::string& id, const std::string& grant,
+                                      const std::string& upstream, const std::string& header,
+                                      std::string secret, bool unsafe_private_upstream) {
   GrantRequest request;
   request.id = grant;
   request.upstream = upstream;
@@ -93,8 +82,8 @@ Result<json> Manager::grant_add(const std::string& id, const std::string& grant,
   return grant_add(id, request, std::move(token));
 }
 
-Result<json> Manager::grant_add(const std::string& id, const GrantRequest& request,
-                                grants::Token typed) {
+Result<GrantAdded> Manager::grant_add(const std::string& id, const GrantRequest& request,
+                                      grants::Token typed) {
   const std::string what = "grant add " + request.id + " to " + id;
   GrantRecord g;
   g.id = request.id;
@@ -149,20 +138,12 @@ Result<json> Manager::grant_add(const std::string& id, const GrantRequest& reque
   list.push_back(g);
   if (Result<void> w = write_record(state, id, *record); !w) return w.error();
   Result<std::vector<SpaceSummary>> all = place.list();
-  std::string window;
+  GrantAdded out{id, g, {}};
   if (all) {
     for (const SpaceSummary& s : *all) {
-      if (s.id == id) window = s.window_url;
+      if (s.id == id && !s.window_url.empty()) out.window = s.window_url + "/model/" + g.id;
     }
   }
-  json out = {{"id", id},
-              {"grant", g.id},
-              {"upstream", g.upstream},
-              {"header", g.header},
-              {"source", std::string(grants::source_word(g.source.kind))},
-              {"expires_at", g.expires_at.empty() ? json() : json(g.expires_at)},
-              {"window", window.empty() ? json() : json(window + "/model/" + g.id)}};
-  if (!g.provider.empty()) out["provider"] = g.provider;
   return out;
 }
 
@@ -213,7 +194,7 @@ GrantsRestored Manager::restore_grants_locked(const std::string& id, SpaceRecord
   return out;
 }
 
-Result<json> Manager::grant_refresh(const std::string& id, const std::string& grant) {
+Result<GrantsRefreshed> Manager::grant_refresh(const std::string& id, const std::string& grant) {
   Result<SpaceLock> lock = SpaceLock::acquire(state, id, "grant refresh");
   if (!lock) return lock.error();
   Result<SpaceRecord> record = read_record(state, id);
@@ -232,7 +213,8 @@ Result<json> Manager::grant_refresh(const std::string& id, const std::string& gr
                                               "; only env and helper sources can be read again");
     }
   }
-  json refreshed = json::array(), failures = json::array();
+  GrantsRefreshed out;
+  out.id = id;
   std::optional<Failure> first;
   std::map<std::vector<std::string>, Result<grants::Token>> helpers;
   for (GrantRecord& g : record->grants) {
@@ -258,7 +240,7 @@ Result<json> Manager::grant_refresh(const std::string& id, const std::string& gr
     Result<void> said = fetched ? say_grant(id, g, &*fetched) : Result<void>(fetched.error());
     if (!said) {
       // The gatekeeper keeps the token it holds until that one expires.
-      failures.push_back(failure_json(g.id, said.error()));
+      out.failed.push_back(GrantFailure{g.id, said.error()});
       if (!first) {
         first = fail(said.error().code,
                      "grant refresh " + g.id + " of " + id + ": " + said.error().message);
@@ -266,11 +248,11 @@ Result<json> Manager::grant_refresh(const std::string& id, const std::string& gr
       continue;
     }
     stamp(g, &*fetched);
-    refreshed.push_back(grant_summary_json(g));
+    out.refreshed.push_back(g);
   }
   if (Result<void> w = write_record(state, id, *record); !w) return w.error();
-  if (first && refreshed.empty()) return *first;
-  return json{{"id", id}, {"refreshed", refreshed}, {"failed", failures}};
+  if (first && out.refreshed.empty()) return *first;
+  return out;
 }
 
 Result<void> Manager::replace_grant_locked(const std::string& id, const std::string& grant,

@@ -199,17 +199,4 @@ Result<std::vector<PushedImage>> push_images(const std::string& registry, const 
   return pushed;
 }
 
-Result<nlohmann::json> push_report(const Result<std::vector<PushedImage>>& pushed) {
-  if (!pushed) return pushed.error();
-  nlohmann::json images = nlohmann::json::array();
-  for (const PushedImage& p : *pushed) {
-    if (!p.skipped.empty()) {
-      images.push_back({{"name", p.name}, {"skipped", p.skipped}});
-    } else {
-      images.push_back({{"name", p.name}, {"id", p.id}, {"reference", p.reference}, {"record", p.record}});
-    }
-  }
-  return nlohmann::json{{"images", images}};
-}
-
 }  // namespace controller

@@ -14,8 +14,6 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "controller/errors.h"
 
 namespace controller {
@@ -45,7 +43,10 @@ bool registry_is_loopback(std::string_view location);
 Result<std::vector<PushedImage>> push_images(const std::string& registry, const std::vector<PushImage>& images,
                                              const std::string& skopeo = "skopeo");
 
-// {"images": [{"name", "id", "reference", "record"} or {"name", "skipped"}]}: the CLI's answer.
-Result<nlohmann::json> push_report(const Result<std::vector<PushedImage>>& pushed);
+// The CLI's answer (render.h): {"images": [{"name", "id", "reference", "record"} or {"name",
+// "skipped"}]}.
+struct ImagesPushed {
+  std::vector<PushedImage> images;
+};
 
 }  // namespace controller

@@ -21,6 +21,7 @@
 
 #include "controller/code/apply_cli.h"
 #include "controller/code/cli.h"
+#include "controller/code/render.h"
 #include "controller/escape_runner.h"
 #include "controller/grants/cli.h"
 #include "controller/help.h"
@@ -66,30 +67,41 @@ std::string self_dir() {
   return path.substr(0, path.rfind('/'));
 }
 
-// Prints a result through the one renderer (render.h): its JSON document or its text. A failure
-// prints its code and message; `partial` is what the operation had when it failed (a verify's
-// differences, a check's findings).
-template <typename T>
-int report(const Result<T>& r, bool as_json, const json& partial = json()) {
-  if (r) {
-    std::cout << (as_json ? controller::json_text(controller::to_json(*r)) + "\n"
-                          : controller::to_text(*r));
-    return 0;
-  }
-  const auto& e = r.error();
+// Prints a failure: its code and message. `partial` is what the operation had when it failed (a
+// verify's differences, a check's findings), as its document and as its text; null when none.
+int report_failure(const controller::Failure& e, bool as_json, const json& partial = json(),
+                   const std::string& partial_text = {}) {
   if (as_json) {
     json doc = {{"error", {{"code", std::string(controller::code_word(e.code))}, {"message", e.message}}}};
     if (!partial.is_null()) doc["result"] = partial;
     std::cout << controller::json_text(doc) << "\n";
   } else {
-    if (!partial.is_null()) std::cout << controller::to_text(partial);
+    std::cout << partial_text;
     std::cerr << "spacectl: " << controller::code_word(e.code) << ": " << controller::terminal_safe(e.message) << "\n";
   }
   return controller::exit_status(e.code);
 }
 
-int report(const controller::Failure& failure, bool as_json, const json& partial = json()) {
-  return report(Result<json>(failure), as_json, partial);
+int report(const controller::Failure& failure, bool as_json) {
+  return report_failure(failure, as_json);
+}
+
+// Prints a result through the one renderer (render.h): its JSON document or its text.
+template <typename T>
+int report(const Result<T>& r, bool as_json) {
+  using controller::to_json;
+  using controller::to_text;
+  if (!r) return report_failure(r.error(), as_json);
+  std::cout << (as_json ? controller::json_text(to_json(*r)) + "\n" : to_text(*r));
+  return 0;
+}
+
+// A failure with the result the operation had reached (render.h renders it).
+template <typename T>
+int report_partial(const controller::Failure& failure, bool as_json, const T& partial) {
+  using controller::to_json;
+  using controller::to_text;
+  return report_failure(failure, as_json, to_json(partial), to_text(partial));
 }
 
 std::optional<std::int64_t> parse_size(const std::string& text) {
@@ -293,19 +305,21 @@ int run(int argc, char** argv) {
       std::cout << controller::version_text(v, options, test_pin_file);
       return 0;
     }
-    json doc = {{"version", v.version}, {"revision", v.revision_known ? json(v.revision) : json(nullptr)},
-                {"gatekeeper_image", controller::read_pin(options.gatekeeper_image_file)},
-                {"space_image", controller::read_pin(options.space_image_file)}};
-    std::cout << doc.dump() << "\n";
+    const controller::VersionShown shown{v.version, v.revision_known ? v.revision : std::string(),
+                                         controller::read_pin(options.gatekeeper_image_file),
+                                         controller::read_pin(options.space_image_file)};
+    std::cout << controller::json_text(controller::to_json(shown)) << "\n";
     return 0;
   }
 
   if (push_cmd->parsed()) {
     const std::string version = controller::own_version().version;
-    return report(controller::push_report(controller::push_images(
-                      push_registry, {{"gatekeeper", version, options.gatekeeper_image_file, true},
-                                      {"gatekeeper-test", version + "-TEST-ONLY", push_test_pin, false},
-                                      {"space-default", version, options.space_image_file, true}})),
+    Result<std::vector<controller::PushedImage>> pushed = controller::push_images(
+        push_registry, {{"gatekeeper", version, options.gatekeeper_image_file, true},
+                        {"gatekeeper-test", version + "-TEST-ONLY", push_test_pin, false},
+                        {"space-default", version, options.space_image_file, true}});
+    if (!pushed) return report(pushed.error(), as_json);
+    return report(Result<controller::ImagesPushed>(controller::ImagesPushed{std::move(*pushed)}),
                   as_json);
   }
 
@@ -367,9 +381,9 @@ int run(int argc, char** argv) {
       }
     }
     if (r && !r->usable) {
-      return report(controller::fail(Code::kPlaceUnusable,
-                                     "place check: this place cannot run isolated spaces"),
-                    as_json, controller::to_json(*r));
+      return report_partial(controller::fail(Code::kPlaceUnusable,
+                                             "place check: this place cannot run isolated spaces"),
+                            as_json, *r);
     }
     return report(r, as_json);
   }
@@ -426,14 +440,28 @@ int run(int argc, char** argv) {
     Result<controller::SpaceVerified> r = manager.verify(id, found);
     // Differences come with the failure; a failure before the place answered has none to show
     // (`found` is filled only once the place answered).
-    const bool compared = !r && !found.id.empty();
-    return report(r, as_json, compared ? controller::to_json(found) : json());
+    if (!r && !found.id.empty()) return report_partial(r.error(), as_json, found);
+    return report(r, as_json);
   }
   if (stop_cmd->parsed()) return report(manager.stop(id), as_json);
   if (start_cmd->parsed()) return report(manager.start(id), as_json);
   if (remove_cmd->parsed()) return report(controller::code::remove_with_refs(manager, id), as_json);
-  if (auto r = controller::code::run_code_cli(code_cli, manager, {}); r) return report(*r, as_json);
-  if (auto r = controller::code::run_apply_cli(apply_cli, manager); r) return report(*r, as_json);
+  if (code_cli.in->parsed())
+    return report(controller::code::run_code_in(code_cli, manager, {}), as_json);
+  if (code_cli.history->parsed()) {
+    return report(controller::code::run_code_history(code_cli, manager), as_json);
+  }
+  if (code_cli.files->parsed()) return report(controller::code::code_files(code_cli.repo), as_json);
+  if (code_cli.forget->parsed()) {
+    return report(controller::code::code_forget(manager, code_cli.id), as_json);
+  }
+  if (code_cli.out->parsed())
+    return report(controller::code::run_code_out(code_cli, manager), as_json);
+  if (apply_cli.apply->parsed())
+    return report(controller::code::run_apply(apply_cli, manager), as_json);
+  if (apply_cli.state->parsed()) {
+    return report(controller::code::apply_state(manager, apply_cli.id), as_json);
+  }
   if (exec_cmd->parsed()) {
     if (in_gatekeeper) {
       Result<controller::ExecOutput> r = (*place)->exec(id, controller::ExecTarget::kGatekeeper, exec_args, {}, std::chrono::milliseconds(60000));
@@ -454,7 +482,15 @@ int run(int argc, char** argv) {
     return o.exited ? o.exit_code : 128 + o.signal;
   }
   if (network_set->parsed()) return report(manager.network_set(id, mode, domains), as_json);
-  if (auto r = controller::grants::run_grant_cli(grant_cli, manager); r) return report(*r, as_json);
+  if (grant_cli.providers->parsed()) {
+    return report(Result<controller::GrantProviders>(controller::grants::grant_providers()),
+                  as_json);
+  }
+  if (grant_cli.refresh->parsed()) {
+    return report(manager.grant_refresh(grant_cli.space, grant_cli.grant), as_json);
+  }
+  if (grant_cli.add->parsed())
+    return report(controller::grants::run_grant_add(grant_cli, manager), as_json);
   if (key_cmd->parsed()) return report(manager.window_key(id), as_json);
   if (escape_cmd->parsed()) {
     escape_options.space_id = id;
@@ -477,8 +513,8 @@ int run(int argc, char** argv) {
     if (escape_options.output.empty()) std::cout << r->text;
     return r->exit_code;  // 0 only when every case passed or is N/A with a reason
   }
-  if (journal_cmd->parsed()) return report(manager.control_get(id, "/journal"), as_json);
-  if (policy_cmd->parsed()) return report(manager.control_get(id, "/policy"), as_json);
+  if (journal_cmd->parsed()) return report(manager.gatekeeper_journal(id), as_json);
+  if (policy_cmd->parsed()) return report(manager.gatekeeper_policy(id), as_json);
   return report(controller::fail(Code::kUsage, "no command"), as_json);
 }
 

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "controller/control_answers.h"
 #include "controller/gatekeeper_channel.h"
 #include "controller/ids.h"
 #include "controller/space_token.h"
@@ -42,17 +43,18 @@ Result<SpaceSummary> find(Place& place, const std::string& id) {
   return fail(Code::kSpaceNotFound, "space " + id + ": no space of this owner has that id");
 }
 
+// GET /policy, read strictly: `what` names the command and the space.
+Result<GatekeeperPolicy> read_policy(Place& place, const std::string& id, const std::string& what) {
+  Result<std::string> text = gatekeeper_control_text(place, id, "GET", "/policy");
+  if (!text) return text.error();
+  return parse_policy_answer(*text, what);
+}
+
 // Grant ids the gatekeeper holds now (GET /policy): its memory is the truth, not the record.
 Result<std::vector<std::string>> held_grants(Place& place, const std::string& id) {
-  Result<json> policy = gatekeeper_control(place, id, "GET", "/policy");
+  Result<GatekeeperPolicy> policy = read_policy(place, id, "space list " + id);
   if (!policy) return policy.error();
-  std::vector<std::string> out;
-  if (policy->is_object() && policy->contains("grants") && (*policy)["grants"].is_array()) {
-    for (const json& g : (*policy)["grants"]) {
-      if (g.is_string()) out.push_back(g.get<std::string>());
-    }
-  }
-  return out;
+  return std::move(policy->grants);
 }
 
 std::vector<std::string> needs_access(const SpaceRecord& record, const std::vector<std::string>& held) {
@@ -395,17 +397,23 @@ Result<WindowKeyDelivered> Manager::window_key(const std::string& id) {
   return WindowKeyDelivered{id, s->window_url};
 }
 
-Result<json> Manager::control_get(const std::string& id, const std::string& path) {
-  Result<SpaceLock> lock = SpaceLock::acquire(state, id, path == "/journal" ? "journal" : "policy");
+Result<GatekeeperJournal> Manager::gatekeeper_journal(const std::string& id) {
+  Result<SpaceLock> lock = SpaceLock::acquire(state, id, "journal");
   if (!lock) return lock.error();
-  Result<json> answer = gatekeeper_control(place, id, "GET", path);
-  if (!answer || path != "/policy" || !answer->is_object()) return answer;
+  Result<std::string> text = gatekeeper_control_text(place, id, "GET", "/journal");
+  if (!text) return text.error();
+  return parse_journal_answer(*text, "journal " + id);
+}
+
+Result<GatekeeperPolicy> Manager::gatekeeper_policy(const std::string& id) {
+  Result<SpaceLock> lock = SpaceLock::acquire(state, id, "policy");
+  if (!lock) return lock.error();
+  Result<GatekeeperPolicy> answer = read_policy(place, id, "policy " + id);
+  if (!answer) return answer;
   // Beside the gatekeeper's grant ids: where each recorded grant's secret comes from and when its
   // token expires (the record's word, never a value).
   if (Result<SpaceRecord> record = read_record(state, id); record) {
-    json sources = json::array();
-    for (const GrantRecord& g : record->grants) sources.push_back(grant_summary_json(g));
-    (*answer)["grant_sources"] = sources;
+    answer->grant_sources = record->grants;
   }
   return answer;
 }

@@ -1,13 +1,10 @@
 // The space manager: what each spacectl command does, over any place. It keeps no state of its own
 // (labels are the only record of what exists); the host record holds network choice and grant ids.
-// Space operations answer a struct of results.h (render.h turns it into text or JSON); the others
-// still answer one JSON document.
+// Every operation answers a struct of results.h (render.h turns it into text or JSON).
 #pragma once
 
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "controller/place.h"
 #include "controller/records.h"
@@ -22,10 +19,6 @@ struct GrantRequest {
   grants::SecretSource source;  // kNone: an opened domain
   bool unsafe_private_upstream = false;
 };
-
-// {id, source, provider?, expires_at} of a recorded grant, as list and policy show it (never a
-// value).
-nlohmann::json grant_summary_json(const GrantRecord& g);
 
 struct Manager {
   Place& place;
@@ -57,15 +50,16 @@ struct Manager {
                                  const std::vector<std::string>& domains);
   // secret empty and header empty: an opened domain. The secret goes only to the exec's stdin.
   // unsafe_private_upstream: the gatekeeper's grant field of that name (policy/control_messages.h).
-  Result<nlohmann::json> grant_add(const std::string& id, const std::string& grant, const std::string& upstream,
-                                   const std::string& header, std::string secret, bool unsafe_private_upstream = false);
+  Result<GrantAdded> grant_add(const std::string& id, const std::string& grant,
+                               const std::string& upstream, const std::string& header,
+                               std::string secret, bool unsafe_private_upstream = false);
   // The grant from its source: a typed secret (kStdin) is `typed`; env and helper sources are
   // read here, before the space's lock is taken. The record keeps the source, never the value.
-  Result<nlohmann::json> grant_add(const std::string& id, const GrantRequest& request,
-                                   grants::Token typed);
+  Result<GrantAdded> grant_add(const std::string& id, const GrantRequest& request,
+                               grants::Token typed);
   // One round of reading env and helper sources again and replacing the tokens in place; `grant`
   // empty: every such grant of the space. A failed source leaves the gatekeeper's token as it is.
-  Result<nlohmann::json> grant_refresh(const std::string& id, const std::string& grant);
+  Result<GrantsRefreshed> grant_refresh(const std::string& id, const std::string& grant);
   // Under the caller's lock (the keeper): the gatekeeper gets `token` for `grant` in place of the
   // old one, and the record its expiry; or the grant is withdrawn (its token expired).
   Result<void> replace_grant_locked(const std::string& id, const std::string& grant,
@@ -77,7 +71,10 @@ struct Manager {
   // ones, and any whose source or gatekeeper refuses, are needs-access (with the failure).
   GrantsRestored restore_grants_locked(const std::string& id, SpaceRecord& record, bool& changed);
   Result<WindowKeyDelivered> window_key(const std::string& id);
-  Result<nlohmann::json> control_get(const std::string& id, const std::string& path);  // /journal, /policy
+  // GET /journal and GET /policy of the gatekeeper, read strictly (control_answers.h): an answer
+  // that is not one is kGatekeeperRefused naming the command and the space, never passed on.
+  Result<GatekeeperJournal> gatekeeper_journal(const std::string& id);
+  Result<GatekeeperPolicy> gatekeeper_policy(const std::string& id);
   // stop() under a lock the caller holds; idle: idle stop did it (listed as stopped-idle).
   Result<SpaceStopped> stop_locked(const std::string& id, bool idle);
   // remove() for a space whose lock the caller already holds (sweep, a failed create --repo).

@@ -51,6 +51,14 @@ std::string show(const json& v) {
   return terminal_safe(v.is_string() ? v.get<std::string>() : json_text(v));
 }
 
+json nullable(const std::string& text) { return text.empty() ? json() : json(text); }
+
+json failure_json(const std::string& grant, const Failure& f) {
+  return {{"grant", grant}, {"code", std::string(code_word(f.code))}, {"message", f.message}};
+}
+
+}  // namespace
+
 std::string member_lines(const json& doc) {
   std::string out;
   for (auto it = doc.begin(); it != doc.end(); ++it) {
@@ -59,7 +67,12 @@ std::string member_lines(const json& doc) {
   return out;
 }
 
-}  // namespace
+json grant_summary_json(const GrantRecord& g) {
+  json out = {{"id", g.id}, {"source", std::string(grants::source_word(g.source.kind))}};
+  if (!g.provider.empty()) out["provider"] = g.provider;
+  out["expires_at"] = nullable(g.expires_at);
+  return out;
+}
 
 json to_json(const SpaceView& view) {
   const SpaceSummary& s = view.summary;
@@ -110,7 +123,7 @@ json to_json(const SpaceCreated& created) {
   json out = to_json(created.space);
   out["token_written"] = created.token_written;
   if (created.token_failure) out["token_failure"] = *created.token_failure;
-  if (created.code) out["code"] = *created.code;
+  if (created.code) out["code"] = to_json(*created.code);
   return out;
 }
 
@@ -132,9 +145,7 @@ json to_json(const SpaceStarted& started) {
   if (started.grants) {
     json failures = json::array();
     for (const GrantFailure& f : started.grants->failures) {
-      failures.push_back({{"grant", f.grant},
-                          {"code", std::string(code_word(f.failure.code))},
-                          {"message", f.failure.message}});
+      failures.push_back(failure_json(f.grant, f.failure));
     }
     out["grants_restored"] = started.grants->restored;
     out["needs_access"] = started.grants->needs_access;
@@ -251,58 +262,135 @@ std::string to_text(const SpaceVerified& v) {
   return out.empty() ? "verify: no differences from the hardening spec\n" : out;
 }
 
-std::string to_text(const json& doc) {
-  std::string out;
-  if (doc.contains("files") && doc.contains("not_travelling") && doc["files"].is_array() &&
-      doc["not_travelling"].is_array()) {  // code files
-    for (const json& f : doc["files"]) {
-      out += show(f.value("path", json(""))) + "  " + show(f.value("kind", json(""))) + "  " +
-             show(f.value("size", json(0))) + "\n";
-    }
-    for (const json& n : doc["not_travelling"]) {
-      out += show(n.value("path", json(""))) +
-             "  does not travel: " + show(n.value("reason", json(""))) + "\n";
-    }
-    return out + std::to_string(doc["files"].size()) + " files, " +
-           show(doc.value("total_bytes", json(0))) + " bytes travel\n";
+json to_json(const CodeBrought& b) {
+  json not_travelling = json::array();
+  for (const PathLeftOut& n : b.not_travelling) {
+    not_travelling.push_back({{"path", n.path}, {"reason", n.reason}});
   }
-  if (doc.contains("result_ref") && doc.contains("changed") &&
-      doc["changed"].is_array()) {  // code out
-    out += "result " + show(doc.value("result", json(""))) + " in " +
-           show(doc.value("result_ref", json(""))) + "\n";
-    for (const json& c : doc["changed"]) {
-      out += "  " + show(c.value("change", json(""))) + "  " + show(c.value("path", json(""))) +
-             "  " + show(c.value("new_bytes", json(0))) + " bytes\n";
-    }
-    const auto count = [&](const char* key) {
-      return doc.contains(key) ? doc[key].value("count", json(0)).get<std::size_t>() : 0;
-    };
-    if (doc.value("changed_paths", json(0)).get<std::size_t>() > doc["changed"].size()) {
-      out += "  ...\n";
-    }
-    out += show(doc.value("changed_paths", json(0))) + " changed paths, " +
-           show(doc.value("changed_bytes", json(0))) + " bytes (both sides), " +
-           show(doc.value("new_objects", json(0))) + " new objects (" +
-           show(doc.value("new_bytes", json(0))) + " bytes)\n";
-    for (const char* key : {"nested_repositories", "unmerged"}) {
-      if (count(key) == 0) continue;
-      out += std::string(key == std::string("unmerged")
-                             ? "unmerged in the space (conflict markers may be in the files): "
-                             : "nested repositories (arrive as gitlinks only): ") +
-             std::to_string(count(key)) + "\n";
-      for (const json& p : doc[key]["paths"]) out += "  " + show(p) + "\n";
-    }
-    if (doc.contains("symlinks") &&
-        doc["symlinks"].value("count", json(0)).get<std::size_t>() > 0) {
-      for (const json& l : doc["symlinks"]["links"]) {
-        out += "  link " + show(l.value("path", json(""))) + " -> " +
-               show(l.value("target", json(""))) +
-               (l.value("leaves_tree", false) ? "  (points outside the project)" : "") + "\n";
-      }
-    }
-    return out;
-  }
-  return member_lines(doc);
+  return json{{"id", b.id},
+              {"repository", b.repository},
+              {"space_path", b.space_path},
+              {"project_path", b.project_path},
+              {"base", b.base},
+              {"staged", b.staged},
+              {"start", b.start},
+              {"branch", nullable(b.branch)},
+              {"object_format", b.object_format},
+              {"identity_copied", {{"name", b.name_copied}, {"email", b.email_copied}}},
+              {"not_travelling", not_travelling},
+              {"space_git", b.space_git},
+              {"history", b.history}};
 }
+
+json to_json(const GrantAdded& a) {
+  const GrantRecord& g = a.grant;
+  json out = {{"id", a.id},
+              {"grant", g.id},
+              {"upstream", g.upstream},
+              {"header", g.header},
+              {"source", std::string(grants::source_word(g.source.kind))},
+              {"expires_at", nullable(g.expires_at)},
+              {"window", nullable(a.window)}};
+  if (!g.provider.empty()) out["provider"] = g.provider;
+  return out;
+}
+
+json to_json(const GrantsRefreshed& r) {
+  json refreshed = json::array(), failed = json::array();
+  for (const GrantRecord& g : r.refreshed) refreshed.push_back(grant_summary_json(g));
+  for (const GrantFailure& f : r.failed) failed.push_back(failure_json(f.grant, f.failure));
+  return json{{"id", r.id}, {"refreshed", refreshed}, {"failed", failed}};
+}
+
+json to_json(const GrantProviders& p) {
+  json known = json::array(), refused = json::array();
+  for (const grants::Preset& preset : p.presets) {
+    known.push_back({{"provider", std::string(preset.provider)},
+                     {"upstream", std::string(preset.upstream)},
+                     {"header", std::string(preset.header)},
+                     {"source", std::string(preset.source)}});
+  }
+  for (const grants::Refused& r : p.refused) {
+    refused.push_back({{"provider", std::string(r.provider)}, {"reason", std::string(r.reason)}});
+  }
+  return json{{"providers", known}, {"refused", refused}};
+}
+
+json to_json(const GatekeeperJournal& j) {
+  json records = json::array();
+  for (const JournalEntry& e : j.records) {
+    json one = {{"at", e.at},
+                {"listener", e.listener},
+                {"host", e.host},
+                {"port", e.port},
+                {"decision", e.decision}};
+    if (e.count) one["count"] = *e.count;
+    if (e.last) one["last"] = *e.last;
+    records.push_back(one);
+  }
+  return json{{"records", records}, {"dropped", j.dropped}, {"since", j.since}};
+}
+
+json to_json(const GatekeeperPolicy& p) {
+  json out = {{"mode", p.mode}, {"domains", p.domains}, {"grants", p.grants}};
+  if (p.grant_sources) {
+    json sources = json::array();
+    for (const GrantRecord& g : *p.grant_sources) sources.push_back(grant_summary_json(g));
+    out["grant_sources"] = sources;
+  }
+  return out;
+}
+
+json to_json(const SweepDone& s) {
+  const auto spaces = [](const std::vector<SweptSpace>& list) {
+    json out = json::array();
+    for (const SweptSpace& one : list) out.push_back({{"id", one.id}, {"reason", one.reason}});
+    return out;
+  };
+  json freed = json::array(), failures = json::array();
+  for (const FreedSubnets& f : s.subnets_freed) {
+    freed.push_back({{"id", f.id}, {"subnets", f.subnets}});
+  }
+  for (const SweepFailure& f : s.failures) {
+    failures.push_back({{"id", f.id},
+                        {"code", std::string(code_word(f.failure.code))},
+                        {"message", f.failure.message}});
+  }
+  return json{{"removed", spaces(s.removed)},
+              {"left", spaces(s.left)},
+              {"records_removed", s.records_removed},
+              {"temp_dirs_removed", s.temp_dirs_removed},
+              {"subnets_freed", freed},
+              {"failures", failures}};
+}
+
+json to_json(const ImagesPushed& pushed) {
+  json images = json::array();
+  for (const PushedImage& p : pushed.images) {
+    if (!p.skipped.empty()) {
+      images.push_back({{"name", p.name}, {"skipped", p.skipped}});
+    } else {
+      images.push_back(
+          {{"name", p.name}, {"id", p.id}, {"reference", p.reference}, {"record", p.record}});
+    }
+  }
+  return json{{"images", images}};
+}
+
+json to_json(const VersionShown& v) {
+  return json{{"version", v.version},
+              {"revision", nullable(v.revision)},
+              {"gatekeeper_image", v.gatekeeper_image},
+              {"space_image", v.space_image}};
+}
+
+std::string to_text(const CodeBrought& brought) { return member_lines(to_json(brought)); }
+std::string to_text(const GrantAdded& added) { return member_lines(to_json(added)); }
+std::string to_text(const GrantsRefreshed& refreshed) { return member_lines(to_json(refreshed)); }
+std::string to_text(const GrantProviders& providers) { return member_lines(to_json(providers)); }
+std::string to_text(const GatekeeperJournal& journal) { return member_lines(to_json(journal)); }
+std::string to_text(const GatekeeperPolicy& policy) { return member_lines(to_json(policy)); }
+std::string to_text(const SweepDone& swept) { return member_lines(to_json(swept)); }
+std::string to_text(const ImagesPushed& pushed) { return member_lines(to_json(pushed)); }
 
 }  // namespace controller

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "controller/image_push.h"
 #include "controller/results.h"
 
 namespace controller {
@@ -23,8 +24,18 @@ nlohmann::json to_json(const PlaceList& list);
 nlohmann::json to_json(const SpaceVerified& verified);
 nlohmann::json to_json(const NetworkSet& set);
 nlohmann::json to_json(const WindowKeyDelivered& delivered);
-// Results still carried as documents (their operation has no struct of its own yet).
-inline const nlohmann::json& to_json(const nlohmann::json& document) { return document; }
+nlohmann::json to_json(const CodeBrought& brought);
+nlohmann::json to_json(const GrantAdded& added);
+nlohmann::json to_json(const GrantsRefreshed& refreshed);
+nlohmann::json to_json(const GrantProviders& providers);
+nlohmann::json to_json(const GatekeeperJournal& journal);
+nlohmann::json to_json(const GatekeeperPolicy& policy);
+nlohmann::json to_json(const SweepDone& swept);
+nlohmann::json to_json(const ImagesPushed& pushed);
+nlohmann::json to_json(const VersionShown& version);
+// {id, source, provider?, expires_at} of a recorded grant, as list, policy and refresh show it
+// (never a value).
+nlohmann::json grant_summary_json(const GrantRecord& g);
 
 std::string to_text(const SpaceList& list);
 std::string to_text(const SpaceShown& shown);
@@ -37,8 +48,17 @@ std::string to_text(const PlaceList& list);
 std::string to_text(const SpaceVerified& verified);
 std::string to_text(const NetworkSet& set);
 std::string to_text(const WindowKeyDelivered& delivered);
-// A document of an operation without a struct yet: code files and code out have a layout of
-// their own (picked by their members), any other is one `key: value` line per member.
-std::string to_text(const nlohmann::json& document);
+std::string to_text(const CodeBrought& brought);
+std::string to_text(const GrantAdded& added);
+std::string to_text(const GrantsRefreshed& refreshed);
+std::string to_text(const GrantProviders& providers);
+std::string to_text(const GatekeeperJournal& journal);
+std::string to_text(const GatekeeperPolicy& policy);
+std::string to_text(const SweepDone& swept);
+std::string to_text(const ImagesPushed& pushed);
+
+// One `key: value` line per member of a document, each value through terminal_safe: the text of
+// every result without a layout of its own.
+std::string member_lines(const nlohmann::json& document);
 
 }  // namespace controller

@@ -192,6 +192,101 @@ TEST(RenderTest, CheckVerifyAndPlaceListHaveTheirOwnTextLayout) {
             "\"usable\"}]}");
 }
 
+TEST(RenderTest, GrantAddRefreshAndProvidersDocuments) {
+  GrantRecord g;
+  g.id = "openai";
+  g.upstream = "https://api.openai.com/v1";
+  g.header = "authorization";
+  g.provider = "openai";
+  g.source.kind = grants::SourceKind::kEnv;
+  g.source.env = "OPENAI_API_KEY";
+  GrantAdded added{"0123456789ab", g, "http://gatekeeper:8080/k/model/openai"};
+  EXPECT_EQ(json_text(to_json(added)),
+            "{\"expires_at\":null,\"grant\":\"openai\",\"header\":\"authorization\",\"id\":"
+            "\"0123456789ab\",\"provider\":\"openai\",\"source\":\"env\",\"upstream\":"
+            "\"https://api.openai.com/v1\",\"window\":\"http://gatekeeper:8080/k/model/openai\"}");
+  g.provider.clear();
+  g.expires_at = "2026-01-02T04:00:00Z";
+  added = GrantAdded{"0123456789ab", g, ""};  // the place did not list the space: no window
+  EXPECT_EQ(to_text(added),
+            "expires_at: 2026-01-02T04:00:00Z\ngrant: openai\nheader: authorization\nid: "
+            "0123456789ab\nsource: env\nupstream: https://api.openai.com/v1\nwindow: null\n");
+  GrantsRefreshed refreshed{
+      "0123456789ab",
+      {g},
+      {GrantFailure{"tokens", Failure{Code::kSecretHelperFailed, "helper: exit 1"}}}};
+  EXPECT_EQ(json_text(to_json(refreshed)),
+            "{\"failed\":[{\"code\":\"secret_helper_failed\",\"grant\":\"tokens\",\"message\":"
+            "\"helper: exit 1\"}],\"id\":\"0123456789ab\",\"refreshed\":[{\"expires_at\":"
+            "\"2026-01-02T04:00:00Z\",\"id\":\"openai\",\"source\":\"env\"}]}");
+  GrantProviders providers;
+  providers.presets = {grants::Preset{"p", "https://p.example/v1", "x-api-key", "p's SDK"}};
+  providers.refused = {grants::Refused{"q", "signs requests"}};
+  EXPECT_EQ(json_text(to_json(providers)),
+            "{\"providers\":[{\"header\":\"x-api-key\",\"provider\":\"p\",\"source\":\"p's SDK\","
+            "\"upstream\":\"https://p.example/v1\"}],\"refused\":[{\"provider\":\"q\",\"reason\":"
+            "\"signs requests\"}]}");
+}
+
+TEST(RenderTest, PolicyCarriesTheRecordsGrantSourcesOnlyWhenTheRecordWasRead) {
+  GatekeeperPolicy policy{"allowlist", {"example.com"}, {"model"}, std::nullopt};
+  EXPECT_EQ(json_text(to_json(policy)),
+            "{\"domains\":[\"example.com\"],\"grants\":[\"model\"],\"mode\":\"allowlist\"}");
+  GrantRecord g;
+  g.id = "model";
+  g.source.kind = grants::SourceKind::kStdin;
+  policy.grant_sources = std::vector<GrantRecord>{g};
+  EXPECT_EQ(json_text(to_json(policy)),
+            "{\"domains\":[\"example.com\"],\"grant_sources\":[{\"expires_at\":null,\"id\":"
+            "\"model\",\"source\":\"stdin\"}],\"grants\":[\"model\"],\"mode\":\"allowlist\"}");
+  GatekeeperJournal journal;
+  journal.records = {JournalEntry{"2026-11-30T12:00:00.000Z", "corridor", "evil\x1b[2J.example",
+                                  443, "allow", std::nullopt, std::nullopt}};
+  journal.since = "2026-11-30T11:00:00.000Z";
+  // Text shows what came from the space without its control characters.
+  EXPECT_EQ(to_text(journal).find('\x1b'), std::string::npos) << to_text(journal);
+}
+
+TEST(RenderTest, SweepPushVersionAndCodeInDocuments) {
+  SweepDone swept;
+  swept.removed = {SweptSpace{"0123456789ab", "no_record"}};
+  swept.left = {SweptSpace{"ba9876543210", "busy"}};
+  swept.records_removed = {"0123456789ab"};
+  swept.subnets_freed = {FreedSubnets{"ba9876543210", "10.0.0.0/29 10.0.0.8/29"}};
+  swept.failures = {SweepFailure{"cafecafecafe", Failure{Code::kCommandFailed, "docker rm: 1"}}};
+  EXPECT_EQ(json_text(to_json(swept)),
+            "{\"failures\":[{\"code\":\"command_failed\",\"id\":\"cafecafecafe\",\"message\":"
+            "\"docker rm: 1\"}],\"left\":[{\"id\":\"ba9876543210\",\"reason\":\"busy\"}],"
+            "\"records_removed\":[\"0123456789ab\"],\"removed\":[{\"id\":\"0123456789ab\","
+            "\"reason\":\"no_record\"}],\"subnets_freed\":[{\"id\":\"ba9876543210\",\"subnets\":"
+            "\"10.0.0.0/29 10.0.0.8/29\"}],\"temp_dirs_removed\":[]}");
+  ImagesPushed pushed;
+  pushed.images = {PushedImage{"gatekeeper", "sha256:1", "r/gatekeeper@sha256:2", "f", ""},
+                   PushedImage{"gatekeeper-test", "", "", "", "no pin"}};
+  EXPECT_EQ(json_text(to_json(pushed)),
+            "{\"images\":[{\"id\":\"sha256:1\",\"name\":\"gatekeeper\",\"record\":\"f\","
+            "\"reference\":\"r/gatekeeper@sha256:2\"},{\"name\":\"gatekeeper-test\",\"skipped\":"
+            "\"no pin\"}]}");
+  EXPECT_EQ(json_text(to_json(VersionShown{"1.2.3", "", "sha256:g", "sha256:s"})),
+            "{\"gatekeeper_image\":\"sha256:g\",\"revision\":null,\"space_image\":\"sha256:s\","
+            "\"version\":\"1.2.3\"}");
+  CodeBrought brought;
+  brought.id = "0123456789ab";
+  brought.repository = "/home/u/p";
+  brought.name_copied = true;
+  brought.not_travelling = {PathLeftOut{"vendor/", "repository"}};
+  EXPECT_EQ(json_text(to_json(brought)),
+            "{\"base\":\"\",\"branch\":null,\"history\":\"pending\",\"id\":\"0123456789ab\","
+            "\"identity_copied\":{\"email\":false,\"name\":true},\"not_travelling\":[{\"path\":"
+            "\"vendor/\",\"reason\":\"repository\"}],\"object_format\":\"\",\"project_path\":"
+            "\"\",\"repository\":\"/home/u/p\",\"space_git\":\"\",\"space_path\":\"\",\"staged\":"
+            "\"\",\"start\":\"\"}");
+  SpaceCreated created;
+  created.space = failed_view();
+  created.code = brought;
+  EXPECT_EQ(to_json(created)["code"], to_json(brought));
+}
+
 TEST(RenderTest, EveryStateHasItsOwnWord) {
   std::set<std::string_view> words;
   for (const SpaceState s : kAllSpaceStates) words.insert(state_word(s));

@@ -10,8 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "controller/grants/presets.h"
 #include "controller/place.h"
 #include "controller/records.h"
 
@@ -76,12 +75,30 @@ struct SpaceShown {
   std::vector<GrantRecord> grants;
 };
 
+// A path of the project that does not travel, and why (repository, submodule, ignored).
+struct PathLeftOut {
+  std::string path, reason;
+};
+
+// code in (and the `code` of create --repo): where the snapshot came from and went, and whether
+// the user's identity travelled. `history` is pending after code in; create --repo sets what its
+// history step did (sent, already_complete, host_shallow, failed).
+struct CodeBrought {
+  std::string id, repository, space_path, project_path, base, staged, start;
+  std::string branch;  // empty: a detached HEAD (null in JSON)
+  std::string object_format;
+  bool name_copied = false, email_copied = false;
+  std::vector<PathLeftOut> not_travelling;
+  std::string space_git;
+  std::string history = "pending";
+};
+
 // space create (and create --repo: `code` is what code in brought, with its history).
 struct SpaceCreated {
   SpaceView space;
   bool token_written = false;
   std::optional<std::string> token_failure;
-  std::optional<nlohmann::json> code;
+  std::optional<CodeBrought> code;
 };
 
 // space remove: refs removed from the repository code came from (or why not).
@@ -157,6 +174,77 @@ struct NetworkSet {
 // window-key: the key went to the gatekeeper again.
 struct WindowKeyDelivered {
   std::string id, window;
+};
+
+// grant add: the grant as recorded (its source, never a value) and where the space reaches it.
+struct GrantAdded {
+  std::string id;  // the space
+  GrantRecord grant;
+  std::string window;  // <window URL>/model/<grant>; empty when the place did not list the space
+};
+
+// grant refresh: the grants whose tokens were replaced, and why each other one failed (it keeps
+// the token the gatekeeper holds).
+struct GrantsRefreshed {
+  std::string id;
+  std::vector<GrantRecord> refreshed;
+  std::vector<GrantFailure> failed;
+};
+
+// grant providers: the presets and the providers refused, each with its reason.
+struct GrantProviders {
+  std::vector<grants::Preset> presets;
+  std::vector<grants::Refused> refused;
+};
+
+// One journal record as the gatekeeper wrote it (policy/journal_record.h), checked field by
+// field: times in its ISO-8601 form, a known listener, a printable host, a decision of the
+// vocabulary. `count` and `last` are present together, for a record that stands for several.
+struct JournalEntry {
+  std::string at, listener, host;
+  std::uint16_t port = 0;
+  std::string decision;
+  std::optional<std::uint64_t> count;
+  std::optional<std::string> last;
+};
+
+// journal: the gatekeeper's ring (space data: shown, never obeyed).
+struct GatekeeperJournal {
+  std::vector<JournalEntry> records;
+  std::uint64_t dropped = 0;
+  std::string since;
+};
+
+// policy: the network and grant ids the gatekeeper holds, and beside them the record's grants
+// (their sources and expiries, never a value; absent when the record is unreadable).
+struct GatekeeperPolicy {
+  std::string mode;  // allowlist or open
+  std::vector<std::string> domains, grants;
+  std::optional<std::vector<GrantRecord>> grant_sources;
+};
+
+// sweep (sweep.h says what each list holds).
+struct SweptSpace {
+  std::string id, reason;
+};
+struct SweepFailure {
+  std::string id;
+  Failure failure;
+};
+struct FreedSubnets {
+  std::string id, subnets;
+};
+struct SweepDone {
+  std::vector<SweptSpace> removed, left;
+  std::vector<std::string> records_removed, temp_dirs_removed;
+  std::vector<FreedSubnets> subnets_freed;
+  std::vector<SweepFailure> failures;
+};
+
+// --version --json: the version, the git revision (empty: unknown) and the pins this invocation
+// would use.
+struct VersionShown {
+  std::string version, revision, gatekeeper_image, space_image;
 };
 
 }  // namespace controller

@@ -9,8 +9,6 @@
 
 namespace controller {
 
-using nlohmann::json;
-
 std::int64_t parse_utc_time(std::string_view text) {
   if (text.size() < 19) return 0;
   std::tm tm{};
@@ -51,9 +49,11 @@ Result<std::vector<LabelledId>> Place::labelled_ids() {
   return out;
 }
 
-Result<json> sweep(Manager& manager, const SweepOptions& options) {
-  json removed = json::array(), left = json::array(), records_removed = json::array(),
-       failures = json::array();
+Result<SweepDone> sweep(Manager& manager, const SweepOptions& options) {
+  SweepDone out;
+  std::vector<SweptSpace>&removed = out.removed, &left = out.left;
+  std::vector<std::string>& records_removed = out.records_removed;
+  std::vector<SweepFailure>& failures = out.failures;
   const std::int64_t now = static_cast<std::int64_t>(std::time(nullptr));
   const std::int64_t grace = options.grace.count();
   auto old_enough = [&](std::int64_t created) { return created > 0 && created + grace <= now; };
@@ -69,14 +69,14 @@ Result<json> sweep(Manager& manager, const SweepOptions& options) {
   for (const LabelledId& l : *labelled) {
     at_place.insert(l.id);
     if (SpaceLock::is_held(manager.state, l.id)) {
-      left.push_back({{"id", l.id}, {"reason", "busy"}});
+      left.push_back({l.id, "busy"});
       continue;
     }
     Result<bool> exists = record_exists(manager.state, l.id);
     Result<SpaceRecord> record = read_record(manager.state, l.id);
     if (!exists || !record) {
       // An unreadable record is never taken for a missing one.
-      left.push_back({{"id", l.id}, {"reason", "record_unreadable"}});
+      left.push_back({l.id, "record_unreadable"});
       continue;
     }
     const bool orphan = !*exists || !record->creation.state.empty();
@@ -84,12 +84,12 @@ Result<json> sweep(Manager& manager, const SweepOptions& options) {
     std::int64_t created = l.created_unix;
     if (created == 0 && *exists) created = parse_utc_time(record->creation.started);
     if (!old_enough(created)) {
-      left.push_back({{"id", l.id}, {"reason", "within_grace"}});
+      left.push_back({l.id, "within_grace"});
       continue;
     }
     Result<SpaceLock> lock = SpaceLock::acquire(manager.state, l.id, "sweep");
     if (!lock) {
-      left.push_back({{"id", l.id}, {"reason", "busy"}});
+      left.push_back({l.id, "busy"});
       continue;
     }
     // Judged again under the lock: a creation may have finished meanwhile.
@@ -100,12 +100,10 @@ Result<json> sweep(Manager& manager, const SweepOptions& options) {
                                : again->creation.state == "preparing" ? "creation_interrupted"
                                                                       : "creation_failed";
     if (Result<void> r = manager.place.remove(l.id); !r && r.error().code != Code::kSpaceNotFound) {
-      failures.push_back({{"id", l.id},
-                          {"code", std::string(code_word(r.error().code))},
-                          {"message", r.error().message}});
+      failures.push_back({l.id, r.error()});
       continue;
     }
-    removed.push_back({{"id", l.id}, {"reason", reason}});
+    removed.push_back({l.id, reason});
     if (*still && again->creation.state == "preparing") {
       forget_refs(*again, l.id);
       if (Result<void> r = remove_record(manager.state, l.id); r) records_removed.push_back(l.id);
@@ -134,7 +132,6 @@ Result<json> sweep(Manager& manager, const SweepOptions& options) {
   // spacectl's back, a failed creation whose record outlived its networks): freed, the record
   // kept. Judged again after taking each lock, against a fresh list: a creation that finished
   // meanwhile is at the place by then.
-  json subnets_freed = json::array();
   if (Result<std::vector<std::string>> ids = record_ids(manager.state); ids) {
     std::vector<std::pair<std::string, SpaceLock>> held;
     for (const std::string& id : *ids) {
@@ -161,26 +158,16 @@ Result<json> sweep(Manager& manager, const SweepOptions& options) {
       const std::string freed = record->subnets.inner + " " + record->subnets.outer;
       record->subnets = SubnetRecord{};
       if (Result<void> w = write_record(manager.state, id, *record); w) {
-        subnets_freed.push_back({{"id", id}, {"subnets", freed}});
+        out.subnets_freed.push_back({id, freed});
       } else {
-        failures.push_back({{"id", id},
-                            {"code", std::string(code_word(w.error().code))},
-                            {"message", w.error().message}});
+        failures.push_back({id, w.error()});
       }
     }
   }
 
-  json temp = json::array();
-  for (const std::string& path :
-       sweep_temp_dirs(options.temp_base.empty() ? temp_base() : options.temp_base)) {
-    temp.push_back(path);
-  }
-  return json{{"removed", removed},
-              {"left", left},
-              {"records_removed", records_removed},
-              {"temp_dirs_removed", temp},
-              {"subnets_freed", subnets_freed},
-              {"failures", failures}};
+  out.temp_dirs_removed =
+      sweep_temp_dirs(options.temp_base.empty() ? temp_base() : options.temp_base);
+  return out;
 }
 
 }  // namespace controller

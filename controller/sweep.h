@@ -20,8 +20,6 @@
 #include <functional>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "controller/manager.h"
 
 namespace controller {
@@ -35,10 +33,10 @@ struct SweepOptions {
   std::function<void(const std::string& repository, const std::string& id)> remove_refs;
 };
 
-// {"removed":[{id, reason}], "left":[{id, reason}], "records_removed":[id],
-// "temp_dirs_removed":[path],
-//  "subnets_freed":[{id, subnets}], "failures":[{id, code, message}]}
-Result<nlohmann::json> sweep(Manager& manager, const SweepOptions& options);
+// What was removed and left (each with its reason), the records removed, the temporary folders
+// removed, the subnets freed and the failures (render.h: {removed, left, records_removed,
+// temp_dirs_removed, subnets_freed, failures}).
+Result<SweepDone> sweep(Manager& manager, const SweepOptions& options);
 
 // "2026-12-01T17:32:39Z" or Docker's "2026-12-01 17:32:39 +0000 UTC": seconds since the epoch; 0
 // when it is neither.

@@ -125,10 +125,10 @@ TEST_F(SweepTest, EveryActionOnABusySpaceIsRefusedWithSpaceBusy) {
   answers.push_back(document(manager_.remove(id)));
   answers.push_back(document(manager_.verify(id, found)));
   answers.push_back(document(manager_.network_set(id, "open", {})));
-  answers.push_back(manager_.grant_add(id, "g", "https://api.example.com/v1", "", ""));
+  answers.push_back(document(manager_.grant_add(id, "g", "https://api.example.com/v1", "", "")));
   answers.push_back(document(manager_.window_key(id)));
-  answers.push_back(manager_.control_get(id, "/journal"));
-  answers.push_back(manager_.control_get(id, "/policy"));
+  answers.push_back(document(manager_.gatekeeper_journal(id)));
+  answers.push_back(document(manager_.gatekeeper_policy(id)));
   for (std::size_t i = 0; i < answers.size(); ++i) {
     ASSERT_FALSE(answers[i]) << "action " << i;
     EXPECT_EQ(answers[i].error().code, Code::kSpaceBusy) << "action " << i << ": " << answers[i].error().message;
@@ -201,7 +201,7 @@ TEST_F(SweepTest, AnInterruptedCreationIsRemovedWithItsRecordAndRefs) {
   o.grace = std::chrono::seconds(0);
   o.temp_base = dir_;
   o.remove_refs = [&](const std::string& repo, const std::string& which) { refs.emplace_back(repo, which); };
-  Result<json> swept = sweep(manager_, o);
+  Result<json> swept = document(sweep(manager_, o));
   ASSERT_TRUE(swept);
   EXPECT_FALSE(at_place(id)) << swept->dump();
   EXPECT_TRUE(at_place(other)) << swept->dump();
@@ -222,7 +222,7 @@ TEST_F(SweepTest, ObjectsWithoutARecordGoOnlyAfterTheGracePeriodAndNeverWhileLoc
   SweepOptions o;
   o.grace = std::chrono::seconds(600);
   o.temp_base = dir_;
-  Result<json> swept = sweep(manager_, o);
+  Result<json> swept = document(sweep(manager_, o));
   ASSERT_TRUE(swept);
   EXPECT_TRUE(at_place(young)) << swept->dump();
   EXPECT_FALSE(at_place(old)) << swept->dump();
@@ -294,7 +294,7 @@ TEST_F(SweepTest, FreesTheSubnetsOfARecordNothingAtThePlaceCarries) {
   SweepOptions o;
   o.grace = std::chrono::seconds(0);
   o.temp_base = dir_;
-  Result<json> swept = sweep(manager_, o);
+  Result<json> swept = document(sweep(manager_, o));
   ASSERT_TRUE(swept) << swept.error().message;
   ASSERT_EQ((*swept)["subnets_freed"].size(), 1u) << swept->dump();
   EXPECT_EQ((*swept)["subnets_freed"][0]["id"], "00000000dead");

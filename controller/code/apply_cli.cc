@@ -12,8 +12,6 @@
 namespace controller::code {
 namespace {
 
-using nlohmann::json;
-
 Result<std::string> repository_of(Manager& manager, const std::string& id, const char* what) {
   if (!is_space_id(id)) return fail(Code::kInvalidArgument, std::string(what) + " " + id + ": not 12 lowercase hex");
   Result<SpaceRecord> record = read_record(manager.state, id);
@@ -26,7 +24,7 @@ Result<std::string> repository_of(Manager& manager, const std::string& id, const
 
 }  // namespace
 
-Result<json> apply_work(Manager& manager, const ApplyRequest& cli) {
+Result<Applied> apply_work(Manager& manager, const ApplyRequest& cli) {
   const bool as_branch = cli.as_branch;
   if (as_branch == cli.as_changes) return fail(Code::kUsage, "apply: give exactly one of --as-branch NAME or --as-changes");
   if (cli.remove_afterwards && !cli.as_changes) return fail(Code::kUsage, "apply: --remove-afterwards goes with --as-changes");
@@ -44,22 +42,11 @@ Result<json> apply_work(Manager& manager, const ApplyRequest& cli) {
   if (as_branch) {
     Result<BranchApplied> b = apply_as_branch(*repo, cli.id, cli.branch, cli.progress);
     if (!b) return b.error();
-    return json{{"id", cli.id}, {"repository", *repo}, {"as", "branch"}, {"branch", b->branch}, {"commit", b->commit}};
+    Applied out{cli.id, *repo, std::move(*b), std::nullopt, std::nullopt, std::nullopt};
+    return out;
   }
   Result<ChangesApplied> c = apply_as_changes(*repo, cli.id, ApplyLimits{}, cli.progress);
   if (!c) return c.error();
-  json out = {{"id", cli.id},
-              {"repository", *repo},
-              {"as", "changes"},
-              {"status", c->nothing_to_apply ? "nothing_to_apply" : "applied"},
-              {"result", c->result},
-              {"from", c->from},
-              {"applied_paths", c->applied_paths},
-              {"merged_paths", c->merged_paths},
-              {"nested_repositories", c->nested_repositories},
-              {"conflicted", c->conflicted},
-              {"recovered", c->recovered.empty() ? json(nullptr) : json(c->recovered)},
-              {"remembered", c->remembered}};
   if (!c->conflicted.empty()) {
     const std::string warning = "warning: " + std::to_string(c->conflicted.size()) +
                                 " applied file(s) hold conflict markers the space left";
@@ -69,17 +56,18 @@ Result<json> apply_work(Manager& manager, const ApplyRequest& cli) {
       std::cerr << "spacectl: " << warning << "\n";
     }
   }
+  Applied out{cli.id, *repo, std::nullopt, std::move(*c), std::nullopt, std::nullopt};
   if (cli.remove_afterwards) {
     lock.reset();  // remove takes the space's lock itself
     say("removing the space");
     Result<SpaceRemoved> removed = remove_with_refs(manager, cli.id);
-    out["removed"] = removed ? json(true) : json(false);
-    if (!removed) out["remove_error"] = removed.error().message;
+    out.removed = static_cast<bool>(removed);
+    if (!removed) out.remove_error = removed.error().message;
   }
   return out;
 }
 
-Result<json> apply_state(Manager& manager, const std::string& id) {
+Result<ApplyStateShown> apply_state(Manager& manager, const std::string& id) {
   if (!is_space_id(id)) {
     return fail(Code::kInvalidArgument, "apply-state " + id + ": not 12 lowercase hex");
   }
@@ -89,20 +77,7 @@ Result<json> apply_state(Manager& manager, const std::string& id) {
   if (!repo) return repo.error();
   Result<ApplyState> s = describe_apply_state(*repo, id, ApplyLimits{});
   if (!s) return s.error();
-  auto text = [](const std::string& v) { return v.empty() ? json(nullptr) : json(v); };
-  return json{{"id", id},
-              {"repository", *repo},
-              {"changes_route", s->route_open ? "open" : "closed"},
-              {"closed_at", text(s->closed_at)},
-              {"result", text(s->result)},
-              {"last_applied", text(s->last_applied)},
-              {"next_base", text(s->base)},
-              {"next_base_reason", text(s->base_reason)},
-              {"new_paths", s->new_paths},
-              {"new_path_count", s->new_path_count},
-              {"new_paths_over_limit", s->new_paths_over_limit},
-              {"undecided", text(s->undecided)},
-              {"interrupted_apply", text(s->interrupted)}};
+  return ApplyStateShown{id, *repo, std::move(*s)};
 }
 
 void add_apply_cli(CLI::App& app, ApplyCli& cli) {
@@ -116,27 +91,23 @@ void add_apply_cli(CLI::App& app, ApplyCli& cli) {
   cli.state->add_option("id", cli.id, "space id (12 hex)")->required();
 }
 
-std::optional<Result<json>> run_apply_cli(const ApplyCli& cli, Manager& manager) {
-  if (cli.apply != nullptr && cli.apply->parsed()) {
-    ApplyRequest request;
-    request.id = cli.id;
-    request.branch = cli.branch;
-    request.as_branch = !cli.branch.empty() || cli.apply->count("--as-branch") != 0;
-    request.as_changes = cli.as_changes;
-    request.remove_afterwards = cli.remove_afterwards;
-    // Tests only (README.md "An interrupted apply"): stop this process right after the step line
-    // that starts with this text, so a test can kill it exactly there. Stopping ourselves is
-    // nothing a user could not do with `kill -STOP`.
-    const char* stop_at = std::getenv("SPACECTL_TEST_STOP_AT_STEP");
-    const std::string stop = stop_at != nullptr ? stop_at : "";
-    request.progress = [id = cli.id, stop](const std::string& line) {
-      std::cerr << "spacectl: apply " << id << ": " << line << "\n" << std::flush;
-      if (!stop.empty() && line.rfind(stop, 0) == 0) ::raise(SIGSTOP);
-    };
-    return apply_work(manager, request);
-  }
-  if (cli.state != nullptr && cli.state->parsed()) return apply_state(manager, cli.id);
-  return std::nullopt;
+Result<Applied> run_apply(const ApplyCli& cli, Manager& manager) {
+  ApplyRequest request;
+  request.id = cli.id;
+  request.branch = cli.branch;
+  request.as_branch = !cli.branch.empty() || cli.apply->count("--as-branch") != 0;
+  request.as_changes = cli.as_changes;
+  request.remove_afterwards = cli.remove_afterwards;
+  // Tests only (README.md "An interrupted apply"): stop this process right after the step line
+  // that starts with this text, so a test can kill it exactly there. Stopping ourselves is
+  // nothing a user could not do with `kill -STOP`.
+  const char* stop_at = std::getenv("SPACECTL_TEST_STOP_AT_STEP");
+  const std::string stop = stop_at != nullptr ? stop_at : "";
+  request.progress = [id = cli.id, stop](const std::string& line) {
+    std::cerr << "spacectl: apply " << id << ": " << line << "\n" << std::flush;
+    if (!stop.empty() && line.rfind(stop, 0) == 0) ::raise(SIGSTOP);
+  };
+  return apply_work(manager, request);
 }
 
 }  // namespace controller::code

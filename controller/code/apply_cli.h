@@ -7,8 +7,8 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
+#include "controller/code/results.h"
 #include "controller/manager.h"
 
 namespace controller::code {
@@ -30,12 +30,12 @@ struct ApplyRequest {
   bool as_branch = false, as_changes = false, remove_afterwards = false;
   std::function<void(const std::string&)> progress;
 };
-// `apply` under the space's lock: the JSON document `spacectl apply --json` prints.
-Result<nlohmann::json> apply_work(Manager& manager, const ApplyRequest& request);
-// `apply-state` (reads; writes nothing): the JSON document `spacectl apply-state --json` prints.
-Result<nlohmann::json> apply_state(Manager& manager, const std::string& id);
+// `apply` under the space's lock.
+Result<Applied> apply_work(Manager& manager, const ApplyRequest& request);
+// `apply-state` (reads; writes nothing).
+Result<ApplyStateShown> apply_state(Manager& manager, const std::string& id);
 
-// The command that was parsed, if one of ours; nullopt otherwise.
-std::optional<Result<nlohmann::json>> run_apply_cli(const ApplyCli& cli, Manager& manager);
+// `apply` from its flags (cli.apply parsed): progress lines go to stderr.
+Result<Applied> run_apply(const ApplyCli& cli, Manager& manager);
 
 }  // namespace controller::code

@@ -10,8 +10,6 @@
 namespace controller::code {
 namespace {
 
-using nlohmann::json;
-
 SpaceExec space_exec(Manager& manager, const std::string& id, const std::vector<std::string>& prefix, const std::string& image) {
   SpaceExec exec;
   exec.argv_prefix = prefix;
@@ -22,12 +20,6 @@ SpaceExec space_exec(Manager& manager, const std::string& id, const std::vector<
   return exec;
 }
 
-json not_travelling_json(const std::vector<NotTravelling>& list) {
-  json out = json::array();
-  for (const auto& n : list) out.push_back({{"path", n.path}, {"reason", n.reason}});
-  return out;
-}
-
 TransferOptions options_for(int timeout_seconds, const std::function<void(const std::string&)>& progress) {
   TransferOptions options;
   options.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_seconds) * 1000);
@@ -36,7 +28,7 @@ TransferOptions options_for(int timeout_seconds, const std::function<void(const 
 }
 
 // Code in under a lock the caller holds.
-Result<json> code_in_locked(Manager& manager, const CodeInRequest& request) {
+Result<CodeBrought> code_in_locked(Manager& manager, const CodeInRequest& request) {
   const std::string& id = request.id;
   std::optional<Mode> mode = parse_mode(request.mode);
   if (!mode) return fail(Code::kUsage, "code in: --mode must be uncommitted or clean");
@@ -58,19 +50,22 @@ Result<json> code_in_locked(Manager& manager, const CodeInRequest& request) {
   if (Result<SpaceRecord> now = read_record(manager.state, id); now) record = std::move(now);
   record->code = {r->snapshot.top, r->space_path, r->project_path, r->snapshot.base, "pending"};
   if (Result<void> w = write_record(manager.state, id, *record); !w) return w.error();
-  json out = {{"id", id},
-              {"repository", r->snapshot.top},
-              {"space_path", r->space_path},
-              {"project_path", r->project_path},
-              {"base", r->snapshot.base},
-              {"staged", r->snapshot.staged},
-              {"start", r->snapshot.start},
-              {"branch", r->snapshot.branch.empty() ? json(nullptr) : json(r->snapshot.branch)},
-              {"object_format", r->snapshot.object_format},
-              {"identity_copied", {{"name", r->snapshot.user_name.has_value()}, {"email", r->snapshot.user_email.has_value()}}},
-              {"not_travelling", not_travelling_json(r->snapshot.not_travelling)},
-              {"space_git", r->space_git},
-              {"history", "pending"}};
+  CodeBrought out;
+  out.id = id;
+  out.repository = r->snapshot.top;
+  out.space_path = r->space_path;
+  out.project_path = r->project_path;
+  out.base = r->snapshot.base;
+  out.staged = r->snapshot.staged;
+  out.start = r->snapshot.start;
+  out.branch = r->snapshot.branch;
+  out.object_format = r->snapshot.object_format;
+  out.name_copied = r->snapshot.user_name.has_value();
+  out.email_copied = r->snapshot.user_email.has_value();
+  for (const NotTravelling& n : r->snapshot.not_travelling) {
+    out.not_travelling.push_back({n.path, n.reason});
+  }
+  out.space_git = r->space_git;
   if (!r->snapshot.user_name || !r->snapshot.user_email) {
     const std::string warning = "warning: user.name or user.email did not travel; the agent cannot commit until it is set";
     if (request.progress) {
@@ -82,8 +77,8 @@ Result<json> code_in_locked(Manager& manager, const CodeInRequest& request) {
   return out;
 }
 
-Result<json> history_locked(Manager& manager, const std::string& id, int timeout_seconds,
-                            const std::function<void(const std::string&)>& progress) {
+Result<CodeHistoryDone> history_locked(Manager& manager, const std::string& id, int timeout_seconds,
+                                       const std::function<void(const std::string&)>& progress) {
   Result<SpaceRecord> record = read_record(manager.state, id);
   if (!record) return record.error();
   if (record->code.repository.empty() || record->code.base.empty()) {
@@ -97,43 +92,41 @@ Result<json> history_locked(Manager& manager, const std::string& id, int timeout
   record->code.history = h ? std::string(history_word(*h)) : "failed";
   if (Result<void> w = write_record(manager.state, id, *record); !w) return w.error();
   if (!h) return h.error();
-  return json{{"id", id}, {"history", record->code.history}};
+  return CodeHistoryDone{id, record->code.history};
 }
 
 }  // namespace
 
-Result<json> code_in(Manager& manager, const CodeInRequest& request) {
+Result<CodeBrought> code_in(Manager& manager, const CodeInRequest& request) {
   // The space's lock over read, transfer and write, like every other change of its record.
   Result<SpaceLock> lock = SpaceLock::acquire(manager.state, request.id, "code in");
   if (!lock) return lock.error();
   return code_in_locked(manager, request);
 }
 
-Result<json> code_history(Manager& manager, const std::string& id, int timeout_seconds,
-                          const std::function<void(const std::string&)>& progress) {
+Result<CodeHistoryDone> code_history(Manager& manager, const std::string& id, int timeout_seconds,
+                                     const std::function<void(const std::string&)>& progress) {
   Result<SpaceLock> lock = SpaceLock::acquire(manager.state, id, "code history");
   if (!lock) return lock.error();
   return history_locked(manager, id, timeout_seconds, progress);
 }
 
-Result<json> code_files(const std::string& repo) {
+Result<CodeFiles> code_files(const std::string& repo) {
   Result<FileListing> l = list_travelling_files(repo);
   if (!l) return l.error();
-  json files = json::array();
-  for (const auto& f : l->files) files.push_back({{"path", f.path}, {"kind", f.kind}, {"size", f.size}});
-  return json{{"files", files}, {"not_travelling", not_travelling_json(l->not_travelling)}, {"total_bytes", l->total_bytes}};
+  return CodeFiles{std::move(*l)};
 }
 
-Result<json> code_forget(Manager& manager, const std::string& id) {
+Result<CodeForgotten> code_forget(Manager& manager, const std::string& id) {
   if (!is_space_id(id)) return fail(Code::kInvalidArgument, "code forget " + id + ": not 12 lowercase hex");
   Result<SpaceLock> lock = SpaceLock::acquire(manager.state, id, "code forget");
   if (!lock) return lock.error();
   Result<SpaceRecord> record = read_record(manager.state, id);
   if (!record) return record.error();
-  if (record->code.repository.empty()) return json{{"id", id}, {"refs_removed", json::array()}};
+  if (record->code.repository.empty()) return CodeForgotten{id, std::nullopt, {}};
   Result<std::vector<std::string>> removed = remove_space_refs(record->code.repository, id);
   if (!removed) return removed.error();
-  return json{{"id", id}, {"repository", record->code.repository}, {"refs_removed", *removed}};
+  return CodeForgotten{id, record->code.repository, std::move(*removed)};
 }
 
 void forget_refs(const std::string& repository, const std::string& id) { (void)remove_space_refs(repository, id); }
@@ -157,17 +150,14 @@ void add_code_cli(CLI::App& app, CLI::App* create, CodeCli& cli) {
   create->add_option("--mode", cli.create_mode, "with --repo: uncommitted (default) or clean");
 }
 
-std::optional<Result<json>> run_code_cli(const CodeCli& cli, Manager& manager, const std::string& space_image) {
-  if (cli.in != nullptr && cli.in->parsed()) {
-    return code_in(manager, CodeInRequest{cli.id, cli.repo, cli.mode, space_image, cli.timeout_seconds, {}});
-  }
-  if (cli.history != nullptr && cli.history->parsed()) {
-    return code_history(manager, cli.id, cli.timeout_seconds == 600 ? 1800 : cli.timeout_seconds, {});
-  }
-  if (cli.files != nullptr && cli.files->parsed()) return code_files(cli.repo);
-  if (cli.forget != nullptr && cli.forget->parsed()) return code_forget(manager, cli.id);
-  if (cli.out != nullptr && cli.out->parsed()) return run_code_out(cli, manager);
-  return std::nullopt;
+Result<CodeBrought> run_code_in(const CodeCli& cli, Manager& manager,
+                                const std::string& space_image) {
+  return code_in(manager,
+                 CodeInRequest{cli.id, cli.repo, cli.mode, space_image, cli.timeout_seconds, {}});
+}
+
+Result<CodeHistoryDone> run_code_history(const CodeCli& cli, Manager& manager) {
+  return code_history(manager, cli.id, cli.timeout_seconds == 600 ? 1800 : cli.timeout_seconds, {});
 }
 
 Result<SpaceCreated> create_with_code(const CodeCli& cli, Manager& manager,
@@ -189,7 +179,7 @@ Result<SpaceCreated> create_with_code(Manager& manager, CreateRequest request,
   // Refusals that need only the repository come before anything is created.
   if (Result<void> ok = preflight(code.repo); !ok) return ok.error();
   SpaceCreated created_doc;
-  json in_doc;
+  CodeBrought in_doc;
   {
     Result<SpaceLock> lock = manager.begin_create(request, code.repo);
     if (!lock) return lock.error();
@@ -207,7 +197,7 @@ Result<SpaceCreated> create_with_code(Manager& manager, CreateRequest request,
     }
     CodeInRequest c = code;
     c.id = id;
-    Result<json> in = code_in_locked(manager, c);
+    Result<CodeBrought> in = code_in_locked(manager, c);
     if (!in) {
       Failure failure = in.error();
       Result<void> removed = manager.place.remove(id);
@@ -224,8 +214,8 @@ Result<SpaceCreated> create_with_code(Manager& manager, CreateRequest request,
   say("space " + id + " is usable; sending history");
   SpaceCreated out = std::move(created_doc);
   out.code = std::move(in_doc);
-  Result<json> h = code_history(manager, id, 1800, code.progress);
-  (*out.code)["history"] = h ? (*h)["history"] : json("failed");
+  Result<CodeHistoryDone> h = code_history(manager, id, 1800, code.progress);
+  out.code->history = h ? h->history : "failed";
   if (!h) say("warning: " + h.error().message + " (the space works with shallow history)");
   return out;
 }

@@ -84,6 +84,9 @@ struct BringOut {
   std::vector<SymlinkOut> symlinks;              // new symlinks in the result
 };
 
+// Paths listed per kind in code out's report (the counts are whole).
+inline constexpr std::size_t kShownPathsCap = 100;
+
 // refs/openchamber/spaces/<id>/result
 std::string result_ref_name(const std::string& space_id);
 

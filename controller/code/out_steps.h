@@ -39,8 +39,7 @@ std::vector<std::string> proc_pids(std::string_view listing);
 std::vector<std::string> tagged_pids(std::string_view grep_names);
 
 inline constexpr std::chrono::milliseconds kInsideCommandTimeout{300000};  // each fixed command inside
-inline constexpr std::size_t kUnmergedReportCap = 256u << 10;              // bytes of ls-files --unmerged read
-inline constexpr std::size_t kShownPathsCap = 100;                         // paths listed per kind in a report
+inline constexpr std::size_t kUnmergedReportCap = 256u << 10;  // bytes of ls-files --unmerged read
 inline constexpr const char* kResultMessage =
     "openchamber: uncommitted changes from the space\n\n"
     "What the space held beyond its last commit. Some of it may be your own uncommitted work\n"

@@ -15,8 +15,6 @@
 
 namespace controller::grants {
 
-using nlohmann::json;
-
 namespace {
 
 // The secret of `grant add --secret-stdin`, read into one buffer of fixed size (no reallocation
@@ -148,32 +146,22 @@ Result<GrantRequest> request_from_flags(const GrantCli& cli) {
   return r;
 }
 
-std::optional<Result<json>> run_grant_cli(GrantCli& cli, Manager& manager) {
-  if (cli.providers != nullptr && cli.providers->parsed()) {
-    json known = json::array(), refused = json::array();
-    for (const Preset& p : presets()) {
-      known.push_back({{"provider", std::string(p.provider)},
-                       {"upstream", std::string(p.upstream)},
-                       {"header", std::string(p.header)},
-                       {"source", std::string(p.source)}});
-    }
-    for (const Refused& r : refused_providers()) {
-      refused.push_back({{"provider", std::string(r.provider)}, {"reason", std::string(r.reason)}});
-    }
-    return Result<json>(json{{"providers", known}, {"refused", refused}});
-  }
-  if (cli.refresh != nullptr && cli.refresh->parsed()) {
-    return manager.grant_refresh(cli.space, cli.grant);
-  }
-  if (cli.add == nullptr || !cli.add->parsed()) return std::nullopt;
+GrantProviders grant_providers() {
+  GrantProviders known;
+  known.presets.assign(presets().begin(), presets().end());
+  known.refused.assign(refused_providers().begin(), refused_providers().end());
+  return known;
+}
+
+Result<GrantAdded> run_grant_add(GrantCli& cli, Manager& manager) {
   // While spacectl holds a secret nothing may dump it: no core file, no ptrace or /proc/<pid>/mem
   // by another process of the same user.
   const rlimit no_core{0, 0};
   if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0 || setrlimit(RLIMIT_CORE, &no_core) != 0) {
-    return Result<json>(fail(Code::kInternal, "grant add: cannot make spacectl undumpable"));
+    return fail(Code::kInternal, "grant add: cannot make spacectl undumpable");
   }
   Result<GrantRequest> request = request_from_flags(cli);
-  if (!request) return Result<json>(request.error());
+  if (!request) return request.error();
   if (cli.unsafe_private_upstream) {
     std::fprintf(
         stderr,
@@ -186,14 +174,13 @@ std::optional<Result<json>> run_grant_cli(GrantCli& cli, Manager& manager) {
     case SourceKind::kNone:
       // A secret piped without --header would silently become a grant without one.
       if (stdin_has_bytes()) {
-        return Result<json>(
-            fail(Code::kUsage,
-                 what + ": a secret on stdin needs --header (the header that carries it)"));
+        return fail(Code::kUsage,
+                    what + ": a secret on stdin needs --header (the header that carries it)");
       }
       break;
     case SourceKind::kStdin: {
       Result<Token> t = read_stdin_secret(what);
-      if (!t) return Result<json>(t.error());
+      if (!t) return t.error();
       typed = std::move(*t);
       break;
     }

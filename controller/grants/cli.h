@@ -10,7 +10,6 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include "controller/manager.h"
 
@@ -26,8 +25,11 @@ struct GrantCli {
 
 void add_grant_cli(CLI::App& app, GrantCli& cli);
 
-// The grant command that was parsed, if one of ours; nullopt otherwise.
-std::optional<Result<nlohmann::json>> run_grant_cli(GrantCli& cli, Manager& manager);
+// `grant providers`: the presets and the refused providers.
+GrantProviders grant_providers();
+// `grant add` from its flags (cli.add parsed): the secret from stdin, the host's environment or
+// a helper, never argv.
+Result<GrantAdded> run_grant_add(GrantCli& cli, Manager& manager);
 
 // The flags as one request (no secret read yet): preset, source, and the usage rules.
 Result<GrantRequest> request_from_flags(const GrantCli& cli);

@@ -38,6 +38,13 @@ Result<IdleSetting> parse_idle_setting(const json& body) {
 
 json idle_setting_json(const IdleSetting& s) { return {{"enabled", s.enabled}, {"hours", s.hours}}; }
 
+json to_json(const SpaceIdleStop& s) {
+  json out = idle_setting_json(s.setting);
+  out["id"] = s.id;
+  out["default"] = s.is_default;
+  return out;
+}
+
 Result<IdleSetting> read_default_idle(const std::string& state) {
   const std::string path = state + "/idle-stop.json";
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);

@@ -46,6 +46,15 @@ inline constexpr IdleSetting kDefaultIdleSetting{};
 // {enabled, hours} strictly (hours an integer 1..168); kInvalidArgument otherwise.
 Result<IdleSetting> parse_idle_setting(const nlohmann::json& body);
 nlohmann::json idle_setting_json(const IdleSetting& s);
+// A space's idle stop (GET and PUT /v1/spaces/{id}/idle-stop): its setting, and whether serve's
+// default applies (the record sets none).
+struct SpaceIdleStop {
+  std::string id;
+  IdleSetting setting;
+  bool is_default = false;
+};
+// {id, enabled, hours, default}
+nlohmann::json to_json(const SpaceIdleStop& s);
 // serve's default, kept in <state>/idle-stop.json (0600, atomic).
 Result<IdleSetting> read_default_idle(const std::string& state);
 Result<void> write_default_idle(const std::string& state, const IdleSetting& s);

@@ -4,6 +4,7 @@
 
 #include "controller/code/apply_cli.h"
 #include "controller/code/cli.h"
+#include "controller/code/render.h"
 #include "controller/escape_runner.h"
 #include "controller/grants/cli.h"
 #include "controller/ids.h"
@@ -232,9 +233,8 @@ Route make_router(ServeContext& ctx) {
         Result<SpaceCreated> r = code.repo.empty()
                                      ? env->manager->create(create)
                                      : code::create_with_code(*env->manager, create, code);
-        if (!r) return r.error();
-        ctx.idle->touch(create.id);
-        return to_json(*r);
+        if (r) ctx.idle->touch(create.id);
+        return as_document(r);
       });
       return accepted(opid, space);
     }
@@ -358,8 +358,12 @@ Route make_router(ServeContext& ctx) {
                       [id, grant](Env& e) { return answer(e.manager->grant_refresh(id, grant)); });
     }
     if (pattern == "/v1/spaces/{id}/window-key") return with_env(ctx, [id](Env& e) { return answer(e.manager->window_key(id)); });
-    if (pattern == "/v1/spaces/{id}/journal") return with_env(ctx, [id](Env& e) { return answer(e.manager->control_get(id, "/journal")); });
-    if (pattern == "/v1/spaces/{id}/policy") return with_env(ctx, [id](Env& e) { return answer(e.manager->control_get(id, "/policy")); });
+    if (pattern == "/v1/spaces/{id}/journal") {
+      return with_env(ctx, [id](Env& e) { return answer(e.manager->gatekeeper_journal(id)); });
+    }
+    if (pattern == "/v1/spaces/{id}/policy") {
+      return with_env(ctx, [id](Env& e) { return answer(e.manager->gatekeeper_policy(id)); });
+    }
     if (pattern == "/v1/spaces/{id}/idle-stop" && m == "GET") {
       return with_env(ctx, [&ctx, id](Env&) {
         Result<SpaceRecord> record = read_record(ctx.state, id);
@@ -367,10 +371,7 @@ Route make_router(ServeContext& ctx) {
         Result<IdleSetting> standard = read_default_idle(ctx.state);
         const IdleSetting s = record->idle_stop.set ? IdleSetting{record->idle_stop.enabled, record->idle_stop.hours}
                                                     : (standard ? *standard : kDefaultIdleSetting);
-        json out = idle_setting_json(s);
-        out["id"] = id;
-        out["default"] = !record->idle_stop.set;
-        return Response{200, out};
+        return Response{200, to_json(SpaceIdleStop{id, s, !record->idle_stop.set})};
       });
     }
     if (pattern == "/v1/spaces/{id}/idle-stop" && m == "PUT") {
@@ -384,10 +385,7 @@ Route make_router(ServeContext& ctx) {
         if (!record) return failure_response(record.error());
         record->idle_stop = {true, setting.enabled, setting.hours};
         if (Result<void> w = write_record(ctx.state, id, *record); !w) return failure_response(w.error());
-        json out = idle_setting_json(setting);
-        out["id"] = id;
-        out["default"] = false;
-        return Response{200, out};
+        return Response{200, to_json(SpaceIdleStop{id, setting, false})};
       });
     }
     if (pattern == "/v1/spaces/{id}/code/in") {
@@ -411,9 +409,9 @@ Route make_router(ServeContext& ctx) {
                         if (!env) return env.error();
                         code.progress = say;
                         ctx.idle->touch(code.id);
-                        Result<json> r = code::code_in(*env->manager, code);
+                        Result<CodeBrought> r = code::code_in(*env->manager, code);
                         ctx.idle->touch(code.id);
-                        return r;
+                        return as_document(r);
                       }),
                       id);
     }
@@ -422,9 +420,10 @@ Route make_router(ServeContext& ctx) {
                         Result<Env> env = ctx.make_env();
                         if (!env) return env.error();
                         ctx.idle->touch(id);
-                        Result<json> r = code::code_history(*env->manager, id, 1800, say);
+                        Result<code::CodeHistoryDone> r =
+                            code::code_history(*env->manager, id, 1800, say);
                         ctx.idle->touch(id);
-                        return r;
+                        return as_document(r);
                       }),
                       id);
     }
@@ -449,9 +448,10 @@ Route make_router(ServeContext& ctx) {
                                               if (!env) return env.error();
                                               out.progress = say;
                                               ctx.idle->touch(out.id);
-                                              Result<json> r = code::code_out(*env->manager, out);
+                                              Result<code::CodeOutDone> r =
+                                                  code::code_out(*env->manager, out);
                                               ctx.idle->touch(out.id);
-                                              return r;
+                                              return as_document(r);
                                             }),
                       id);
     }
@@ -484,7 +484,8 @@ Route make_router(ServeContext& ctx) {
                                               Result<Env> env = ctx.make_env();
                                               if (!env) return env.error();
                                               apply.progress = say;
-                                              return code::apply_work(*env->manager, apply);
+                                              return as_document(
+                                                  code::apply_work(*env->manager, apply));
                                             }),
                       id);
     }

@@ -9,6 +9,7 @@
 
 #include "controller/manager.h"
 #include "controller/place.h"
+#include "controller/render.h"
 #include "controller/serve/http_server.h"
 #include "controller/serve/idle.h"
 #include "controller/serve/metrics.h"
@@ -36,5 +37,13 @@ struct ServeContext {
 };
 
 Route make_router(ServeContext& context);
+
+// An operation's result as its document (render.h: the one `--json` prints), for the result of a
+// long operation (operations.h keeps documents).
+template <typename T>
+Result<nlohmann::json> as_document(const Result<T>& r) {
+  if (!r) return r.error();
+  return to_json(*r);
+}
 
 }  // namespace controller::serve

@@ -183,7 +183,7 @@ int run_serve(const ServeOptions& options) {
       SweepOptions so;
       so.grace = std::chrono::seconds(grace);
       so.remove_refs = code::forget_refs;
-      return sweep(*env->manager, so);
+      return as_document(sweep(*env->manager, so));
     });
   }
 

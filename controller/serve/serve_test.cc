@@ -224,8 +224,30 @@ TEST_F(ServeTest, NetworkGrantsWindowKeyJournalPolicyGoThroughTheGatekeeper) {
   EXPECT_EQ(code_of(a), "space_not_found");
   a = call("GET", at_path("/v1/spaces/{id}/journal", kId));
   EXPECT_EQ(a.status, 200) << a.body;
+  ASSERT_EQ(a.doc["records"].size(), 1u) << a.body;
+  EXPECT_EQ(a.doc["records"][0]["decision"], "allow") << a.body;
   a = call("GET", at_path("/v1/spaces/{id}/policy", kId));
   EXPECT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(a.doc["mode"], "allowlist") << a.body;
+  // The record's grants beside the gatekeeper's ids: their sources, never a value.
+  ASSERT_EQ(a.doc["grant_sources"].size(), 2u) << a.body;
+  EXPECT_EQ(a.doc["grant_sources"][1]["source"], "env") << a.body;
+  EXPECT_EQ(a.body.find(secret), std::string::npos);
+  EXPECT_EQ(a.body.find(env_secret), std::string::npos);
+}
+
+// The same strict reading as the CLI's: an answer that is not the gatekeeper's journal or policy
+// is 502 gatekeeper_refused, and nothing of it reaches the client.
+TEST_F(ServeTest, AGarbledJournalOrPolicyIs502AndNeverPassedOn) {
+  const std::string answer = dir_ + "/answer";
+  std::ofstream(answer) << R"({"records":[],"dropped":0,"since":"x","OBEY":1})";
+  start({}, {"FAKE_DOCKER_EXEC_OUT=" + answer});
+  for (const char* route : {"/v1/spaces/{id}/journal", "/v1/spaces/{id}/policy"}) {
+    const Answer a = call("GET", at_path(route, kId));
+    EXPECT_EQ(a.status, 502) << route << ": " << a.body;
+    EXPECT_EQ(code_of(a), "gatekeeper_refused") << a.body;
+    EXPECT_EQ(a.body.find("OBEY"), std::string::npos) << a.body;
+  }
 }
 
 TEST_F(ServeTest, AnActionOnASpaceAnotherProcessHoldsIsSpaceBusyAt409) {

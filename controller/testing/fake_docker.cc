@@ -1,8 +1,8 @@
 // A recording stand-in for the `docker` CLI (unit tests put it first in PATH as `docker`). Each
 // call appends argv and stdin to $FAKE_DOCKER_LOG as: args joined by 0x1f, 0x1e, stdin, 0x1d '\n'.
 // Answers: `container inspect` prints $FAKE_DOCKER_ANSWERS/container-inspect[-gatekeeper].json,
-// `network inspect` prints network-inspect.json, `exec` prints {"ok":true}; other calls print an
-// id.
+// `network inspect` prints network-inspect.json, `exec` prints {"ok":true} (the gatekeeper's
+// journal and policy to GET /journal and GET /policy); other calls print an id.
 #include <unistd.h>
 
 #include <cstdio>
@@ -151,7 +151,26 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 6000 && access(wait_for, F_OK) != 0; ++i) ::usleep(10000);
   }
   if (first == "exec") {
-    std::cout << "{\"ok\":true,\"ready\":true,\"grants\":[]}\n";
+    // The gatekeeper's answers: GET /journal and GET /policy as the appliance writes them, {"ok":
+    // true, ...} to anything else. FAKE_DOCKER_EXEC_OUT=<file>: the command printed that file
+    // instead (a hostile gatekeeper's answer).
+    const std::string last = argv[argc - 1];
+    const char* out_file = std::getenv("FAKE_DOCKER_EXEC_OUT");
+    if (out_file != nullptr) {
+      std::ifstream in(out_file);
+      std::cout << std::string(std::istreambuf_iterator<char>(in),
+                               std::istreambuf_iterator<char>());
+    } else if (last == "/journal") {
+      std::cout << R"({"records":[{"at":"2026-11-30T12:00:00.000Z","listener":"corridor",)"
+                   R"("host":"example.com","port":443,"decision":"allow"}],"dropped":0,)"
+                   R"("since":"2026-11-30T11:00:00.000Z"})"
+                << "\n";
+    } else if (last == "/policy") {
+      std::cout << R"({"mode":"allowlist","domains":[],"grants":[]})"
+                << "\n";
+    } else {
+      std::cout << "{\"ok\":true,\"ready\":true,\"grants\":[]}\n";
+    }
     // FAKE_DOCKER_EXEC_EXIT=N: the command inside exits N; FAKE_DOCKER_EXEC_STDERR: what it
     // printed.
     if (const char* text = std::getenv("FAKE_DOCKER_EXEC_STDERR")) std::cerr << text << "\n";
