@@ -293,8 +293,7 @@ TEST_F(FakeDockerTest, JournalAndPolicyPrintTheGatekeepersDocumentsAsRead) {
   o = spacectl({"policy", "0123456789ab"});
   ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
   // The record holds no grant: none beside the gatekeeper's ids.
-  EXPECT_EQ(o.out,
-            "{\"domains\":[],\"grant_sources\":[],\"grants\":[],\"mode\":\"allowlist\"}\n");
+  EXPECT_EQ(o.out, "{\"domains\":[],\"grant_sources\":[],\"grants\":[],\"mode\":\"allowlist\"}\n");
 }
 
 TEST_F(FakeDockerTest, AGarbledJournalOrPolicyIsRefusedByNameNeverPassedOn) {

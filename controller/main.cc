@@ -446,8 +446,9 @@ int run(int argc, char** argv) {
   if (stop_cmd->parsed()) return report(manager.stop(id), as_json);
   if (start_cmd->parsed()) return report(manager.start(id), as_json);
   if (remove_cmd->parsed()) return report(controller::code::remove_with_refs(manager, id), as_json);
-  if (code_cli.in->parsed())
+  if (code_cli.in->parsed()) {
     return report(controller::code::run_code_in(code_cli, manager, {}), as_json);
+  }
   if (code_cli.history->parsed()) {
     return report(controller::code::run_code_history(code_cli, manager), as_json);
   }
@@ -455,10 +456,12 @@ int run(int argc, char** argv) {
   if (code_cli.forget->parsed()) {
     return report(controller::code::code_forget(manager, code_cli.id), as_json);
   }
-  if (code_cli.out->parsed())
+  if (code_cli.out->parsed()) {
     return report(controller::code::run_code_out(code_cli, manager), as_json);
-  if (apply_cli.apply->parsed())
+  }
+  if (apply_cli.apply->parsed()) {
     return report(controller::code::run_apply(apply_cli, manager), as_json);
+  }
   if (apply_cli.state->parsed()) {
     return report(controller::code::apply_state(manager, apply_cli.id), as_json);
   }
@@ -489,8 +492,9 @@ int run(int argc, char** argv) {
   if (grant_cli.refresh->parsed()) {
     return report(manager.grant_refresh(grant_cli.space, grant_cli.grant), as_json);
   }
-  if (grant_cli.add->parsed())
+  if (grant_cli.add->parsed()) {
     return report(controller::grants::run_grant_add(grant_cli, manager), as_json);
+  }
   if (key_cmd->parsed()) return report(manager.window_key(id), as_json);
   if (escape_cmd->parsed()) {
     escape_options.space_id = id;
