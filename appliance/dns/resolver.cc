@@ -193,6 +193,7 @@ void Resolver::watch_pending() {
     }
     poll->handle.data = poll;
     polls_[fd] = poll;
+    // Fails only for a closing handle or a bad descriptor: as for an unwatched socket above.
     (void)uv_poll_start(&poll->handle, events, on_poll);
   }
 }

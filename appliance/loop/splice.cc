@@ -147,6 +147,13 @@ void SpliceRelay::run(Side from) noexcept {
       continue;
     }
     const auto moved = static_cast<std::size_t>(n);
+    if (!d.grown && moved >= kPipeDefaultBytes) {
+      // This direction carries bulk: a larger pipe moves it in fewer, larger splices (and wakes
+      // both peers less often). Best effort and once: a refusal (the user's pipe budget is
+      // spent) leaves the pipe as it is. The pipe holds `moved` bytes; growing keeps them.
+      d.grown = true;
+      (void)::fcntl(d.pipe_write.get(), F_SETPIPE_SZ, static_cast<int>(kPipeBytes));
+    }
     d.in_pipe = moved;
     budget -= moved < budget ? moved : budget;
     events_->splice_moved(from, moved);

@@ -133,6 +133,10 @@ constexpr SeccompRule kTable[] = {
      {equal(1, F_SETFL, "F_SETFL")}},
     {"fcntl", SeccompAction::kAllow, "c-ares sets FD_CLOEXEC on its sockets",
      {equal(1, F_SETFD, "F_SETFD")}},
+    {"fcntl", SeccompAction::kAllow,
+     "the corridor's relay grows the pipe of a direction that carries bulk (loop/splice.cc); the "
+     "kernel still caps it by fs.pipe-max-size and the user's pipe budget",
+     {equal(1, F_SETPIPE_SZ, "F_SETPIPE_SZ")}},
     // --- memory (malloc, BoringSSL); never executable: W^X after start-up
     {"mmap", SeccompAction::kAllow, "malloc arenas and large buffers; never PROT_EXEC",
      {masked(2, PROT_EXEC, 0, "no PROT_EXEC")}},
