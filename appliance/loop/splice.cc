@@ -160,6 +160,11 @@ void SpliceRelay::run(Side from) noexcept {
   }
 }
 
+int SpliceRelay::pipe_capacity(Side from) const noexcept {
+  const int n = ::fcntl(dir(from).pipe_write.get(), F_GETPIPE_SZ);
+  return n < 0 ? -errno : n;
+}
+
 void SpliceRelay::fail(Side side, int status) noexcept {
   if (stopped_) return;
   stopped_ = true;

@@ -83,6 +83,9 @@ class SpliceRelay {
   // Nothing moves and no poll is restarted after this (the owner is closing the polls).
   void stop() noexcept { stopped_ = true; }
   [[nodiscard]] bool finished(Side from) const noexcept { return dir(from).finished; }
+  // The capacity of the pipe of the direction out of `from` (fcntl F_GETPIPE_SZ), or a negative
+  // errno.
+  [[nodiscard]] int pipe_capacity(Side from) const noexcept;
 
  private:
   // One side: its socket, and the direction that reads it (named by the side it reads).
