@@ -27,8 +27,9 @@ int open_counter(pid_t pid, std::uint32_t type, std::uint64_t config) {
 
 std::optional<std::uint64_t> read_counter(int fd) {
   std::uint64_t value = 0;
-  if (fd < 0 || ::read(fd, &value, sizeof value) != static_cast<ssize_t>(sizeof value))
+  if (fd < 0 || ::read(fd, &value, sizeof value) != static_cast<ssize_t>(sizeof value)) {
     return std::nullopt;
+  }
   return value;
 }
 

@@ -62,8 +62,9 @@ void progress(const std::string& what) { std::fprintf(stderr, "bench_window: %s\
 
 std::string random_hex(std::size_t bytes) {
   std::vector<std::uint8_t> raw(bytes);
-  if (RAND_bytes(raw.data(), raw.size()) != 1)
+  if (RAND_bytes(raw.data(), raw.size()) != 1) {
     std::abort();  // BoringSSL's RNG does not fail on Linux
+  }
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   for (std::uint8_t b : raw) {
@@ -169,8 +170,9 @@ std::vector<Row> measure_rows(const Bench& b, const Paths& p) {
     const int share = b.o.requests / kRounds + (round == kRounds - 1 ? b.o.requests % kRounds : 0);
     progress("round " + std::to_string(round + 1) + " of " + std::to_string(kRounds) + ": " +
              std::to_string(share) + " requests per row, every row");
-    for (std::size_t i = 0; i < specs.size(); ++i)
+    for (std::size_t i = 0; i < specs.size(); ++i) {
       rounds[i].push_back(measure_round(b, specs[i], share));
+    }
   }
   std::vector<Row> rows;
   for (std::size_t i = 0; i < specs.size(); ++i) {
@@ -225,8 +227,9 @@ int run_benchmark(const Options& o) {
   if (!pki.ok) return fail_setup("making the test CA in " + workdir.path() + " failed");
   const bssl::UniquePtr<SSL_CTX> upstream_tls = upstream_tls_context(pki);
   const bssl::UniquePtr<SSL_CTX> client_tls = client_tls_context(pki.ca_file);
-  if (!upstream_tls || !client_tls)
+  if (!upstream_tls || !client_tls) {
     return fail_setup("BoringSSL refused the test certificate or CA");
+  }
 
   const std::string secret = "bench-secret-" + random_hex(16);
   UpstreamCounters* counters = shared_upstream_counters();
@@ -291,8 +294,9 @@ int run_benchmark(const Options& o) {
   rss.start = vm_rss_kib(g.pid);
   for (const Target* t : {&paths.window_plain, &paths.window_tls}) {
     const LoadResult one = run_load(*t, Load{1, 1, 0, o.seconds, -1, nullptr});
-    if (!one.ok())
+    if (!one.ok()) {
       return fail_setup("the first window request failed: " + one.error + one.first_failure);
+    }
   }
   usleep(200000);
   rss.warm = vm_rss_kib(g.pid);
