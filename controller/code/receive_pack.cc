@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <optional>
 
-#include "controller/code/git2.h"
-
 namespace controller::code::receive_pack {
 namespace {
 
@@ -47,21 +45,6 @@ Result<std::optional<std::string>> read_pkt(ExecStream& s, const std::string& wh
   Result<std::string> body = s.read_exact(n - 4);
   if (!body) return body.error();
   return std::optional<std::string>(std::move(*body));
-}
-
-struct PackWriter {
-  ExecStream* stream;
-  std::optional<Failure> failed;
-};
-
-int write_pack_chunk(void* buf, size_t size, void* payload) {
-  auto* w = static_cast<PackWriter*>(payload);
-  Result<void> r = w->stream->write_all(std::string_view(static_cast<const char*>(buf), size));
-  if (!r) {
-    w->failed = r.error();
-    return -1;
-  }
-  return 0;
 }
 
 }  // namespace
@@ -129,7 +112,7 @@ Result<Advertisement> read_advertisement(ExecStream& s, const std::string& what)
 
 Result<void> send_pack(ExecStream& s, const std::string& what,
                        const std::vector<std::string>& shallow,
-                       const std::vector<RefUpdate>& updates, git_packbuilder* pb) {
+                       const std::vector<RefUpdate>& updates, const PackSource& pack) {
   std::string commands;
   for (const std::string& id : shallow) commands += pkt("shallow " + id + "\n");
   for (std::size_t i = 0; i < updates.size(); ++i) {
@@ -140,12 +123,9 @@ Result<void> send_pack(ExecStream& s, const std::string& what,
   }
   commands += "0000";
   if (auto r = s.write_all(commands); !r) return r;
-  PackWriter writer{&s, std::nullopt};
-  const int rc = git_packbuilder_foreach(pb, write_pack_chunk, &writer);
-  if (writer.failed) return *writer.failed;
-  if (rc < 0) {
+  if (auto r = pack([&s](std::string_view bytes) { return s.write_all(bytes); }); !r) {
     s.kill_group();
-    return fail(Code::kCodeInFailed, what + ": build the pack: " + git2_message(rc));
+    return r;
   }
   s.close_stdin();
   std::vector<std::string> report;

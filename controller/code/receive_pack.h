@@ -5,9 +5,8 @@
 // and any text of its own is only shown (bounded, control characters replaced), never obeyed.
 #pragma once
 
-#include <git2.h>
-
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,10 +42,16 @@ struct Advertisement {
 // without report-status is refused. Any refusal kills the stream's process group.
 Result<Advertisement> read_advertisement(ExecStream& s, const std::string& what);
 
-// After the advertisement: shallow lines and commands, the pack, then "unpack ok" and
-// "ok <ref>" for every ref, and receive-pack's exit 0.
+// Writes a pack's bytes, in order, through the sink it is given (PackWriter::write).
+using PackSink = std::function<Result<void>(std::string_view bytes)>;
+using PackSource = std::function<Result<void>(const PackSink& sink)>;
+
+// After the advertisement: shallow lines and commands, the pack streamed from `pack` to the
+// receiver's stdin, then "unpack ok" and "ok <ref>" for every ref, and receive-pack's exit 0. A
+// pack that fails half-way kills the receiver's process group (it gets no trailer, so it keeps
+// nothing).
 Result<void> send_pack(ExecStream& s, const std::string& what,
                        const std::vector<std::string>& shallow,
-                       const std::vector<RefUpdate>& updates, git_packbuilder* pb);
+                       const std::vector<RefUpdate>& updates, const PackSource& pack);
 
 }  // namespace controller::code::receive_pack
