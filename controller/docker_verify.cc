@@ -29,8 +29,9 @@ std::optional<bool> DockerPlace::host_isolation_by_probe() {
   return remote_isolation_;
 }
 
-Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id,
-                                                      const std::string& space_image_hint) {
+Result<DockerPlace::Verified> DockerPlace::verify_ids(
+    const std::string& id, const std::string& space_image_hint,
+    const std::optional<std::set<std::string>>& space_image_env) {
   // The six inspects are independent engine calls: made at once (each its own CLI process), they
   // cost one round instead of six. A future's destructor waits, so no early return leaves one
   // running.
@@ -52,7 +53,7 @@ Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id,
   std::future<Result<json>> home_inspect = query({"volume", "inspect", "--", n.home}, n.home);
   std::future<Result<json>> work_inspect = query({"volume", "inspect", "--", n.work}, n.work);
   std::future<Result<std::set<std::string>>> hinted_env;
-  if (!space_image_hint.empty())
+  if (!space_image_hint.empty() && !space_image_env.has_value())
     hinted_env = std::async(std::launch::async, [this, &space_image_hint] {
       return image_env_names(space_image_hint);
     });
@@ -94,9 +95,11 @@ Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id,
                                           (!space_profile ? options_.seccomp_space : options_.seccomp_gatekeeper) + " missing");
   const std::string space_image = inspect::str(inspect::member(*space, "Image"));
   // The hint's answer counts only for the image the space really runs (inspected above).
-  Result<std::set<std::string>> image_env = hinted_env.valid() && space_image == space_image_hint
-                                                ? hinted_env.get()
-                                                : image_env_names(space_image);
+  const bool hinted = !space_image_hint.empty() && space_image == space_image_hint;
+  Result<std::set<std::string>> image_env =
+      hinted && space_image_env.has_value() ? Result<std::set<std::string>>(*space_image_env)
+      : hinted && hinted_env.valid()        ? hinted_env.get()
+                                            : image_env_names(space_image);
   if (!image_env) return image_env.error();
 
   Result<json> gatekeeper = gatekeeper_inspect.get();

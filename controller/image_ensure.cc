@@ -4,6 +4,8 @@
 
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "controller/docker_place.h"
 #include "controller/image_push.h"
 
@@ -31,6 +33,21 @@ bool is_hex64(std::string_view text) {
 std::string engine_image_id(const DockerCli& cli, const std::string& reference) {
   Result<std::string> out = cli.run({"image", "inspect", "--format", "{{.Id}}", "--", reference}, reference);
   return out ? normalise_image_id(trim(*out)) : std::string();
+}
+
+// engine_image_id, and in the same engine call the names of the image's environment (the ID has
+// no space; everything after the first one is the environment's JSON).
+std::string engine_image_id_and_env(const DockerCli& cli, const std::string& reference,
+                                    std::optional<std::set<std::string>>& env_names) {
+  Result<std::string> out = cli.run(
+      {"image", "inspect", "--format", "{{.Id}} {{json .Config.Env}}", "--", reference}, reference);
+  if (!out) return {};
+  const std::string text = trim(*out);
+  const std::size_t space = text.find(' ');
+  if (space == std::string::npos) return {};
+  const std::string id = normalise_image_id(text.substr(0, space));
+  if (!id.empty()) env_names = image_env_names_of(std::string_view(text).substr(space + 1));
+  return id;
 }
 
 // What `docker load` / `podman load` said it loaded: "Loaded image: <ref>", "Loaded image ID:
@@ -98,6 +115,19 @@ Result<std::string> read_digest_record(const std::string& pin_file) {
   return reference;
 }
 
+std::set<std::string> image_env_names_of(std::string_view json_text) {
+  std::set<std::string> names;
+  const nlohmann::json env = nlohmann::json::parse(json_text, nullptr, false);
+  if (!env.is_array()) return names;
+  for (const nlohmann::json& e : env) {
+    if (e.is_string()) {
+      const std::string& entry = e.get_ref<const std::string&>();
+      names.insert(entry.substr(0, entry.find('=')));
+    }
+  }
+  return names;
+}
+
 std::string normalise_image_id(std::string_view engine_text) {
   if (is_image_id(engine_text)) return std::string(engine_text);
   if (is_hex64(engine_text)) return "sha256:" + std::string(engine_text);
@@ -123,7 +153,8 @@ Result<EnsuredImage> ensure_pinned_image(const DockerCli& cli, const std::string
   if (!pin) return pin.error();
   EnsuredImage ensured;
   ensured.id = *pin;
-  if (engine_image_id(cli, *pin) == *pin) return ensured;
+  if (engine_image_id_and_env(cli, *pin, ensured.env_names) == *pin) return ensured;
+  ensured.env_names.reset();
 
   Result<std::string> record = read_digest_record(pin_file);
   if (!record) return record.error();
