@@ -152,8 +152,9 @@ Result<EngineFacts> engine_facts_of(std::string_view text, std::string_view comm
   if (!printable || space == std::string_view::npos ||
       text.find(' ', space + 1) != std::string_view::npos) {
     std::string shown(text.substr(0, 40));
-    for (char& c : shown)
+    for (char& c : shown) {
       if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
+    }
     return fail(Code::kPlaceUnusable,
                 std::string(command) + ": '" + shown + "' is not '<version> <CPU count>'");
   }
@@ -184,8 +185,9 @@ Result<EngineFacts> DockerPlace::engine_facts() {
         std::chrono::steady_clock::now() - started));
   }
   if (!v) {
-    if (v.error().code == Code::kCommandFailed)
+    if (v.error().code == Code::kCommandFailed) {
       return fail(Code::kPlaceUnreachable, v.error().message);
+    }
     return v.error();
   }
   return engine_facts_of(*v, "docker info (version and CPUs)");

@@ -24,8 +24,9 @@ std::string trim(std::string text) {
 
 bool is_hex64(std::string_view text) {
   if (text.size() != 64) return false;
-  for (const char c : text)
+  for (const char c : text) {
     if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
   return true;
 }
 
@@ -74,8 +75,9 @@ std::string archive_for(const std::string& pin_file) { return strip_suffix_id(pi
 
 Result<std::string> read_image_pin(const std::string& pin_file) {
   Result<std::string> text = read_small_file(pin_file, 256);
-  if (!text)
+  if (!text) {
     return fail(Code::kImageMissing, "image ID file " + pin_file + ": missing; build it with `cmake --build <build> --target images`");
+  }
   const std::string pin = trim(*text);
   if (!is_image_id(pin)) return fail(Code::kImageMissing, "image ID file " + pin_file + ": not sha256:<64 hex>");
   return pin;
@@ -109,9 +111,10 @@ Result<std::string> read_digest_record(const std::string& pin_file) {
   Result<std::string> text = read_small_file(file, 512);
   if (!text) return fail(Code::kImageMissing, "digest record " + file + ": " + text.error().message);
   const std::string reference = trim(*text);
-  if (!is_digest_reference(reference) || reference.find('\n') != std::string::npos)
+  if (!is_digest_reference(reference) || reference.find('\n') != std::string::npos) {
     return fail(Code::kImageMissing, "digest record " + file + ": not one line <registry>/<path>@sha256:<64 hex>; "
                                      "write it again with `spacectl image push --registry …`");
+  }
   return reference;
 }
 
@@ -163,26 +166,31 @@ Result<EnsuredImage> ensure_pinned_image(const DockerCli& cli, const std::string
     std::vector<std::string> args = {"pull", "--quiet"};
     args.insert(args.end(), pull_flags.begin(), pull_flags.end());
     args.insert(args.end(), {"--", *record});
-    if (Result<ProcessOutcome> o = cli.run_raw(args, *record, kPullTimeout); !o || !o->succeeded())
+    if (Result<ProcessOutcome> o = cli.run_raw(args, *record, kPullTimeout);
+        !o || !o->succeeded()) {
       return fail(Code::kImageMissing, cli.program() + " pull " + *record + " (recorded in " + digest_record_for(pin_file) +
                                            "): " + (o ? o->describe() : o.error().message));
+    }
     const std::string got = engine_image_id(cli, *record);
-    if (got != *pin)
+    if (got != *pin) {
       return fail(Code::kImageMismatch, "image " + *record + ": the registry's image is " + (got.empty() ? "unreadable" : got) +
                                             ", the pin (" + pin_file + ") is " + *pin + "; refused");
+    }
     ensured.arrival = ImageArrival::kPulled;
     ensured.from = *record;
     return ensured;
   }
 
   const std::string archive = archive_for(pin_file);
-  if (::access(archive.c_str(), R_OK) != 0)
+  if (::access(archive.c_str(), R_OK) != 0) {
     return fail(Code::kImageMissing, "image " + *pin + " (pinned in " + pin_file + "): not in the engine, no digest record " +
                                          digest_record_for(pin_file) + " and no archive " + archive);
+  }
   // The CLI reads the archive and streams it to its engine, local or at the far end of its channel.
   Result<ProcessOutcome> o = cli.run_raw({"load", "--input", archive}, archive, kPullTimeout);
-  if (!o || !o->succeeded())
+  if (!o || !o->succeeded()) {
     return fail(Code::kImageMissing, cli.program() + " load --input " + archive + ": " + (o ? o->describe() : o.error().message));
+  }
   if (engine_image_id(cli, *pin) != *pin) {
     std::string held;
     for (const std::string& ref : loaded_references(o->out)) {
