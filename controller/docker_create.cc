@@ -122,20 +122,27 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
                 "space create: --image " + terminal_safe(request.space_image) +
                     " is not an image reference (name[:tag][@digest] or sha256:<64 hex>)");
   }
-  // Independent engine queries at once: the engine's version, its cores, both pinned images.
-  auto major_query = std::async(std::launch::async, [this] { return engine_major(); });
+  // Independent engine queries at once: the engine's version and cores, both pinned images, and
+  // the subnet allocation's reads of the engine's networks.
+  auto facts_query = std::async(std::launch::async, [this] { return engine_facts(); });
   // A remote engine's first answer sets the round trip that scales every later deadline
-  // (engine_major): the other queries wait for it there.
-  if (!engine_is_local(options_.engine)) major_query.wait();
-  auto cpus_query = std::async(std::launch::async, [this] { return host_cpus(); });
+  // (engine_facts): the other queries wait for it there.
+  if (!engine_is_local(options_.engine)) facts_query.wait();
   auto gk_query = std::async(std::launch::async,
                              [this] { return pinned_image(options_.gatekeeper_image_file); });
+  // The pinned space image's inspect also reads its environment's names, which verify needs.
   auto space_query = std::async(std::launch::async, [this, wanted = request.space_image.empty()] {
-    return wanted ? pinned_image(options_.space_image_file) : Result<std::string>(std::string());
+    return wanted ? ensured_image(options_.space_image_file) : Result<EnsuredImage>(EnsuredImage{});
   });
-  Result<int> major = major_query.get();
-  if (!major) return major.error();
-  spec.engine_major = *major;
+  // It writes the space's record (under the pool lock); nothing else here does until the networks
+  // are made, which wait for it. A future's destructor waits, so no early return leaves it running.
+  std::future<Result<SpaceSubnets>> allocation;
+  if (request.allocate_subnets) {
+    allocation = std::async(std::launch::async, [&request] { return request.allocate_subnets(); });
+  }
+  Result<EngineFacts> facts = facts_query.get();
+  if (!facts) return facts.error();
+  spec.engine_major = facts->major;
   spec.engine = options_.engine.kind;
   if (podman()) {
     Result<std::string> rootless =
@@ -145,21 +152,22 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
       return fail(Code::kPlaceUnusable, "space create: " + rootless_podman_refusal());
     }
   }
-  Result<std::int64_t> cpus = cpus_query.get();
-  if (!cpus) return cpus.error();
-  spec.nano_cpus = request.nano_cpus > 0 ? request.nano_cpus : default_space_nano_cpus(*cpus);
-  if (spec.nano_cpus < kMinSpaceNanoCpus || spec.nano_cpus > *cpus * kNanoCpusPerCpu) {
+  const std::int64_t cpus = facts->cpus;
+  spec.nano_cpus = request.nano_cpus > 0 ? request.nano_cpus : default_space_nano_cpus(cpus);
+  if (spec.nano_cpus < kMinSpaceNanoCpus || spec.nano_cpus > cpus * kNanoCpusPerCpu) {
     return fail(Code::kInvalidArgument, "space create: --cpus " + cpus_text(spec.nano_cpus) +
                                             " is outside 0.1 to the place's " +
-                                            std::to_string(*cpus) + " CPUs");
+                                            std::to_string(cpus) + " CPUs");
   }
   Result<std::string> gk_image = gk_query.get();
   if (!gk_image) return gk_image.error();
   spec.gatekeeper_image = *gk_image;
+  std::optional<std::set<std::string>> space_image_env;
   if (request.space_image.empty()) {
-    Result<std::string> pin = space_query.get();
+    Result<EnsuredImage> pin = space_query.get();
     if (!pin) return pin.error();
-    spec.space_image = *pin;
+    spec.space_image = pin->id;
+    space_image_env = pin->env_names;
   } else {
     spec.space_image = request.space_image;
   }
@@ -200,9 +208,15 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
     }
     return cli_.run(args, what, kChangeTimeout);
   };
-  progress("creating_networks");
   spec.inner_subnet = request.inner_subnet;
   spec.outer_subnet = request.outer_subnet;
+  if (allocation.valid()) {
+    Result<SpaceSubnets> subnets = allocation.get();
+    if (!subnets) return subnets.error();
+    spec.inner_subnet = subnets->inner;
+    spec.outer_subnet = subnets->outer;
+  }
+  progress("creating_networks");
   // The two networks and the volumes depend on nothing of each other: made at once. Every call
   // has ended before a rollback starts (the futures are waited for first).
   const SpaceSpec network_spec = spec;  // the volume half writes the loop numbers into spec
@@ -316,7 +330,7 @@ Result<SpaceSummary> DockerPlace::create(const CreateRequest& request) {
   }
 
   progress("verifying");
-  Result<Verified> verified = verify_ids(spec.id, spec.space_image);
+  Result<Verified> verified = verify_ids(spec.id, spec.space_image, space_image_env);
   if (!verified) return rollback(verified.error());
   if (!verified->differences.empty()) {
     std::string message = "space create " + spec.id + ": verify found " +

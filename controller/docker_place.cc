@@ -130,14 +130,67 @@ Result<std::int64_t> DockerPlace::host_cpus() {
     if (v.error().code == Code::kCommandFailed) return fail(Code::kPlaceUnreachable, v.error().message);
     return v.error();
   }
-  std::string text = *v;
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return cpu_count_of(*v, podman() ? "podman info Host.CPUs" : "docker info NCPU");
+}
+
+Result<std::int64_t> cpu_count_of(std::string_view text, std::string_view command) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
   const std::optional<std::int64_t> n = policy::parse_number<std::int64_t>(text);
   if (!n || *n < 1 || *n > 99999) {
-    return fail(Code::kCommandFailed,
-                "docker info NCPU: '" + text.substr(0, 40) + "' is not a CPU count");
+    return fail(Code::kCommandFailed, std::string(command) + ": '" +
+                                          std::string(text.substr(0, 40)) + "' is not a CPU count");
   }
   return *n;
+}
+
+Result<EngineFacts> engine_facts_of(std::string_view text, std::string_view command) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+  const std::size_t space = text.find(' ');
+  const bool printable = std::all_of(text.begin(), text.end(), [](char c) {
+    return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f;
+  });
+  if (!printable || space == std::string_view::npos ||
+      text.find(' ', space + 1) != std::string_view::npos) {
+    std::string shown(text.substr(0, 40));
+    for (char& c : shown) {
+      if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
+    }
+    return fail(Code::kPlaceUnusable,
+                std::string(command) + ": '" + shown + "' is not '<version> <CPU count>'");
+  }
+  Result<int> major = engine_major_of(text.substr(0, space), command);
+  if (!major) return major.error();
+  Result<std::int64_t> cpus = cpu_count_of(text.substr(space + 1), command);
+  if (!cpus) return cpus.error();
+  return EngineFacts{*major, *cpus};
+}
+
+Result<EngineFacts> DockerPlace::engine_facts() {
+  if (podman()) {
+    auto cpus_query = std::async(std::launch::async, [this] { return host_cpus(); });
+    Result<int> major = engine_major();
+    Result<std::int64_t> cpus = cpus_query.get();
+    if (!major) return major.error();
+    if (!cpus) return cpus.error();
+    return EngineFacts{*major, *cpus};
+  }
+  // `docker version` would be a second engine call for what info says too (the daemon's
+  // version, as Server.Version).
+  const auto started = std::chrono::steady_clock::now();
+  Result<std::string> v =
+      cli_.run({"info", "--format", "{{.ServerVersion}} {{.NCPU}}"}, "", kProbeTimeout);
+  // A remote engine: this call's round trip sets every later deadline (engine.h scaled_timeout).
+  if (v && !engine_is_local(options_.engine) && cli_.engine().round_trip.count() == 0) {
+    cli_.set_round_trip(std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - started));
+  }
+  if (!v) {
+    if (v.error().code == Code::kCommandFailed) {
+      return fail(Code::kPlaceUnreachable, v.error().message);
+    }
+    return v.error();
+  }
+  return engine_facts_of(*v, "docker info (version and CPUs)");
 }
 
 Result<std::string> DockerPlace::read_pin(const std::string& file) const {
@@ -152,11 +205,15 @@ Result<std::string> DockerPlace::read_pin(const std::string& file) const {
 }
 
 Result<std::string> DockerPlace::pinned_image(const std::string& file) {
-  // Present, pulled by its recorded digest, or loaded from the archive next to the pin
-  // (image_ensure.h); the ID must equal the pin either way.
-  Result<EnsuredImage> ensured = ensure_pinned_image(cli_, file, pull_flags_for(file));
+  Result<EnsuredImage> ensured = ensured_image(file);
   if (!ensured) return ensured.error();
   return ensured->id;
+}
+
+Result<EnsuredImage> DockerPlace::ensured_image(const std::string& file) {
+  // Present, pulled by its recorded digest, or loaded from the archive next to the pin
+  // (image_ensure.h); the ID must equal the pin either way.
+  return ensure_pinned_image(cli_, file, pull_flags_for(file));
 }
 
 std::vector<std::string> DockerPlace::pull_flags_for(const std::string& file) const {
@@ -327,14 +384,7 @@ Result<json> DockerPlace::owned_container(const std::string& id, Role role) {
 Result<std::set<std::string>> DockerPlace::image_env_names(const std::string& image) {
   Result<std::string> out = cli_.run({"image", "inspect", "--format", "{{json .Config.Env}}", "--", image}, image);
   if (!out) return fail(Code::kImageMissing, out.error().message);
-  std::set<std::string> names;
-  const json env = json::parse(*out, nullptr, false);
-  if (env.is_array()) {
-    for (const json& e : env) {
-      if (e.is_string()) names.insert(e.get<std::string>().substr(0, e.get<std::string>().find('=')));
-    }
-  }
-  return names;
+  return image_env_names_of(*out);
 }
 
 std::string container_state(const json& container) {

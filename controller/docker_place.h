@@ -14,6 +14,7 @@
 
 #include "controller/docker_cli.h"
 #include "controller/ids.h"
+#include "controller/image_ensure.h"
 #include "controller/place.h"
 #include "controller/remote_disk.h"
 #include "controller/spec.h"
@@ -24,6 +25,12 @@ namespace controller {
 // Every `docker exec` carries SPACECTL_EXEC=<random tag> (not a secret) so a killed exec's
 // processes inside can be found from the host.
 inline constexpr std::string_view kExecTagEnv = "SPACECTL_EXEC";
+
+// What create asks of the engine first (DockerPlace::engine_facts).
+struct EngineFacts {
+  int major = 0;
+  std::int64_t cpus = 0;
+};
 
 class DockerPlace final : public Place, public PrivilegedExec {
  public:
@@ -54,8 +61,10 @@ class DockerPlace final : public Place, public PrivilegedExec {
     std::string space_id, gatekeeper_id;
   };
   // `space_image` (may be empty): the image ID the space should run, whose environment is then
-  // read at the same time as the inspects (used only if the space runs exactly that image).
-  Result<Verified> verify_ids(const std::string& id, const std::string& space_image = {});
+  // read at the same time as the inspects, or taken from `space_image_env` when create read it
+  // already (either used only if the space runs exactly that image).
+  Result<Verified> verify_ids(const std::string& id, const std::string& space_image = {},
+                              const std::optional<std::set<std::string>>& space_image_env = {});
 
   // Docker only, outside the place contract: uid 0 in the space, which keeps --cap-drop ALL and
   // no-new-privileges. The escape runner places its binary with it in a root-owned directory, so
@@ -80,6 +89,9 @@ class DockerPlace final : public Place, public PrivilegedExec {
  private:
   [[nodiscard]] bool podman() const { return options_.engine.kind == EngineKind::kPodman; }
   Result<int> engine_major();
+  // The engine's major version and its host's cores for create: Docker answers both in one
+  // `docker info`; Podman (whose client is its engine) in its version and info calls, at once.
+  Result<EngineFacts> engine_facts();
   // The engine's answer for an image (pin, tag or ID) as sha256:<hex> (Podman prints bare hex).
   Result<std::string> image_id(const std::string& image);
   // `network inspect` in Docker's shape (podman_inspect.h); for Podman with the containers on it.
@@ -96,6 +108,8 @@ class DockerPlace final : public Place, public PrivilegedExec {
   // the digest recorded next to the pin, or the archive next to it loaded; what arrives must be
   // the pinned image (image_mismatch otherwise).
   Result<std::string> pinned_image(const std::string& file);
+  // pinned_image, with what ensure_pinned_image read of the image (its environment's names).
+  Result<EnsuredImage> ensured_image(const std::string& file);
   // engine_pull_flags (image_ensure.h) for the digest recorded next to `file`.
   [[nodiscard]] std::vector<std::string> pull_flags_for(const std::string& file) const;
   Result<nlohmann::json> inspect(const std::vector<std::string>& args, const std::string& what);
@@ -165,6 +179,12 @@ Result<std::string> read_small_file(const std::string& path, std::size_t cap = 1
 // is not major.minor... is an error naming `command` (a version read as 0 would pick the options
 // of the oldest engine silently).
 Result<int> engine_major_of(std::string_view version, std::string_view command);
+// A CPU count as an engine prints it (1 to 99999, a trailing line break allowed); an error names
+// `command`.
+Result<std::int64_t> cpu_count_of(std::string_view text, std::string_view command);
+// `docker info --format '{{.ServerVersion}} {{.NCPU}}'`: "<major.minor...> <cores>", two words;
+// anything else is an error naming `command`.
+Result<EngineFacts> engine_facts_of(std::string_view text, std::string_view command);
 // The IPv4 addresses a host delivers to itself (/proc/net/fib_trie's "/32 host LOCAL" entries),
 // loopback left out: what a remote engine's host answers on (docker_check.cc).
 std::vector<std::string> local_addresses_from_fib_trie(std::string_view text);

@@ -29,8 +29,9 @@ std::optional<bool> DockerPlace::host_isolation_by_probe() {
   return remote_isolation_;
 }
 
-Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id,
-                                                      const std::string& space_image_hint) {
+Result<DockerPlace::Verified> DockerPlace::verify_ids(
+    const std::string& id, const std::string& space_image_hint,
+    const std::optional<std::set<std::string>>& space_image_env) {
   // The six inspects are independent engine calls: made at once (each its own CLI process), they
   // cost one round instead of six. A future's destructor waits, so no early return leaves one
   // running.
@@ -52,10 +53,11 @@ Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id,
   std::future<Result<json>> home_inspect = query({"volume", "inspect", "--", n.home}, n.home);
   std::future<Result<json>> work_inspect = query({"volume", "inspect", "--", n.work}, n.work);
   std::future<Result<std::set<std::string>>> hinted_env;
-  if (!space_image_hint.empty())
+  if (!space_image_hint.empty() && !space_image_env.has_value()) {
     hinted_env = std::async(std::launch::async, [this, &space_image_hint] {
       return image_env_names(space_image_hint);
     });
+  }
   Result<json> space = space_inspect.get();
   if (!space) return space.error();
   Verified verified;
@@ -89,14 +91,17 @@ Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id,
   spec.gatekeeper_image = *gk_pin;
   Result<std::string> space_profile = read_small_file(options_.seccomp_space);
   Result<std::string> gk_profile = read_small_file(options_.seccomp_gatekeeper);
-  if (!space_profile || !gk_profile)
+  if (!space_profile || !gk_profile) {
     return fail(Code::kPlaceUnusable, "verify " + id + ": seccomp profile " +
                                           (!space_profile ? options_.seccomp_space : options_.seccomp_gatekeeper) + " missing");
+  }
   const std::string space_image = inspect::str(inspect::member(*space, "Image"));
   // The hint's answer counts only for the image the space really runs (inspected above).
-  Result<std::set<std::string>> image_env = hinted_env.valid() && space_image == space_image_hint
-                                                ? hinted_env.get()
-                                                : image_env_names(space_image);
+  const bool hinted = !space_image_hint.empty() && space_image == space_image_hint;
+  Result<std::set<std::string>> image_env =
+      hinted && space_image_env.has_value() ? Result<std::set<std::string>>(*space_image_env)
+      : hinted && hinted_env.valid()        ? hinted_env.get()
+                                            : image_env_names(space_image);
   if (!image_env) return image_env.error();
 
   Result<json> gatekeeper = gatekeeper_inspect.get();
@@ -122,8 +127,9 @@ Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id,
     const json& doc = (*net)[0];
     network_ids[name] = inspect::str(inspect::member(doc, "Id"));
     const json& ipam = inspect::member(inspect::member(doc, "IPAM"), "Config");
-    if (inner && ipam.is_array() && !ipam.empty())
+    if (inner && ipam.is_array() && !ipam.empty()) {
       inner_subnet = inspect::str(inspect::member(ipam[0], "Subnet"));
+    }
     NetworkExpectation want;
     want.name = name;
     want.role = role;
@@ -146,8 +152,9 @@ Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id,
       return !*proved;
     };
     const bool local = engine_is_local(options_.engine);
-    for (Difference& d : verify_network(doc, want, podman() ? guarded : local ? probe_ : remote))
+    for (Difference& d : verify_network(doc, want, podman() ? guarded : local ? probe_ : remote)) {
       out.push_back(std::move(d));
+    }
     std::set<std::string> members = {verified.gatekeeper_id};
     if (inner) members.insert(verified.space_id);
     for (Difference& d : verify_network_members(doc, name, inner, members)) {
@@ -170,10 +177,12 @@ Result<DockerPlace::Verified> DockerPlace::verify_ids(const std::string& id,
                                    doc["Options"].is_object() && doc["Options"].contains("device")
                                ? &doc["Options"]["device"]
                                : nullptr;
-      if (device != nullptr && device->is_string())
+      if (device != nullptr && device->is_string()) {
         if (const std::optional<int> index = loop_index_of_device(device->get<std::string>());
-            index && *index >= kLoopIndexFirst)
+            index && *index >= kLoopIndexFirst) {
           indices.push_back(*index);
+        }
+      }
     }
     remote_view = indices.empty() ? RemoteDiskView{} : remote_disk_view(indices);
     loops = [view = *remote_view](int index) -> std::optional<LoopState> {

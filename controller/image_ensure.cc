@@ -4,6 +4,8 @@
 
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "controller/docker_place.h"
 #include "controller/image_push.h"
 
@@ -22,8 +24,9 @@ std::string trim(std::string text) {
 
 bool is_hex64(std::string_view text) {
   if (text.size() != 64) return false;
-  for (const char c : text)
+  for (const char c : text) {
     if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
   return true;
 }
 
@@ -31,6 +34,21 @@ bool is_hex64(std::string_view text) {
 std::string engine_image_id(const DockerCli& cli, const std::string& reference) {
   Result<std::string> out = cli.run({"image", "inspect", "--format", "{{.Id}}", "--", reference}, reference);
   return out ? normalise_image_id(trim(*out)) : std::string();
+}
+
+// engine_image_id, and in the same engine call the names of the image's environment (the ID has
+// no space; everything after the first one is the environment's JSON).
+std::string engine_image_id_and_env(const DockerCli& cli, const std::string& reference,
+                                    std::optional<std::set<std::string>>& env_names) {
+  Result<std::string> out = cli.run(
+      {"image", "inspect", "--format", "{{.Id}} {{json .Config.Env}}", "--", reference}, reference);
+  if (!out) return {};
+  const std::string text = trim(*out);
+  const std::size_t space = text.find(' ');
+  if (space == std::string::npos) return {};
+  const std::string id = normalise_image_id(text.substr(0, space));
+  if (!id.empty()) env_names = image_env_names_of(std::string_view(text).substr(space + 1));
+  return id;
 }
 
 // What `docker load` / `podman load` said it loaded: "Loaded image: <ref>", "Loaded image ID:
@@ -57,8 +75,9 @@ std::string archive_for(const std::string& pin_file) { return strip_suffix_id(pi
 
 Result<std::string> read_image_pin(const std::string& pin_file) {
   Result<std::string> text = read_small_file(pin_file, 256);
-  if (!text)
+  if (!text) {
     return fail(Code::kImageMissing, "image ID file " + pin_file + ": missing; build it with `cmake --build <build> --target images`");
+  }
   const std::string pin = trim(*text);
   if (!is_image_id(pin)) return fail(Code::kImageMissing, "image ID file " + pin_file + ": not sha256:<64 hex>");
   return pin;
@@ -92,10 +111,24 @@ Result<std::string> read_digest_record(const std::string& pin_file) {
   Result<std::string> text = read_small_file(file, 512);
   if (!text) return fail(Code::kImageMissing, "digest record " + file + ": " + text.error().message);
   const std::string reference = trim(*text);
-  if (!is_digest_reference(reference) || reference.find('\n') != std::string::npos)
+  if (!is_digest_reference(reference) || reference.find('\n') != std::string::npos) {
     return fail(Code::kImageMissing, "digest record " + file + ": not one line <registry>/<path>@sha256:<64 hex>; "
                                      "write it again with `spacectl image push --registry …`");
+  }
   return reference;
+}
+
+std::set<std::string> image_env_names_of(std::string_view json_text) {
+  std::set<std::string> names;
+  const nlohmann::json env = nlohmann::json::parse(json_text, nullptr, false);
+  if (!env.is_array()) return names;
+  for (const nlohmann::json& e : env) {
+    if (e.is_string()) {
+      const std::string& entry = e.get_ref<const std::string&>();
+      names.insert(entry.substr(0, entry.find('=')));
+    }
+  }
+  return names;
 }
 
 std::string normalise_image_id(std::string_view engine_text) {
@@ -123,7 +156,8 @@ Result<EnsuredImage> ensure_pinned_image(const DockerCli& cli, const std::string
   if (!pin) return pin.error();
   EnsuredImage ensured;
   ensured.id = *pin;
-  if (engine_image_id(cli, *pin) == *pin) return ensured;
+  if (engine_image_id_and_env(cli, *pin, ensured.env_names) == *pin) return ensured;
+  ensured.env_names.reset();
 
   Result<std::string> record = read_digest_record(pin_file);
   if (!record) return record.error();
@@ -132,26 +166,31 @@ Result<EnsuredImage> ensure_pinned_image(const DockerCli& cli, const std::string
     std::vector<std::string> args = {"pull", "--quiet"};
     args.insert(args.end(), pull_flags.begin(), pull_flags.end());
     args.insert(args.end(), {"--", *record});
-    if (Result<ProcessOutcome> o = cli.run_raw(args, *record, kPullTimeout); !o || !o->succeeded())
+    if (Result<ProcessOutcome> o = cli.run_raw(args, *record, kPullTimeout);
+        !o || !o->succeeded()) {
       return fail(Code::kImageMissing, cli.program() + " pull " + *record + " (recorded in " + digest_record_for(pin_file) +
                                            "): " + (o ? o->describe() : o.error().message));
+    }
     const std::string got = engine_image_id(cli, *record);
-    if (got != *pin)
+    if (got != *pin) {
       return fail(Code::kImageMismatch, "image " + *record + ": the registry's image is " + (got.empty() ? "unreadable" : got) +
                                             ", the pin (" + pin_file + ") is " + *pin + "; refused");
+    }
     ensured.arrival = ImageArrival::kPulled;
     ensured.from = *record;
     return ensured;
   }
 
   const std::string archive = archive_for(pin_file);
-  if (::access(archive.c_str(), R_OK) != 0)
+  if (::access(archive.c_str(), R_OK) != 0) {
     return fail(Code::kImageMissing, "image " + *pin + " (pinned in " + pin_file + "): not in the engine, no digest record " +
                                          digest_record_for(pin_file) + " and no archive " + archive);
+  }
   // The CLI reads the archive and streams it to its engine, local or at the far end of its channel.
   Result<ProcessOutcome> o = cli.run_raw({"load", "--input", archive}, archive, kPullTimeout);
-  if (!o || !o->succeeded())
+  if (!o || !o->succeeded()) {
     return fail(Code::kImageMissing, cli.program() + " load --input " + archive + ": " + (o ? o->describe() : o.error().message));
+  }
   if (engine_image_id(cli, *pin) != *pin) {
     std::string held;
     for (const std::string& ref : loaded_references(o->out)) {

@@ -12,6 +12,8 @@
 // Whichever way the image arrives, its ID must equal the pin; otherwise image_mismatch, naming both.
 #pragma once
 
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,7 +50,14 @@ struct EnsuredImage {
   std::string id;         // the pin, now present in the engine
   ImageArrival arrival = ImageArrival::kPresent;
   std::string from;       // the digest reference pulled or the archive loaded; empty when present
+  // The names of the image's environment (Config.Env), read with its ID when it was present
+  // (verify needs them; an image ID names its config, so they cannot change); absent otherwise.
+  std::optional<std::set<std::string>> env_names;
 };
+
+// The names of an image's `{{json .Config.Env}}` answer ("NAME=value" strings); anything that is
+// not an array of strings names nothing.
+std::set<std::string> image_env_names_of(std::string_view json_text);
 
 // Makes the pinned image of pin_file present in the engine `cli` drives: already there (by ID),
 // else pulled by the recorded digest (pull_flags go between `pull` and the reference, e.g.

@@ -141,19 +141,17 @@ Result<SpaceLock> Manager::begin_create(CreateRequest& request, const std::strin
   record.code.repository = repository;
   if (Result<void> w = write_record(state, request.id, record); !w) return w.error();
   // The networks' subnets, from the place's pool, recorded before anything exists at the place
-  // (controller/subnets.h). The engine's networks are read outside the pool lock: what another
-  // spacectl allocates meanwhile is in its record, which is read under it. Only networks not read
-  // before are inspected (controller/engine_networks.h).
+  // (controller/subnets.h): the place's create runs the allocation while its own first engine
+  // queries do (CreateRequest::allocate_subnets). The engine's networks are read outside the pool
+  // lock: what another spacectl allocates meanwhile is in its record, which is read under it.
+  // Only networks not read before are inspected (controller/engine_networks.h).
   if (const std::string pool = place.subnet_pool(); !pool.empty()) {
-    Result<std::vector<std::string>> used = engine_subnets(place, state);
-    Result<SpaceSubnets> subnets = used ? allocate_space_subnets(state, request.id, pool, *used)
-                                        : Result<SpaceSubnets>(used.error());
-    if (!subnets) {
-      (void)remove_record(state, request.id);
-      return subnets.error();
-    }
-    request.inner_subnet = subnets->inner;
-    request.outer_subnet = subnets->outer;
+    request.allocate_subnets = [&place = place, state = state, id = request.id,
+                                pool]() -> Result<SpaceSubnets> {
+      Result<std::vector<std::string>> used = engine_subnets(place, state);
+      if (!used) return used.error();
+      return allocate_space_subnets(state, id, pool, *used);
+    };
   }
   return std::move(*lock);
 }

@@ -76,6 +76,12 @@ struct CreateRequest {
   std::vector<std::string> command;   // empty: a long sleep for the default image, else the image's own
   // The networks' subnets the manager allocated (controller/subnets.h); empty: the place's choice.
   std::string inner_subnet, outer_subnet;
+  // Set by the manager for a place with a subnet_pool(): the allocation, which reads the engine's
+  // networks and records two blocks in the space's record. Such a place calls it once, before it
+  // makes anything and while its own first engine queries run, and uses its answer in place of
+  // inner_subnet and outer_subnet; until it has returned, the place writes no record (the
+  // progress callback does).
+  std::function<Result<SpaceSubnets>()> allocate_subnets;
   Progress progress;                  // may be empty
   // May be empty. A place that can calls it once the space's container runs, on another thread,
   // while the rest of its start goes on (the gatekeeper's readiness and key), and has it returned

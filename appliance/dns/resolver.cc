@@ -3,6 +3,8 @@
 #include <ares.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstring>
@@ -64,6 +66,36 @@ void maybe_free(Resolver::AresQuery* q) {
   if (q->answered && q->timer_closed) delete q;
 }
 
+// c-ares' own socket set-up is socket(2) and then three fcntl(2) calls (read the flags, set
+// O_NONBLOCK, set FD_CLOEXEC); with these functions socket(2) takes both flags at once and c-ares
+// configures nothing itself. The rest is what c-ares would call: still a fresh socket (a source
+// port the kernel picks) for each burst of queries, closed once they are answered, and every
+// answer read with recvfrom so c-ares checks that it came from the server it asked.
+ares_socket_t open_socket(int family, int type, int protocol, void*) noexcept {
+  return ::socket(family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, protocol);
+}
+
+int close_socket(ares_socket_t fd, void*) noexcept { return ::close(fd); }
+
+int connect_socket(ares_socket_t fd, const sockaddr* address, ares_socklen_t length,
+                   void*) noexcept {
+  return ::connect(fd, address, length);
+}
+
+ares_ssize_t receive_from(ares_socket_t fd, void* buffer, std::size_t length, int flags,
+                          sockaddr* from, ares_socklen_t* from_length, void*) noexcept {
+  return ::recvfrom(fd, buffer, length, flags, from, from_length);
+}
+
+ares_ssize_t send_vector(ares_socket_t fd, const iovec* pieces, int count, void*) noexcept {
+  // A UDP query is one piece: send(2), as c-ares sends it itself; a TCP query, writev(2).
+  if (count == 1) return ::send(fd, pieces[0].iov_base, pieces[0].iov_len, MSG_NOSIGNAL);
+  return ::writev(fd, pieces, count);
+}
+
+constexpr ares_socket_functions kSocketFunctions = {open_socket, close_socket, connect_socket,
+                                                    receive_from, send_vector};
+
 }  // namespace
 
 Resolver::Resolver(uv_loop_t* loop) : loop_(loop) {}
@@ -90,6 +122,7 @@ policy::Result<std::unique_ptr<Resolver>> Resolver::create(uv_loop_t* loop,
   if (rc != ARES_SUCCESS) {
     return policy::Error{std::string("ares_init_options: ") + ares_strerror(rc)};
   }
+  ares_set_socket_functions(self->channel_, &kSocketFunctions, nullptr);
   if (!servers.empty()) {
     std::string csv;
     for (const DnsServer& s : servers) {
@@ -119,6 +152,7 @@ void Resolver::close() {
   // socket closed (which closes its poll handle).
   if (channel_ != nullptr) ares_destroy(channel_);
   channel_ = nullptr;
+  watch_later_.clear();
   uv_close(loop::as_handle(&timer_), nullptr);
 }
 
@@ -126,6 +160,7 @@ void Resolver::on_sock_state(void* data, int fd, int readable, int writable) noe
   auto* self = static_cast<Resolver*>(data);
   auto it = self->polls_.find(fd);
   if (!readable && !writable) {
+    self->watch_later_.erase(fd);
     if (it == self->polls_.end()) return;
     Poll* poll = it->second;
     self->polls_.erase(it);
@@ -134,24 +169,33 @@ void Resolver::on_sock_state(void* data, int fd, int readable, int writable) noe
              [](uv_handle_t* h) noexcept { delete static_cast<Poll*>(h->data); });
     return;
   }
-  Poll* poll = nullptr;
-  if (it == self->polls_.end()) {
-    poll = new Poll;
-    poll->resolver = self;
-    poll->fd = fd;
-    if (uv_poll_init_socket(self->loop_, &poll->handle, fd) != 0) {
-      delete poll;
-      return;
-    }
-    poll->handle.data = poll;
-    self->polls_[fd] = poll;
-  } else {
-    poll = it->second;
-  }
   const int events = (readable ? UV_READABLE : 0) | (writable ? UV_WRITABLE : 0);
+  if (it == self->polls_.end()) {
+    // c-ares is running (a query being sent, an answer being read): watched when it returns.
+    self->watch_later_[fd] = events;
+    return;
+  }
   // uv_poll_start fails only for a closing handle or a bad descriptor c-ares just handed over;
   // a socket that cannot be watched leaves its query to our deadline (deny:unresolved:timeout).
-  (void)uv_poll_start(&poll->handle, events, on_poll);
+  (void)uv_poll_start(&it->second->handle, events, on_poll);
+}
+
+void Resolver::watch_pending() {
+  while (!watch_later_.empty()) {
+    const auto [fd, events] = *watch_later_.begin();
+    watch_later_.erase(watch_later_.begin());
+    auto* poll = new Poll;
+    poll->resolver = this;
+    poll->fd = fd;
+    if (uv_poll_init_socket(loop_, &poll->handle, fd) != 0) {
+      delete poll;
+      continue;  // unwatched: its query ends at our deadline (deny:unresolved:timeout)
+    }
+    poll->handle.data = poll;
+    polls_[fd] = poll;
+    // Fails only for a closing handle or a bad descriptor: as for an unwatched socket above.
+    (void)uv_poll_start(&poll->handle, events, on_poll);
+  }
 }
 
 void Resolver::on_poll(uv_poll_t* handle, int status, int events) noexcept {
@@ -164,6 +208,7 @@ void Resolver::on_poll(uv_poll_t* handle, int status, int events) noexcept {
   if (status < 0 || (events & UV_READABLE)) read_fd = fd;
   if (status < 0 || (events & UV_WRITABLE)) write_fd = fd;
   ares_process_fd(self->channel_, read_fd, write_fd);
+  self->watch_pending();
   self->reschedule();
 }
 
@@ -171,6 +216,7 @@ void Resolver::on_timer(uv_timer_t* handle) noexcept {
   auto* self = static_cast<Resolver*>(handle->data);
   if (self->channel_ == nullptr) return;
   ares_process_fd(self->channel_, ARES_SOCKET_BAD, ARES_SOCKET_BAD);
+  self->watch_pending();
   self->reschedule();
 }
 
@@ -204,6 +250,7 @@ NameResolver::Query* Resolver::resolve(const std::string& name, Callback callbac
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = ARES_AI_NOSORT;
   ares_getaddrinfo(channel_, name.c_str(), nullptr, &hints, on_answer, q);
+  watch_pending();
   reschedule();
   // c-ares may answer synchronously; then the callback already ran and there is nothing to
   // cancel (the query frees itself once its timer's close callback ran).

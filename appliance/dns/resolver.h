@@ -80,11 +80,18 @@ class Resolver final : public NameResolver {
   static void on_answer(void* arg, int status, int timeouts, ::ares_addrinfo* result) noexcept;
   static void on_deadline(uv_timer_t* handle) noexcept;
   void reschedule();
+  // Starts watching the sockets c-ares opened or changed while it ran (watch_later_).
+  void watch_pending();
 
   uv_loop_t* loop_;
   ares_channeldata* channel_ = nullptr;
   uv_timer_t timer_{};
   std::map<int, Poll*> polls_;
+  // Sockets c-ares asked to be watched, and for what (UV_READABLE | UV_WRITABLE), not yet handed
+  // to libuv: a query's socket is watched once c-ares has sent on it, so setting up its poll
+  // (libuv's epoll_ctl probe and ioctl) overlaps the name server's answer instead of delaying
+  // the query.
+  std::map<int, int> watch_later_;
   std::size_t outstanding_ = 0;  // resolve() started, on_answer() not yet run
   bool closed_ = false;
 };

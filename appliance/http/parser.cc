@@ -1,11 +1,13 @@
 #include "appliance/http/parser.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace appliance::http {
 
 MessageParser::MessageParser(Kind kind, BodySink& sink)
-    : kind_(kind), sink_(sink),
+    : kind_(kind),
+      sink_(sink),
       max_head_(kind == Kind::kRequest ? kMaxRequestHeadBytes : kMaxResponseHeadBytes) {
   llhttp_settings_init(&settings_);
   settings_.on_url = on_url;
@@ -27,6 +29,7 @@ std::string_view MessageParser::method_name() const {
 void MessageParser::start_head() noexcept {
   // A 1xx answer is followed by the real one (RFC 9110 §15.2): its head starts afresh.
   headers_.clear();
+  taken_ = 0;
   reason_.clear();
   in_value_ = false;
   head_done_ = false;
@@ -47,7 +50,7 @@ int MessageParser::on_status(llhttp_t* p, const char* at, std::size_t length) no
 int MessageParser::on_header_field(llhttp_t* p, const char* at, std::size_t length) noexcept {
   auto* self = static_cast<MessageParser*>(p->data);
   if (self->headers_.empty() || self->in_value_) {
-    if (self->headers_.size() >= kMaxHeaderLines) return -1;
+    if (self->headers_.size() + self->taken_ >= kMaxHeaderLines) return -1;
     self->headers_.emplace_back();
     self->in_value_ = false;
   }
@@ -85,7 +88,8 @@ int MessageParser::on_headers_complete(llhttp_t* p) noexcept {
     self->start_head();
     return 0;
   }
-  const bool no_body = self->head_request_ || self->status_code_ == 204 || self->status_code_ == 304;
+  const bool no_body =
+      self->head_request_ || self->status_code_ == 204 || self->status_code_ == 304;
   self->ends_at_close_ = !no_body && !self->chunked_ && !self->has_length_;
   self->head_done_ = true;
   if (!self->sink_.on_head()) return -1;
@@ -112,8 +116,39 @@ int MessageParser::on_message_complete(llhttp_t* p) noexcept {
 MessageParser::Feed MessageParser::fail(bool framing) noexcept {
   failed_ = true;
   framing_error_ = framing;
-  std::string().swap(raw_head_);
   return {Status::kError, 0};
+}
+
+void MessageParser::scan_for_obs_fold(const char* bytes, std::size_t length) noexcept {
+  // The same search as for "\r\n " and "\r\n\t" over the whole head, done on the bytes as they
+  // are consumed (memchr for each LF), so the head is never copied to be searched. A CR LF that
+  // ends one slice is judged on the first byte of the next (crlf_seen_ 2), a CR that ends one on
+  // the next byte being LF (crlf_seen_ 1).
+  if (length == 0) return;
+  std::size_t at = 0;
+  if (crlf_seen_ == 2) {
+    if (bytes[0] == ' ' || bytes[0] == '\t') obs_fold_ = true;
+  } else if (crlf_seen_ == 1 && bytes[0] == '\n') {
+    if (length == 1) {
+      crlf_seen_ = 2;
+      return;
+    }
+    if (bytes[1] == ' ' || bytes[1] == '\t') obs_fold_ = true;
+    at = 1;
+  }
+  while (at < length) {
+    const void* found = std::memchr(bytes + at, '\n', length - at);
+    if (found == nullptr) break;
+    const std::size_t lf = static_cast<std::size_t>(static_cast<const char*>(found) - bytes);
+    at = lf + 1;
+    if (lf == 0 || bytes[lf - 1] != '\r') continue;
+    if (at == length) {
+      crlf_seen_ = 2;
+      return;
+    }
+    if (bytes[at] == ' ' || bytes[at] == '\t') obs_fold_ = true;
+  }
+  crlf_seen_ = bytes[length - 1] == '\r' ? 1 : 0;
 }
 
 MessageParser::Feed MessageParser::feed(const char* data, std::size_t length) {
@@ -143,17 +178,14 @@ MessageParser::Feed MessageParser::feed(const char* data, std::size_t length) {
     at += used;
     if (head_open) {
       head_bytes_ += used;
-      if (kind_ == Kind::kRequest) raw_head_.append(cursor, used);
+      if (kind_ == Kind::kRequest) scan_for_obs_fold(cursor, used);
     }
     if (complete_) return {Status::kComplete, at};
     if (kind_ == Kind::kRequest && head_open && head_done_) {
       // RFC 9112 §5.2: obs-fold is refused in a request. llhttp 8.1 strict accepts it (it hands
-      // the folded value on in pieces), so the head's bytes are searched for CRLF then SP or HTAB.
-      const std::string_view head = raw_head_;
-      const bool obs_fold = head.find("\r\n ") != std::string_view::npos ||
-                            head.find("\r\n\t") != std::string_view::npos;
-      std::string().swap(raw_head_);
-      if (obs_fold) return fail(true);
+      // the folded value on in pieces), so the head's bytes are searched for CRLF then SP or HTAB
+      // (scan_for_obs_fold, as each slice of the head is consumed).
+      if (obs_fold_) return fail(true);
       return {Status::kHeadDone, at};
     }
     if (err == HPE_PAUSED && head_open && !head_done_) {

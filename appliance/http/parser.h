@@ -82,6 +82,15 @@ class MessageParser {
   // llhttp's Content-Length / Transfer-Encoding errors, or obs-fold.
   [[nodiscard]] bool framing_error() const noexcept { return framing_error_; }
   [[nodiscard]] const std::vector<Header>& headers() const noexcept { return headers_; }
+  // The fields, moved out (no copy of a name or value): for a caller that reads them once, after
+  // the head is done. headers() is empty afterwards.
+  // Fields of a trailer section parsed later still count against kMaxHeaderLines with them.
+  [[nodiscard]] std::vector<Header> take_headers() noexcept {
+    std::vector<Header> out;
+    out.swap(headers_);
+    taken_ += out.size();
+    return out;
+  }
   [[nodiscard]] const std::string& url() const noexcept { return url_; }
   [[nodiscard]] const std::string& reason() const noexcept { return reason_; }
   [[nodiscard]] int status_code() const noexcept { return status_code_; }
@@ -108,6 +117,8 @@ class MessageParser {
   static int on_message_complete(llhttp_t* p) noexcept;
   Feed fail(bool framing) noexcept;
   void start_head() noexcept;
+  // Requests: looks for obs-fold (CRLF then SP or HTAB) in the next bytes of the head.
+  void scan_for_obs_fold(const char* bytes, std::size_t length) noexcept;
 
   llhttp_settings_t settings_{};
   llhttp_t parser_{};
@@ -115,7 +126,11 @@ class MessageParser {
   BodySink& sink_;
   std::size_t max_head_;
   std::size_t head_bytes_ = 0;  // raw bytes of the head being read
-  std::string raw_head_;        // requests: the head's bytes, for the obs-fold check
+  std::size_t taken_ = 0;       // fields handed out by take_headers()
+  // Requests: how much of CR LF the head's bytes so far end with (0, 1 or 2), carried from one
+  // feed to the next, and whether CR LF was followed by SP or HTAB anywhere in the head.
+  std::uint8_t crlf_seen_ = 0;
+  bool obs_fold_ = false;
   bool in_value_ = false;
   bool head_done_ = false;
   bool complete_ = false;

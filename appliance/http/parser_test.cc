@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace appliance::http {
 namespace {
@@ -32,7 +33,8 @@ MessageParser::Feed feed(MessageParser& parser, std::string_view bytes) {
 
 // Feeds one byte at a time until the parser leaves kNeedMore; returns the last feed and the
 // bytes used in total.
-std::pair<MessageParser::Feed, std::size_t> feed_bytewise(MessageParser& parser, std::string_view bytes) {
+std::pair<MessageParser::Feed, std::size_t> feed_bytewise(MessageParser& parser,
+                                                          std::string_view bytes) {
   std::size_t used = 0;
   MessageParser::Feed last;
   for (std::size_t i = 0; i < bytes.size(); ++i) {
@@ -125,7 +127,8 @@ TEST(HttpParserTest, HeadLimitHoldsWhenBytesArriveOneByOne) {
 
   Recorder past_sink;
   MessageParser past(MessageParser::Kind::kRequest, past_sink);
-  EXPECT_EQ(feed_bytewise(past, request_head_of(kMaxRequestHeadBytes + 1)).first.status, Status::kError);
+  EXPECT_EQ(feed_bytewise(past, request_head_of(kMaxRequestHeadBytes + 1)).first.status,
+            Status::kError);
 }
 
 TEST(HttpParserTest, UnendedHeadPastTheLimitIsUnreadable) {
@@ -154,8 +157,9 @@ TEST(HttpParserTest, HeaderLinesAtTheLimitAreReadOneMoreIsUnreadable) {
 }
 
 TEST(HttpParserTest, OnlyHttp10And11AreRead) {
-  for (const std::string_view bad : {"GET /\r\n\r\n", "GET / HTTP/2.0\r\nHost: a\r\n\r\n",
-                                     "GET / HTTP/1.2\r\nHost: a\r\n\r\n", "GET / HTTP/0.9\r\nHost: a\r\n\r\n"}) {
+  for (const std::string_view bad :
+       {"GET /\r\n\r\n", "GET / HTTP/2.0\r\nHost: a\r\n\r\n", "GET / HTTP/1.2\r\nHost: a\r\n\r\n",
+        "GET / HTTP/0.9\r\nHost: a\r\n\r\n"}) {
     Recorder sink;
     MessageParser parser(MessageParser::Kind::kRequest, sink);
     EXPECT_EQ(feed(parser, bad).status, Status::kError) << bad;
@@ -198,6 +202,61 @@ TEST(HttpParserTest, ObsFoldSplitAcrossFeedsIsStillFound) {
   EXPECT_TRUE(parser.framing_error());
 }
 
+TEST(HttpParserTest, ObsFoldIsFoundWhateverFeedTheCrLfAndSpaceArriveIn) {
+  const std::string head = "GET / HTTP/1.1\r\nX-A: one\r\n two\r\n\r\n";
+  const std::size_t fold = head.find("\r\n two");
+  // Every split of the fold's three bytes over two feeds (CR | LF SP, CR LF | SP).
+  for (const std::size_t cut : {fold + 1, fold + 2}) {
+    Recorder sink;
+    MessageParser parser(MessageParser::Kind::kRequest, sink);
+    ASSERT_EQ(feed(parser, std::string_view(head).substr(0, cut)).status, Status::kNeedMore);
+    EXPECT_EQ(feed(parser, std::string_view(head).substr(cut)).status, Status::kError) << cut;
+    EXPECT_TRUE(parser.framing_error()) << cut;
+  }
+}
+
+TEST(HttpParserTest, SpaceOrTabInsideAValueIsNotObsFold) {
+  // Only CR LF then SP or HTAB is a fold; SP or HTAB anywhere else in a line is not.
+  Recorder sink;
+  MessageParser parser(MessageParser::Kind::kRequest, sink);
+  EXPECT_EQ(feed(parser, "GET / HTTP/1.1\r\nX-A: one two\r\nX-B: \tthree\r\n\r\n").status,
+            Status::kHeadDone);
+  EXPECT_FALSE(parser.framing_error());
+}
+
+TEST(HttpParserTest, TakenHeadersAreMovedOut) {
+  Recorder sink;
+  MessageParser parser(MessageParser::Kind::kRequest, sink);
+  ASSERT_EQ(
+      feed(parser, "GET / HTTP/1.1\r\nHost: a\r\nX-Long: " + std::string(64, 'v') + "\r\n\r\n")
+          .status,
+      Status::kHeadDone);
+  const std::vector<Header> taken = parser.take_headers();
+  ASSERT_EQ(taken.size(), 2u);
+  EXPECT_EQ(taken[1].name, "X-Long");
+  EXPECT_EQ(taken[1].value, std::string(64, 'v'));
+  EXPECT_TRUE(parser.headers().empty());
+}
+
+TEST(HttpParserTest, TrailerLinesCountWithTakenHeadLinesAgainstTheLimit) {
+  // The head's fields handed out with take_headers() still count: head and trailer lines
+  // together stay within kMaxHeaderLines, as when the head's fields were kept.
+  const std::size_t head_lines = kMaxHeaderLines - 2;
+  std::string head = "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n";
+  for (std::size_t i = 1; i < head_lines; ++i) head += "X-" + std::to_string(i) + ": v\r\n";
+  head += "\r\n";
+  for (const bool one_more : {false, true}) {
+    Recorder sink;
+    MessageParser parser(MessageParser::Kind::kRequest, sink);
+    ASSERT_EQ(feed(parser, head).status, Status::kHeadDone);
+    ASSERT_EQ(parser.take_headers().size(), head_lines);
+    std::string body = "1\r\na\r\n0\r\nT-1: x\r\nT-2: x\r\n";
+    if (one_more) body += "T-3: x\r\n";
+    body += "\r\n";
+    EXPECT_EQ(feed(parser, body).status, one_more ? Status::kError : Status::kComplete) << one_more;
+  }
+}
+
 TEST(HttpParserTest, ChunkedRequestBodyGoesToTheSinkDecoded) {
   Recorder sink;
   MessageParser parser(MessageParser::Kind::kRequest, sink);
@@ -238,7 +297,8 @@ TEST(HttpParserTest, AnswerHeadAtTheLimitIsReadOneMoreIsNot) {
 
 TEST(HttpParserTest, InterimAnswersAreSkippedAndEachHeadCountedAfresh) {
   // Two interim heads, each well under the cap, that together with the real one are over it.
-  const std::string interim = "HTTP/1.1 100 Continue\r\nX-Pad: " + std::string(40 * 1024, 'p') + "\r\n\r\n";
+  const std::string interim =
+      "HTTP/1.1 100 Continue\r\nX-Pad: " + std::string(40 * 1024, 'p') + "\r\n\r\n";
   Recorder sink;
   MessageParser parser(MessageParser::Kind::kResponse, sink);
   const std::string answer = interim + interim + "HTTP/1.1 204 No Content\r\nX-B: 1\r\n\r\n";
@@ -254,7 +314,8 @@ TEST(HttpParserTest, InterimAnswersAreSkippedAndEachHeadCountedAfresh) {
 TEST(HttpParserTest, SwitchingProtocolsIsRefused) {
   Recorder sink;
   MessageParser parser(MessageParser::Kind::kResponse, sink);
-  EXPECT_EQ(feed(parser, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n").status, Status::kError);
+  EXPECT_EQ(feed(parser, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n").status,
+            Status::kError);
 }
 
 TEST(HttpParserTest, AnswerToHeadHasNoBody) {
@@ -280,7 +341,8 @@ TEST(HttpParserTest, CloseDelimitedAnswerEndsAtFinish) {
 TEST(HttpParserTest, TruncatedLengthDelimitedAnswerFailsAtFinish) {
   Recorder sink;
   MessageParser parser(MessageParser::Kind::kResponse, sink);
-  EXPECT_EQ(feed(parser, "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nabc").status, Status::kNeedMore);
+  EXPECT_EQ(feed(parser, "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nabc").status,
+            Status::kNeedMore);
   EXPECT_EQ(parser.finish().status, Status::kError);
 }
 

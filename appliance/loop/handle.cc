@@ -2,10 +2,42 @@
 
 #include "appliance/loop/limits.h"
 
+#include <array>
+
 namespace appliance::loop {
 
+namespace {
+
+// Per thread: the loop that reads is one thread; the controller's servers have their own.
+struct ChunkStock {
+  std::array<char*, kStockedChunks> chunks{};
+  std::size_t count = 0;
+  ChunkStock() = default;
+  ChunkStock(const ChunkStock&) = delete;
+  ChunkStock& operator=(const ChunkStock&) = delete;
+  ~ChunkStock() {
+    for (std::size_t i = 0; i < count; ++i) std::free(chunks[i]);
+    count = 0;
+    gone = true;  // a chunk freed later (a static's destructor at exit) is freed at once
+  }
+  bool gone = false;
+};
+thread_local ChunkStock stock;
+
+}  // namespace
+
+void free_chunk(char* chunk) noexcept {
+  if (chunk == nullptr) return;
+  if (!stock.gone && stock.count < kStockedChunks) {
+    stock.chunks[stock.count++] = chunk;
+    return;
+  }
+  std::free(chunk);
+}
+
 void alloc_chunk(uv_handle_t*, std::size_t, uv_buf_t* buf) noexcept {
-  buf->base = static_cast<char*>(std::malloc(kReadChunk));
+  buf->base = !stock.gone && stock.count > 0 ? stock.chunks[--stock.count]
+                                             : static_cast<char*>(std::malloc(kReadChunk));
   buf->len = buf->base == nullptr ? 0 : kReadChunk;
 }
 

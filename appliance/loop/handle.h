@@ -30,8 +30,12 @@ const uv_stream_t* as_stream(const Stream* stream) noexcept {
 }
 
 // A read buffer handed from alloc_chunk to whoever keeps it (a relay queues it without a copy).
+// Freeing one gives it back to a small per-thread stock that alloc_chunk takes from first
+// (kStockedChunks at most; past that it is freed), so a read costs no malloc and free of
+// kReadChunk bytes.
+void free_chunk(char* chunk) noexcept;
 struct ChunkFree {
-  void operator()(char* p) const noexcept { std::free(p); }
+  void operator()(char* p) const noexcept { free_chunk(p); }
 };
 using Chunk = std::unique_ptr<char, ChunkFree>;
 

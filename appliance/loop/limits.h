@@ -8,6 +8,9 @@ namespace appliance::loop {
 
 // One read buffer (alloc_chunk): a TLS record and a bit, a good share of a socket buffer.
 inline constexpr std::size_t kReadChunk = 64 * 1024;
+// Read buffers kept for reuse when freed (alloc_chunk, free_chunk): enough for the reads of one
+// loop turn's callbacks that do not keep their chunk (the window frees each after parsing it).
+inline constexpr std::size_t kStockedChunks = 4;
 // Backpressure: the side that feeds a stream stops being read while the stream's write queue is
 // above kHighWater and is read again once it is below kLowWater (the gap keeps a slow reader
 // from toggling reads on every write).

@@ -147,10 +147,22 @@ void SpliceRelay::run(Side from) noexcept {
       continue;
     }
     const auto moved = static_cast<std::size_t>(n);
+    if (!d.grown && moved >= kPipeDefaultBytes) {
+      // This direction carries bulk: a larger pipe moves it in fewer, larger splices (and wakes
+      // both peers less often). Best effort and once: a refusal (the user's pipe budget is
+      // spent) leaves the pipe as it is. The pipe holds `moved` bytes; growing keeps them.
+      d.grown = true;
+      (void)::fcntl(d.pipe_write.get(), F_SETPIPE_SZ, static_cast<int>(kPipeBytes));
+    }
     d.in_pipe = moved;
     budget -= moved < budget ? moved : budget;
     events_->splice_moved(from, moved);
   }
+}
+
+int SpliceRelay::pipe_capacity(Side from) const noexcept {
+  const int n = ::fcntl(dir(from).pipe_write.get(), F_GETPIPE_SZ);
+  return n < 0 ? -errno : n;
 }
 
 void SpliceRelay::fail(Side side, int status) noexcept {

@@ -8,9 +8,10 @@
 // uv_tcp_t keeps owning the descriptor; its owner closes the polls before the streams.
 //
 // Backpressure: a direction reads its source only while its pipe is empty, so the bytes held in
-// the kernel for one direction never exceed one pipe's capacity (64 KiB unless the kernel's
-// per-user pipe budget shrank it), below the Pump's kHighWater; the rest waits in the source
-// socket's receive buffer, and TCP slows the sender. Half-close: the source's EOF becomes
+// the kernel for one direction never exceed one pipe's capacity (64 KiB, kPipeBytes once the
+// direction carried bulk, less when the kernel's per-user pipe budget shrank it), no more than
+// the Pump's kHighWater; the rest waits in the source socket's receive buffer, and TCP slows the
+// sender. Half-close: the source's EOF becomes
 // shutdown(SHUT_WR) on the destination once the pipe drained.
 #pragma once
 
@@ -27,6 +28,16 @@ namespace appliance::loop {
 // Bytes one splice into a pipe may take: more than a pipe holds, so the kernel stops at the
 // pipe's capacity or at what the socket has, whichever is less.
 inline constexpr std::size_t kSpliceRequest = 1024 * 1024;
+// A pipe starts at the kernel's default capacity (kPipeDefaultBytes). The first splice that
+// fills it shows the direction carries bulk: its pipe is then asked for kPipeBytes (fcntl
+// F_SETPIPE_SZ), once. Measured on 2 vCPUs (tests/bench/README.md, bench_corridor): a quarter
+// fewer CPU seconds per GiB relayed at 256 KiB, and nothing more worth having at 1 MiB. The
+// kernel counts every pipe's capacity against its user's budget (fs.pipe-user-pages-soft), shared
+// by every gatekeeper of a host running as the same uid: only tunnels that move bulk spend four
+// times the default, and a refusal (budget spent, or above fs.pipe-max-size) keeps the pipe as
+// it was. Worst case per tunnel: 2 × kPipeBytes of kernel memory held in its pipes.
+inline constexpr std::size_t kPipeDefaultBytes = 64 * 1024;
+inline constexpr std::size_t kPipeBytes = 256 * 1024;
 // Bytes one direction moves per readiness event before it yields to the rest of the loop (a
 // level-triggered poll reports the socket again at once); the same share as libuv's 32 reads of
 // kReadChunk.
@@ -72,6 +83,9 @@ class SpliceRelay {
   // Nothing moves and no poll is restarted after this (the owner is closing the polls).
   void stop() noexcept { stopped_ = true; }
   [[nodiscard]] bool finished(Side from) const noexcept { return dir(from).finished; }
+  // The capacity of the pipe of the direction out of `from` (fcntl F_GETPIPE_SZ), or a negative
+  // errno.
+  [[nodiscard]] int pipe_capacity(Side from) const noexcept;
 
  private:
   // One side: its socket, and the direction that reads it (named by the side it reads).
@@ -87,6 +101,7 @@ class SpliceRelay {
     bool sink_blocked = false;   // the last write out found no room (EAGAIN): wait for writable
     bool source_ended = false;   // EOF read
     bool finished = false;       // FIN passed on
+    bool grown = false;          // asked for kPipeBytes already (carries bulk)
     int watching = 0;            // UV_READABLE | UV_WRITABLE as last given to uv_poll_start
   };
 

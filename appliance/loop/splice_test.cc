@@ -142,6 +142,7 @@ class SplicedTunnel final : public HandleOwner, private SpliceRelay::Events {
     return 0;
   }
   uv_stream_t* a() { return as_stream(&a_); }
+  [[nodiscard]] int pipe_capacity(Side from) const { return relay_.pipe_capacity(from); }
   void close_all() {
     if (!begin_closing()) return;
     relay_.stop();
@@ -278,6 +279,35 @@ TEST_F(SpliceTest, BytesHeldBeforeTheRelaySetOffFirstAndInOrder) {
   }));
   EXPECT_EQ(s.b.mismatches, 0u);
   EXPECT_EQ(s.outcome.moved[0], s.a.total - kFirst) << "held bytes are counted by the caller";
+  ::close(s.a.fd);
+  ::close(s.b.fd);
+  EXPECT_TRUE(run_until([&] { return s.outcome.deleted; }));
+  s.listener.close(&loop_);
+}
+
+TEST_F(SpliceTest, OnlyADirectionThatCarriesBulkGrowsItsPipe) {
+  Rig s;
+  connect_pair(s);
+  if (HasFatalFailure()) return;
+  ASSERT_EQ(s.tunnel->start(), 0);
+  ASSERT_EQ(s.tunnel->pipe_capacity(Side::kA), static_cast<int>(kPipeDefaultBytes));
+  ASSERT_EQ(s.tunnel->pipe_capacity(Side::kB), static_cast<int>(kPipeDefaultBytes));
+  // a → b carries 16 MiB (a splice fills the pipe), b → a a few bytes at a time.
+  constexpr std::uint64_t kBulk = 16ull << 20;
+  s.a.total = kBulk;
+  s.b.total = 100;
+  EXPECT_TRUE(run_until([&] {
+    s.a.send_some();
+    s.b.send_some();
+    s.a.read_some();
+    s.b.read_some();
+    return s.b.received == kBulk && s.a.received == 100;
+  }));
+  EXPECT_EQ(s.b.mismatches, 0u);
+  EXPECT_EQ(s.a.mismatches, 0u);
+  // (The growth is best effort: it would be refused only with this user's pipe budget spent.)
+  EXPECT_EQ(s.tunnel->pipe_capacity(Side::kA), static_cast<int>(kPipeBytes));
+  EXPECT_EQ(s.tunnel->pipe_capacity(Side::kB), static_cast<int>(kPipeDefaultBytes));
   ::close(s.a.fd);
   ::close(s.b.fd);
   EXPECT_TRUE(run_until([&] { return s.outcome.deleted; }));

@@ -63,6 +63,16 @@ int write_what_fits(uv_stream_t* stream, std::string& bytes) {
   return 0;
 }
 
+int send(uv_stream_t* stream, std::string_view bytes, WriteListener* listener, Wipe wipe) {
+  if (bytes.empty()) return 0;
+  uv_buf_t buf = uv_buf_init(const_cast<char*>(bytes.data()), static_cast<unsigned>(bytes.size()));
+  const int n = uv_try_write(stream, &buf, 1);
+  if (n < 0 && n != UV_EAGAIN) return n;
+  if (n > 0) bytes.remove_prefix(static_cast<std::size_t>(n));
+  if (bytes.empty()) return 0;
+  return write(stream, std::string(bytes), listener, wipe);
+}
+
 int send(uv_stream_t* stream, std::string bytes, WriteListener* listener, Wipe wipe) {
   int rc = write_what_fits(stream, bytes);
   if (rc == 0 && !bytes.empty()) return write(stream, std::move(bytes), listener, wipe);

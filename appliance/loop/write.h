@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "appliance/loop/handle.h"
 
@@ -40,6 +41,10 @@ int write_what_fits(uv_stream_t* stream, std::string& bytes);
 
 // write_what_fits, then write() for the rest. `listener` hears only of a queued rest.
 int send(uv_stream_t* stream, std::string bytes, WriteListener* listener, Wipe wipe = Wipe::kNo);
+// The same for bytes the caller keeps: only what the socket does not take now is copied (into the
+// queued write request, wiped when it is done if `wipe`). The caller wipes its own buffer.
+int send(uv_stream_t* stream, std::string_view bytes, WriteListener* listener,
+         Wipe wipe = Wipe::kNo);
 
 // Overwrites `length` bytes in a way the compiler keeps (explicit_bzero: a plain memset before a
 // free is a dead store it may drop). For a std::string pass capacity(), not size(): bytes past

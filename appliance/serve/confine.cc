@@ -127,12 +127,12 @@ constexpr SeccompRule kTable[] = {
     {"ioctl", SeccompAction::kAllow,
      "libuv sets O_NONBLOCK with ioctl on Linux (uv__nonblock_ioctl), on c-ares sockets too",
      {masked(1, kIoctlMask, FIONBIO, "FIONBIO")}},
-    {"fcntl", SeccompAction::kAllow, "c-ares reads socket flags before setting O_NONBLOCK",
-     {equal(1, F_GETFL, "F_GETFL")}},
-    {"fcntl", SeccompAction::kAllow, "c-ares sets O_NONBLOCK on its sockets",
-     {equal(1, F_SETFL, "F_SETFL")}},
-    {"fcntl", SeccompAction::kAllow, "c-ares sets FD_CLOEXEC on its sockets",
-     {equal(1, F_SETFD, "F_SETFD")}},
+    // No F_GETFL/F_SETFL/F_SETFD: c-ares opens its sockets through the resolver's socket
+    // functions with SOCK_NONBLOCK|SOCK_CLOEXEC (dns/resolver.cc) and configures none itself.
+    {"fcntl", SeccompAction::kAllow,
+     "the corridor's relay grows the pipe of a direction that carries bulk (loop/splice.cc); the "
+     "kernel still caps it by fs.pipe-max-size and the user's pipe budget",
+     {equal(1, F_SETPIPE_SZ, "F_SETPIPE_SZ")}},
     // --- memory (malloc, BoringSSL); never executable: W^X after start-up
     {"mmap", SeccompAction::kAllow, "malloc arenas and large buffers; never PROT_EXEC",
      {masked(2, PROT_EXEC, 0, "no PROT_EXEC")}},

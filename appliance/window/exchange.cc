@@ -4,6 +4,7 @@
 // events pass as they come), never copied through raw, so no framing the space wrote reaches the
 // upstream (RFC 9112 §11.2, request smuggling). Backpressure: a side stops being read while the
 // other side's write queue is above loop::kHighWater and resumes below loop::kLowWater.
+#include <charconv>
 #include <cstdio>
 
 #include "appliance/serve/http_conn.h"
@@ -12,6 +13,15 @@
 
 namespace appliance::serve {
 namespace {
+
+// The answer bytes a connection's out_ keeps allocated between answers (flush_client).
+constexpr std::size_t kKeptClientBuffer = 4 * 1024;
+
+// `value` in decimal at `out` (room for 20 digits); returns the digit count.
+template <class Number>
+std::size_t decimal(char (&out)[24], Number value) {
+  return static_cast<std::size_t>(std::to_chars(out, out + sizeof out, value).ptr - out);
+}
 
 std::string chunk_header(std::size_t length) {
   char text[32];
@@ -183,28 +193,36 @@ void WindowConnection::upstream_data(const char* data, std::size_t length) {
 
 bool WindowConnection::ResponseSink::on_head() {
   WindowConnection& w = *self;
-  const http::MessageParser& r = *w.ex_->response;
+  http::MessageParser& r = *w.ex_->response;
   const int status = r.status_code();
-  std::string head = "HTTP/1.1 " + std::to_string(status) + " " + r.reason() + "\r\n";
-  head += policy::client_response_headers(policy_fields(r.headers()));
+  // The head is written straight into the connection's answer buffer (on_head runs inside
+  // upstream_data, which batches): one buffer, no temporary per line.
+  std::string& head = w.out_;
+  char number[24];
+  head.append("HTTP/1.1 ").append(number, decimal(number, status)).append(" ").append(r.reason());
+  head.append("\r\n").append(policy::client_response_headers(policy_fields(r.take_headers())));
   const bool no_body = w.ex_->request.is_head_method() || status == 204 || status == 304;
   bool delimited = no_body;  // the client can tell where this answer ends without a close
   if (r.has_length() && status != 204) {
-    head += "Content-Length: " + std::to_string(r.length()) + "\r\n";
+    head.append("Content-Length: ").append(number, decimal(number, r.length())).append("\r\n");
     delimited = true;
   } else if (!no_body && r.chunked() && !w.ex_->request.http10()) {
     // RFC 9112 §7: chunked is HTTP/1.1 only; a 1.0 client reads until the close instead.
-    head += "Transfer-Encoding: chunked\r\n";
+    head.append("Transfer-Encoding: chunked\r\n");
     w.ex_->response_chunked = true;
     delimited = true;
   }
   w.ex_->keep_client = delimited && w.ex_->request_done && !w.client_ended_ &&
                        w.ex_->request.keep_alive() && !w.ex_->request.http10() &&
                        w.served_ + 1 < kMaxRequestsPerConnection;
-  head += w.ex_->keep_client
-              ? "Keep-Alive: timeout=" + std::to_string(kClientIdleMs / 1000) + "\r\n\r\n"
-              : std::string("Connection: close\r\n\r\n");
-  w.write_client(std::move(head));
+  if (w.ex_->keep_client) {
+    head.append("Keep-Alive: timeout=")
+        .append(number, decimal(number, kClientIdleMs / 1000))
+        .append("\r\n\r\n");
+  } else {
+    head.append("Connection: close\r\n\r\n");
+  }
+  if (!w.batching_) w.flush_client();
   w.ex_->response_head_sent = true;
   return true;
 }
@@ -216,9 +234,9 @@ void WindowConnection::ResponseSink::on_body(const char* data, std::size_t lengt
     std::string piece = chunk_header(length);
     piece.append(data, length);
     piece += "\r\n";
-    w.write_client(std::move(piece));
+    w.write_client(piece);
   } else {
-    w.write_client(std::string(data, length));
+    w.write_client(std::string_view(data, length));
   }
 }
 
@@ -271,41 +289,36 @@ void WindowConnection::upstream_failure(std::string_view detail, int status,
   close_all();
 }
 
-void WindowConnection::write_client(std::string bytes) {
+void WindowConnection::write_client(std::string_view bytes) {
   if (closing()) return;
-  if (batching_) {
-    out_ += bytes;
-    return;
-  }
-  send_client(std::move(bytes));
+  out_.append(bytes);
+  if (!batching_) flush_client();
 }
 
 void WindowConnection::flush_client() {
   if (out_.empty()) return;
-  std::string bytes;
-  bytes.swap(out_);
-  send_client(std::move(bytes));
+  if (closing()) {
+    out_.clear();
+    return;
+  }
+  // out_ keeps a small buffer from one answer to the next: what the socket takes now is written
+  // from it, and only a rest is copied into a queued write. A large one (a long body) is freed,
+  // so an idle kept-alive connection holds at most kKeptClientBuffer bytes of it.
+  const int rc = loop::send(loop::as_stream(&client_), std::string_view(out_), &client_writes_);
+  if (out_.capacity() > kKeptClientBuffer) {
+    std::string().swap(out_);
+  } else {
+    out_.clear();
+  }
+  if (rc != 0) {
+    state_ = State::kDone;
+    close_all();
+    return;
+  }
+  touch();
   if (!closing() && ex_->upstream() != nullptr &&
       ex_->answer_marks.over(uv_stream_get_write_queue_size(loop::as_stream(&client_)))) {
     ex_->upstream()->pause_reading();
-  }
-}
-
-void WindowConnection::send_client(std::string bytes) {
-  if (closing()) return;
-  auto* stream = loop::as_stream(&client_);
-  if (loop::write_what_fits(stream, bytes) != 0) {
-    state_ = State::kDone;
-    close_all();
-    return;
-  }
-  if (bytes.empty()) {
-    touch();
-    return;
-  }
-  if (loop::write(stream, std::move(bytes), &client_writes_) != 0) {
-    state_ = State::kDone;
-    close_all();
   }
 }
 

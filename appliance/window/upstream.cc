@@ -131,7 +131,14 @@ void UpstreamConnection::flush_tls() {
 void UpstreamConnection::send(std::string_view plaintext) {
   if (closing()) return;
   if (!tls_) {
-    write_raw(std::string(plaintext));  // the copy is wiped by write_raw's paths
+    if (!connected_) {
+      write_raw(std::string(plaintext));  // the copy is wiped by write_raw's paths
+      return;
+    }
+    // What the socket takes now is written from the caller's buffer (the request head is wiped
+    // by its owner, the exchange); only a rest is copied, into a write request wiped when done.
+    const int rc = loop::send(as_stream(&tcp_), plaintext, this, loop::Wipe::kYes);
+    if (rc != 0) fail(uv_err_name(rc));
     return;
   }
   std::string detail;

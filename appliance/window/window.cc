@@ -2,6 +2,8 @@
 
 #include <openssl/mem.h>
 
+#include <charconv>
+
 #include "appliance/serve/http_conn.h"
 #include "appliance/serve/refusal.h"
 #include "policy/control_messages.h"
@@ -30,10 +32,10 @@ bool is_expect_continue(const std::vector<policy::Header>& headers) {
 
 }  // namespace
 
-std::vector<policy::Header> policy_fields(const std::vector<http::Header>& fields) {
+std::vector<policy::Header> policy_fields(std::vector<http::Header> fields) {
   std::vector<policy::Header> out;
   out.reserve(fields.size());
-  for (const http::Header& f : fields) out.push_back({f.name, f.value});
+  for (http::Header& f : fields) out.push_back({std::move(f.name), std::move(f.value)});
   return out;
 }
 
@@ -197,7 +199,7 @@ void WindowConnection::on_client_end(int status) {
 
 void WindowConnection::on_head(const char* rest, std::size_t rest_length) {
   uv_timer_stop(&timer_);
-  const std::vector<policy::Header> fields = policy_fields(ex_->request.headers());
+  const std::vector<policy::Header> fields = policy_fields(ex_->request.take_headers());
   const policy::FramingCheck framing = policy::check_request_framing(fields, ex_->request.http10());
   if (!framing.ok) {
     ctx_.journal.record(policy::Listener::kWindow, policy::kHostRequestFraming, 0,
@@ -302,8 +304,24 @@ std::string WindowConnection::pool_route() const {
   // this grant and upstream, whatever address they were dialled to. The grant's private-network
   // word is part of it: a connection dialled to a private address under the word is never reused
   // by the grant once replaced without it.
-  return ex_->grant_id + "\n" + ex_->upstream_url->to_string() + "\n" +
-         (ex_->unsafe_private_upstream ? "1" : "0") + "\n";
+  // Built in one buffer: scheme, host, port and path (not UpstreamUrl::to_string(), which
+  // allocates for each piece) name the upstream as exactly.
+  const policy::UpstreamUrl& url = *ex_->upstream_url;
+  char port[8];
+  const auto [port_end, port_error] = std::to_chars(port, port + sizeof port, url.port);
+  (void)port_error;  // five digits fit
+  std::string route;
+  route.reserve(ex_->grant_id.size() + url.scheme.size() + url.host.size() + url.path.size() + 16);
+  route.append(ex_->grant_id)
+      .append("\n")
+      .append(url.scheme)
+      .append("://")
+      .append(url.host)
+      .append(":")
+      .append(port, port_end)
+      .append(url.path)
+      .append(ex_->unsafe_private_upstream ? "\n1\n" : "\n0\n");
+  return route;
 }
 
 bool WindowConnection::reuse_kept_connection() {

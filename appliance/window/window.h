@@ -42,8 +42,8 @@ inline constexpr std::uint32_t kMaxRequestsPerConnection = 1'000;  // nginx keep
 
 Connection* make_window_connection(ServeContext& ctx, TcpListener& listener);
 
-// A head's fields as the policy functions take them.
-std::vector<policy::Header> policy_fields(const std::vector<http::Header>& fields);
+// A head's fields as the policy functions take them, moved (no name or value is copied).
+std::vector<policy::Header> policy_fields(std::vector<http::Header> fields);
 
 class WindowConnection final : public Connection, private UpstreamUser, private PoolWaiter {
  public:
@@ -100,9 +100,8 @@ class WindowConnection final : public Connection, private UpstreamUser, private 
   void truncated_request();
   void wipe_secret();
   void upstream_failure(std::string_view detail, int status, std::string_view message);
-  void write_client(std::string bytes);  // queued in out_ while batching_, else written
+  void write_client(std::string_view bytes);  // gathered in out_ while batching_, else written
   void flush_client();
-  void send_client(std::string bytes);
   void finish_success();
   void drop_upstream();
   void touch();

@@ -62,7 +62,7 @@ Result<CodeHistoryDone> run_code_history(const CodeCli& cli, Manager& manager);
 Result<SpaceCreated> create_with_code(const CodeCli& cli, Manager& manager,
                                       const CreateRequest& request, const std::string& space_image);
 
-// `code out ID` (out_cli.cc): registered under `code`, run by run_code_cli.
+// `code out ID` (out_cli.cc): registered under `code`; main.cc runs it.
 void add_code_out_cli(CLI::App* code, CodeCli& cli);
 Result<CodeOutDone> run_code_out(const CodeCli& cli, Manager& manager);
 

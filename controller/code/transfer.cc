@@ -1,9 +1,6 @@
 #include "controller/code/transfer.h"
 
-#include <git2/sys/repository.h>
-
 #include <algorithm>
-#include <fstream>
 #include <future>
 #include <memory>
 #include <regex>
@@ -11,8 +8,9 @@
 
 #include "controller/code/exec_stream.h"
 #include "controller/code/git2.h"
+#include "controller/code/pack_writer.h"
 #include "controller/code/project.h"
-#include "controller/temp_dir.h"
+#include "controller/code/receive_pack.h"
 #include "policy/number.h"
 
 namespace controller::code {
@@ -21,210 +19,47 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr std::chrono::milliseconds kScriptTimeout{300000};  // fixed inner scripts
-constexpr std::size_t kPktMax = 65520;                       // git's LARGE_PACKET_MAX
-constexpr std::size_t kLinesMax = 10000;                     // advertisement / report lines
 constexpr const char* kGit = "/usr/bin/git";
 const std::string kZero(40, '0');
 
-std::string pkt(const std::string& payload) {
-  static const char* hex = "0123456789abcdef";
-  const std::size_t n = payload.size() + 4;
-  std::string out;
-  out += hex[(n >> 12) & 15];
-  out += hex[(n >> 8) & 15];
-  out += hex[(n >> 4) & 15];
-  out += hex[n & 15];
-  return out + payload;
-}
+using receive_pack::Advertisement;
+using receive_pack::is_hex40;
+using receive_pack::read_advertisement;
+using receive_pack::send_pack;
+using receive_pack::shown;
 
-bool is_hex40(std::string_view s) {
-  return s.size() == 40 && std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
-}
+// zlib's level for the packs code in and history send: measured (tests/bench/README.md
+// "bench_code_in"), over a local exec pipe level 1 costs less host time than it saves in bytes.
+constexpr int kPackLevel = 1;
 
-// One pkt-line of the space's output; nullopt is a flush. Strict: four lowercase hex digits,
-// nothing between 0001 and 0003, nothing above git's own maximum.
-Result<std::optional<std::string>> read_pkt(ExecStream& s, const std::string& what) {
-  Result<std::string> head = s.read_exact(4);
-  if (!head) return head.error();
-  std::size_t n = 0;
-  for (char c : *head) {
-    int v = -1;
-    if (c >= '0' && c <= '9') {
-      v = c - '0';
-    } else if (c >= 'a' && c <= 'f') {
-      v = c - 'a' + 10;
-    }
-    if (v < 0) {
-      s.kill_group();
-      return fail(Code::kCodeTransferFailed, what + ": the space sent a malformed pkt-line length");
-    }
-    n = n * 16 + static_cast<std::size_t>(v);
-  }
-  if (n == 0) return std::optional<std::string>();
-  if (n < 4 || n > kPktMax) {
-    s.kill_group();
-    return fail(Code::kCodeTransferFailed, what + ": the space sent a pkt-line of length " + std::to_string(n));
-  }
-  Result<std::string> body = s.read_exact(n - 4);
-  if (!body) return body.error();
-  return std::optional<std::string>(std::move(*body));
-}
-
-struct RefUpdate {
-  std::string old_id, new_id, name;
-};
-
-struct PackWriter {
-  ExecStream* stream;
-  std::optional<Failure> failed;
-};
-
-int write_pack_chunk(void* buf, size_t size, void* payload) {
-  auto* w = static_cast<PackWriter*>(payload);
-  Result<void> r = w->stream->write_all(std::string_view(static_cast<const char*>(buf), size));
-  if (!r) {
-    w->failed = r.error();
-    return -1;
-  }
-  return 0;
-}
-
-std::string shown(const std::string& text) {
-  std::string t = text.substr(0, 2000);
-  for (char& c : t) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) c = ' ';
-  }
-  return t;
-}
-
-// What a receive-pack announced before its first flush. Its refs are never used to decide
-// anything; its shallow lines tell `code history` whether the space still lacks the history.
-struct Advertisement {
-  bool report_status = false;
-  std::vector<std::string> shallow;  // 40 lowercase hex each
-};
-
-// Reads the advertisement strictly: a first line of an id, a space, a name, NUL and
-// capabilities; then only ref lines or `shallow <id>`; at most kLinesMax lines.
-Result<Advertisement> read_advertisement(ExecStream& s, const std::string& what) {
-  Advertisement adv;
-  for (std::size_t line = 0;; ++line) {
-    if (line > kLinesMax) {
-      s.kill_group();
-      return fail(Code::kCodeTransferFailed, what + ": the space advertised more than " + std::to_string(kLinesMax) + " lines");
-    }
-    Result<std::optional<std::string>> p = read_pkt(s, what);
-    if (!p) return p.error();
-    if (!*p) break;
-    const std::string& l = **p;
-    if (line == 0) {
-      const std::size_t nul = l.find('\0');
-      if (nul == std::string::npos || l.size() < 41 || !is_hex40(std::string_view(l).substr(0, 40)) || l[40] != ' ') {
-        s.kill_group();
-        return fail(Code::kCodeTransferFailed, what + ": the space's first line is not a ref advertisement: " + shown(l));
-      }
-      std::string caps = " " + l.substr(nul + 1);
-      if (!caps.empty() && caps.back() == '\n') caps.pop_back();
-      adv.report_status = (caps + " ").find(" report-status ") != std::string::npos;
-    } else if (l.rfind("shallow ", 0) == 0) {
-      std::string_view id = std::string_view(l).substr(8);
-      if (!id.empty() && id.back() == '\n') id.remove_suffix(1);
-      if (!is_hex40(id)) {
-        s.kill_group();
-        return fail(Code::kCodeTransferFailed,
-                    what + ": the space sent a malformed shallow line: " + shown(l));
-      }
-      adv.shallow.emplace_back(id);
-    } else if (!(l.size() > 41 && is_hex40(std::string_view(l).substr(0, 40)) && l[40] == ' ')) {
-      s.kill_group();
-      return fail(Code::kCodeTransferFailed, what + ": the space sent an advertisement line of unknown shape: " + shown(l));
-    }
-  }
-  if (!adv.report_status) {
-    s.kill_group();
-    return fail(Code::kCodeTransferFailed, what + ": the space's receive-pack does not offer report-status");
-  }
-  return adv;
-}
-
-// After the advertisement: shallow lines and commands, the pack, then "unpack ok" and
-// "ok <ref>" for every ref, and receive-pack's exit 0.
-Result<void> send_pack(ExecStream& s, const std::string& what,
-                       const std::vector<std::string>& shallow,
-                       const std::vector<RefUpdate>& updates, git_packbuilder* pb) {
-  std::string commands;
-  for (const std::string& id : shallow) commands += pkt("shallow " + id + "\n");
-  for (std::size_t i = 0; i < updates.size(); ++i) {
-    const RefUpdate& u = updates[i];
-    std::string line = u.old_id + " " + u.new_id + " " + u.name;
-    if (i == 0) line += std::string(1, '\0') + "report-status agent=spacectl";
-    commands += pkt(line + "\n");
-  }
-  commands += "0000";
-  if (auto r = s.write_all(commands); !r) return r;
-  PackWriter writer{&s, std::nullopt};
-  const int rc = git_packbuilder_foreach(pb, write_pack_chunk, &writer);
-  if (writer.failed) return *writer.failed;
-  if (rc < 0) {
-    s.kill_group();
-    return fail(Code::kCodeInFailed, what + ": build the pack: " + git2_message(rc));
-  }
-  s.close_stdin();
-  std::vector<std::string> report;
-  for (;;) {
-    if (report.size() > kLinesMax) {
-      s.kill_group();
-      return fail(Code::kCodeTransferFailed, what + ": the space's report is too long");
-    }
-    Result<std::optional<std::string>> p = read_pkt(s, what);
-    if (!p) return p.error();
-    if (!*p) break;
-    std::string l = **p;
-    if (!l.empty() && l.back() == '\n') l.pop_back();
-    report.push_back(l);
-  }
-  if (report.empty() || report[0] != "unpack ok") {
-    s.kill_group();
-    return fail(Code::kCodeTransferFailed, what + ": the space did not unpack: " + shown(report.empty() ? "" : report[0]) +
-                                               (s.stderr_tail().empty() ? "" : "; it printed: " + s.stderr_tail()));
-  }
-  for (const RefUpdate& u : updates) {
-    if (std::find(report.begin(), report.end(), "ok " + u.name) == report.end()) {
-      s.kill_group();
-      std::string said;
-      for (const auto& l : report) said += (said.empty() ? "" : " | ") + l;
-      return fail(Code::kCodeTransferFailed, what + ": the space did not take " + u.name + ": " + shown(said));
-    }
-  }
-  Result<int> status = s.finish();
-  if (!status) return status.error();
-  if (*status != 0) return fail(Code::kCodeTransferFailed, what + ": receive-pack exited " + std::to_string(*status) + ": " + s.stderr_tail());
-  return {};
-}
-
-Result<Packbuilder> new_pack(git_repository* repo, const std::string& what) {
-  git_packbuilder* raw = nullptr;
-  if (auto r = git2_check(git_packbuilder_new(&raw, repo), what + ": new pack"); !r) return r.error();
-  Packbuilder pb(raw);
-  git_packbuilder_set_threads(pb.get(), 0);
-  return pb;
-}
-
-Result<void> insert_walk(git_repository* repo, git_packbuilder* pb, const std::string& tip, const std::string& hide,
-                         const std::string& what) {
+// The snapshot's objects: the base commit, then the commits between it and the start (the staged
+// and the working-tree snapshot), each with its tree and every tree and blob it reaches, once.
+Result<void> collect_snapshot(git_repository* repo, PackWriter& pack, const Snapshot& snap,
+                              const std::string& where) {
+  git_oid base;
+  git_oid_fromstr(&base, snap.base.c_str());
+  if (auto r = pack.insert_commit(base); !r) return r;
+  if (snap.start == snap.base) return {};
   git_revwalk* raw = nullptr;
-  if (auto r = git2_check(git_revwalk_new(&raw, repo), what + ": walk"); !r) return r;
+  if (auto r = git2_check(git_revwalk_new(&raw, repo), where + ": walk"); !r) return r;
   Revwalk walk(raw);
-  git_oid id;
-  git_oid_fromstr(&id, tip.c_str());
-  if (auto r = git2_check(git_revwalk_push(walk.get(), &id), what + ": walk from " + tip); !r) return r;
-  if (!hide.empty()) {
-    git_oid h;
-    git_oid_fromstr(&h, hide.c_str());
-    if (auto r = git2_check(git_revwalk_hide(walk.get(), &h), what + ": hide " + hide); !r) return r;
+  git_oid start;
+  git_oid_fromstr(&start, snap.start.c_str());
+  if (auto r =
+          git2_check(git_revwalk_push(walk.get(), &start), where + ": walk from " + snap.start);
+      !r) {
+    return r;
   }
-  return git2_check(git_packbuilder_insert_walk(pb, walk.get()), what + ": collect objects");
+  if (auto r = git2_check(git_revwalk_hide(walk.get(), &base), where + ": hide " + snap.base); !r) {
+    return r;
+  }
+  git_oid id;
+  int rc = 0;
+  while ((rc = git_revwalk_next(&id, walk.get())) == 0) {
+    if (auto r = pack.insert_commit(id); !r) return r;
+  }
+  if (rc != GIT_ITEROVER) return git2_check(rc, where + ": walk the snapshot");
+  return {};
 }
 
 // The history behind `base` that a space holding base's commit and tree lacks: every commit
@@ -232,11 +67,11 @@ Result<void> insert_walk(git_repository* repo, git_packbuilder* pb, const std::s
 // (in base's tree, or put in the pack) is not entered again: everything under it is known too.
 class HistoryPack {
  public:
-  HistoryPack(git_repository* repo, git_packbuilder* pb, std::string what)
-      : repo_(repo), pb_(pb), what_(std::move(what)) {}
+  HistoryPack(git_repository* repo, PackWriter& pack, std::string what)
+      : repo_(repo), pack_(pack), what_(std::move(what)) {}
 
   Result<void> add(git_commit* base) {
-    if (auto r = visit(*git_commit_tree_id(base), "", false); !r) return r;
+    if (auto r = visit(*git_commit_tree_id(base), false); !r) return r;
     git_revwalk* raw = nullptr;
     if (auto r = git2_check(git_revwalk_new(&raw, repo_), what_ + ": walk"); !r) return r;
     Revwalk walk(raw);
@@ -251,11 +86,7 @@ class HistoryPack {
     git_oid id;
     int rc = 0;
     while ((rc = git_revwalk_next(&id, walk.get())) == 0) {
-      if (auto r = git2_check(git_packbuilder_insert(pb_, &id, nullptr),
-                              what_ + ": collect commit " + oid_hex(id));
-          !r) {
-        return r;
-      }
+      if (auto r = pack_.insert(id); !r) return r;
       git_commit* c = nullptr;
       if (auto r = git2_check(git_commit_lookup(&c, repo_, &id),
                               what_ + ": look up commit " + oid_hex(id));
@@ -263,7 +94,7 @@ class HistoryPack {
         return r;
       }
       Commit commit(c);
-      if (auto r = visit(*git_commit_tree_id(commit.get()), "", true); !r) return r;
+      if (auto r = visit(*git_commit_tree_id(commit.get()), true); !r) return r;
     }
     if (rc != GIT_ITEROVER) return git2_check(rc, what_ + ": walk the history");
     return {};
@@ -271,14 +102,10 @@ class HistoryPack {
 
  private:
   // Marks a tree (and what it holds) known; with `insert`, puts what was not known in the pack.
-  Result<void> visit(const git_oid& tree_id, const std::string& path, bool insert) {
+  Result<void> visit(const git_oid& tree_id, bool insert) {
     if (!known_.emplace(reinterpret_cast<const char*>(tree_id.id), GIT_OID_RAWSZ).second) return {};
     if (insert) {
-      if (auto r = git2_check(git_packbuilder_insert(pb_, &tree_id, path.c_str()),
-                              what_ + ": collect tree " + oid_hex(tree_id));
-          !r) {
-        return r;
-      }
+      if (auto r = pack_.insert(tree_id); !r) return r;
     }
     git_tree* raw = nullptr;
     if (auto r = git2_check(git_tree_lookup(&raw, repo_, &tree_id),
@@ -291,27 +118,21 @@ class HistoryPack {
     for (std::size_t i = 0; i < n; ++i) {
       const git_tree_entry* e = git_tree_entry_byindex(tree.get(), i);
       const git_oid* id = git_tree_entry_id(e);
-      const std::string name =
-          path.empty() ? git_tree_entry_name(e) : path + "/" + git_tree_entry_name(e);
       // A gitlink (a submodule's commit) is not in this repository: it never travels.
       const git_object_t type = git_tree_entry_type(e);
       if (type == GIT_OBJECT_TREE) {
-        if (auto r = visit(*id, name, insert); !r) return r;
+        if (auto r = visit(*id, insert); !r) return r;
       } else if (type == GIT_OBJECT_BLOB &&
                  known_.emplace(reinterpret_cast<const char*>(id->id), GIT_OID_RAWSZ).second &&
                  insert) {
-        if (auto r = git2_check(git_packbuilder_insert(pb_, id, name.c_str()),
-                                what_ + ": collect blob " + oid_hex(*id));
-            !r) {
-          return r;
-        }
+        if (auto r = pack_.insert(*id); !r) return r;
       }
     }
     return {};
   }
 
   git_repository* repo_;
-  git_packbuilder* pb_;
+  PackWriter& pack_;
   std::string what_;
   std::unordered_set<std::string> known_;  // raw ids
 };
@@ -390,36 +211,6 @@ Result<std::string> probe_git(const std::string& space_id, const SpaceExec& exec
                                              std::to_string(kSpaceGitFloorMajor) + "." + std::to_string(kSpaceGitFloorMinor) + " or later");
   }
   return first;
-}
-
-// Packs built from `repo` try one delta each, against the object before: libgit2's packbuilder
-// (1.5) reads pack.windowMemory from the repository's config, and a one-byte limit narrows its
-// delta window (ten objects) to one. Near-identical neighbours still delta; the files of one tree
-// seldom delta against any other, and the pack crosses a local pipe: the wider search cost more
-// than it saved (a 5,000-file tree: the same bytes, about half the time). The setting lives in
-// this handle's config only, read from a file in a private temporary folder; the user's config is
-// never written.
-Result<void> with_narrow_delta_window(git_repository* repo, const std::string& where) {
-  Result<OwnedTempDir> dir = OwnedTempDir::make("code-in");
-  if (!dir) return dir.error();
-  const std::string file = dir->path() + "/config";
-  {
-    std::ofstream out(file);
-    out << "[pack]\n\twindowMemory = 1\n";
-    out.close();
-    if (!out) return fail(Code::kCodeInFailed, where + ": write " + file);
-  }
-  git_config* raw = nullptr;
-  if (auto r = git2_check(git_config_new(&raw), where + ": new config"); !r) return r;
-  Config config(raw);
-  if (auto r = git2_check(
-          git_config_add_file_ondisk(config.get(), file.c_str(), GIT_CONFIG_LEVEL_APP, repo, 0),
-          where + ": read " + file);
-      !r) {
-    return r;
-  }
-  git_repository_set_config(repo, config.get());  // takes its own reference
-  return {};
 }
 
 // The tree id of a commit here, "" when it cannot be read.
@@ -508,19 +299,11 @@ Result<CodeInResult> transfer(Project& project, const std::string& space_id, con
       Clock::now() + options.timeout, what);
   if (!started) return started.error();
   ExecStream& stream = **started;
-  if (auto r = with_narrow_delta_window(repo, where); !r) return r.error();
-  Result<Packbuilder> pb = new_pack(repo, where);
-  if (!pb) return pb.error();
+  Result<PackWriter> pack = PackWriter::make(repo, where, kPackLevel);
+  if (!pack) return pack.error();
+  if (auto r = collect_snapshot(repo, *pack, snap, where); !r) return r.error();
   git_oid base;
   git_oid_fromstr(&base, snap.base.c_str());
-  if (auto r = git2_check(git_packbuilder_insert_commit(pb->get(), &base),
-                          where + ": collect the base commit");
-      !r) {
-    return r.error();
-  }
-  if (snap.start != snap.base) {
-    if (auto r = insert_walk(repo, pb->get(), snap.start, snap.base, where); !r) return r.error();
-  }
   git_commit* raw = nullptr;
   if (auto r =
           git2_check(git_commit_lookup(&raw, repo, &base), where + ": look up the base commit");
@@ -533,13 +316,12 @@ Result<CodeInResult> transfer(Project& project, const std::string& space_id, con
   Result<Advertisement> adv = read_advertisement(stream, what);
   if (!adv) return adv.error();
   if (auto r = send_pack(stream, what, shallow, {{kZero, snap.start, "refs/openchamber/start"}},
-                         pb->get());
+                         [&pack](const receive_pack::PackSink& sink) { return pack->write(sink); });
       !r) {
     return r.error();
   }
   say(options, "sent the base " + snap.base.substr(0, 12) + " and the snapshot " +
-                   snap.start.substr(0, 12) + " (" +
-                   std::to_string(git_packbuilder_object_count(pb->get())) + " objects)");
+                   snap.start.substr(0, 12) + " (" + std::to_string(pack->count()) + " objects)");
 
   // The unfold, two lines at once. Work tree: `read-tree -u --reset` the start commit (HEAD is not
   // read), then the index: `read-tree` the staged tree (both by id: their refs may not be there
@@ -670,9 +452,9 @@ Result<HistoryStatus> send_history(const std::string& repository, const std::str
   if (!started) return fail(Code::kHistoryTransferFailed, started.error().message);
   ExecStream& stream = **started;
   // Collected while the exec starts (a second call, with the history already there, wastes it).
-  Result<Packbuilder> pb = new_pack(repo, where);
-  if (!pb) return fail(Code::kHistoryTransferFailed, pb.error().message);
-  HistoryPack history(repo, pb->get(), where);
+  Result<PackWriter> pack = PackWriter::make(repo, where, kPackLevel);
+  if (!pack) return fail(Code::kHistoryTransferFailed, pack.error().message);
+  HistoryPack history(repo, *pack, where);
   if (auto r = history.add(base_commit.get()); !r) {
     return fail(Code::kHistoryTransferFailed, r.error().message);
   }
@@ -702,10 +484,11 @@ Result<HistoryStatus> send_history(const std::string& repository, const std::str
                                                   listed + (adv->shallow.size() > 3 ? ", …" : "") +
                                                   ", not only at the base " + base);
   }
-  say(options, "sending history: " + std::to_string(git_packbuilder_object_count(pb->get())) + " objects");
+  say(options, "sending history: " + std::to_string(pack->count()) + " objects");
   // The command leaves the base where it is; it only carries the pack (receive-pack reads a pack
   // for any command that is not a deletion).
-  if (auto r = send_pack(stream, what, {}, {{base, base, "refs/openchamber/base"}}, pb->get());
+  if (auto r = send_pack(stream, what, {}, {{base, base, "refs/openchamber/base"}},
+                         [&pack](const receive_pack::PackSink& sink) { return pack->write(sink); });
       !r) {
     return fail(Code::kHistoryTransferFailed, r.error().message);
   }

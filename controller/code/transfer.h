@@ -1,10 +1,10 @@
 // Code in, transfer: the snapshot goes into the space over the place's exec, as git's own pack
 // protocol spoken by this process to the space's `git receive-pack` (stdin/stdout of the exec
-// argv), with packs built in-process by libgit2. Only what the snapshot needs goes first (the base
-// commit and its tree, marked shallow, and the two snapshot commits, in one session and one
-// pack); `send_history` brings the rest into the same repository. Each receive-pack runs under the
-// host deadline (process-group kill), an output cap, and inside under `timeout -s KILL <deadline +
-// margin>` so nothing the host gave up on keeps running there.
+// argv), with packs written in-process (pack_writer.h). Only what the snapshot needs goes first
+// (the base commit and its tree, marked shallow, and the two snapshot commits, in one session and
+// one pack); `send_history` brings the rest into the same repository. Each receive-pack runs under
+// the host deadline (process-group kill), an output cap, and inside under `timeout -s KILL
+// <deadline + margin>` so nothing the host gave up on keeps running there.
 #pragma once
 
 #include <chrono>

@@ -275,11 +275,10 @@ TEST_F(TransferTest, HistoryIsOneSessionIntoTheSpacesRepositoryWithOnlyWhatItLac
   EXPECT_EQ(status(inside()), status(repo_));
 }
 
-// The snapshot's pack is built with libgit2's delta window narrowed to one object (through a
-// config of our own lent to our handle of the repository): 200 near-identical files still arrive
-// whole and checkable, in a pack the space's receive-pack keeps, and the user's config is not
-// touched (the state comparison of code_in()).
-TEST_F(TransferTest, TheSnapshotPackWithANarrowDeltaWindowArrivesWhole) {
+// The snapshot's pack is our own writer's: every object whole (no delta search), 200
+// near-identical files included, in a pack the space's receive-pack keeps and checks, and the
+// user's repository is not touched (the state comparison of code_in()).
+TEST_F(TransferTest, TheSnapshotPackHoldsEveryObjectWholeAndTheSpaceKeepsIt) {
   ASSERT_EQ(std::system(("rm -rf '" + repo_ + "/nested'").c_str()), 0);
   std::string text;
   for (int line = 0; line < 200; ++line) {
@@ -298,7 +297,9 @@ TEST_F(TransferTest, TheSnapshotPackWithANarrowDeltaWindowArrivesWhole) {
     if (e.path().extension() == ".idx") indexes.push_back(e.path().string());
   }
   ASSERT_EQ(indexes.size(), 1u) << "the space's receive-pack did not keep one pack";
-  EXPECT_EQ(git_status(inside(), {"verify-pack", indexes[0]}), 0);
+  const std::string listing = git(inside(), {"verify-pack", "-v", indexes[0]});
+  EXPECT_NE(listing.find("non delta: "), std::string::npos) << listing;
+  EXPECT_EQ(listing.find("chain length"), std::string::npos) << listing;
   EXPECT_EQ(git_status(inside(), {"fsck", "--no-dangling", "--no-progress"}), 0);
   EXPECT_EQ(status(inside()), status(repo_));
   EXPECT_EQ(git(inside(), {"rev-parse", "HEAD:alike/f199.txt"}),

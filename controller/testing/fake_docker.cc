@@ -54,6 +54,23 @@ int main(int argc, char** argv) {
     for (int i = 1; i < logged_argc; ++i) out << (i > 1 ? "\x1f" : "") << logged_argv[i];
     out << '\x1e' << stdin_bytes << '\x1d' << '\n';
   }
+  // FAKE_DOCKER_MARKS=<dir>: each call leaves <dir>/<first>-<second> when it starts (second only
+  // when it is no flag), and FAKE_DOCKER_WAIT_MARK="<first> <second>=<mark>" holds that call until
+  // <dir>/<mark> exists (at most 5 s), then appends "met" or "alone" to <dir>/waited: whether the
+  // two calls ran at the same time (the held one started while or after the other did).
+  if (const char* marks = std::getenv("FAKE_DOCKER_MARKS")) {
+    const std::string dir = marks;
+    std::ofstream(dir + "/" + first + "-" + (second.rfind('-', 0) == 0 ? "" : second)).put('\n');
+    const char* wait = std::getenv("FAKE_DOCKER_WAIT_MARK");
+    const std::string rule = wait != nullptr ? wait : "";
+    const std::size_t eq = rule.find('=');
+    if (eq != std::string::npos && rule.substr(0, eq) == first + " " + second) {
+      const std::string mark = dir + "/" + rule.substr(eq + 1);
+      int i = 0;
+      while (i < 500 && access(mark.c_str(), F_OK) != 0) ::usleep(10000), ++i;
+      std::ofstream(dir + "/waited", std::ios::app) << (i < 500 ? "met" : "alone") << "\n";
+    }
+  }
   const char* answers = std::getenv("FAKE_DOCKER_ANSWERS");
   // FAKE_DOCKER_FAIL="<first> <second>": that call fails as a list or inspect would.
   if (const char* f = std::getenv("FAKE_DOCKER_FAIL"); f != nullptr && first + " " + second == f) {
@@ -66,6 +83,10 @@ int main(int argc, char** argv) {
     std::cout << "20.10.24\n";
     return 0;
   }
+  if (first == "info" && argc > 3 && std::strstr(argv[3], "ServerVersion") != nullptr) {
+    std::cout << "20.10.24 2\n";  // create's one call for the version and the cores
+    return 0;
+  }
   if (first == "info" && argc > 3 && std::strstr(argv[3], "NCPU") != nullptr) {
     std::cout << "2\n";  // a two-core place: the space's default quota is one CPU
     return 0;
@@ -74,9 +95,12 @@ int main(int argc, char** argv) {
     // An image ID names itself, as the engine answers; any other reference resolves to all zeros.
     const std::string last = argv[argc - 1];
     const bool by_id = last.size() == 71 && last.rfind("sha256:", 0) == 0;
-    std::cout << (argc > 4 && std::strstr(argv[4], "Env") != nullptr ? "[\"PATH=/bin\"]\n"
-                  : by_id                                            ? last + "\n"
-                          : "sha256:" + std::string(64, '0') + "\n");
+    const std::string id = by_id ? last : "sha256:" + std::string(64, '0');
+    const bool env = argc > 4 && std::strstr(argv[4], "Env") != nullptr;
+    const bool with_id = argc > 4 && std::strstr(argv[4], "{{.Id}}") != nullptr;
+    std::cout << (env && with_id ? id + " [\"PATH=/bin\"]\n"
+                  : env          ? "[\"PATH=/bin\"]\n"
+                                 : id + "\n");
     return 0;
   }
   if ((first == "container" && second == "inspect")) {

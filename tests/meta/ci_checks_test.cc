@@ -215,7 +215,7 @@ TEST_F(CiChecksTest, EveryDockerTestWaitsForTheImagesAndCarriesItsLocks) {
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;
   const policy::json::Value* tests = parsed->find("tests");
   ASSERT_NE(tests, nullptr);
-  std::size_t docker = 0, over_ssh = 0, serial = 0;
+  std::size_t docker = 0, over_ssh = 0, on_podman = 0, serial = 0;
   for (const policy::json::Value& test : tests->items()) {
     const policy::json::Value* name_value = test.find("name");
     ASSERT_NE(name_value, nullptr);
@@ -239,6 +239,11 @@ TEST_F(CiChecksTest, EveryDockerTestWaitsForTheImagesAndCarriesItsLocks) {
       const bool ssh = name.rfind("EscapeLiveTest.OverSsh", 0) == 0;
       over_ssh += ssh ? 1 : 0;
       EXPECT_EQ(holds(locks, "gk_ssh_probe_port"), ssh) << name;
+      // Its place check on Podman adds a probe rule to the host's INPUT chain, which
+      // PodmanGuardTest (controller_podman_tests) counts.
+      const bool podman = name.rfind("EscapeLiveTest.OnPodman", 0) == 0;
+      on_podman += podman ? 1 : 0;
+      EXPECT_EQ(holds(locks, "gk_podman_checks"), podman) << name;
     }
     if (name.rfind("EngineRestartDockerTest.", 0) == 0) {
       ++serial;
@@ -247,6 +252,7 @@ TEST_F(CiChecksTest, EveryDockerTestWaitsForTheImagesAndCarriesItsLocks) {
   }
   EXPECT_GT(docker, 50u);
   EXPECT_EQ(over_ssh, 1u);
+  EXPECT_EQ(on_podman, 1u);
   EXPECT_EQ(serial, 2u);
 }
 

@@ -82,7 +82,10 @@ Answer parse_answer(const std::string& in, bool eof) {
 class Runner {
  public:
   Runner(const Target& target, const Load& load)
-      : target_(target), load_(load), conns_(static_cast<std::size_t>(load.clients)), rx_(kReadBuffer) {
+      : target_(target),
+        load_(load),
+        conns_(static_cast<std::size_t>(load.clients)),
+        rx_(kReadBuffer) {
     epfd_ = epoll_create1(EPOLL_CLOEXEC);
   }
   ~Runner() {
@@ -102,17 +105,22 @@ class Runner {
     samples_.clear();
     samples_.reserve(static_cast<std::size_t>(count));
     const auto start = Clock::now();
-    const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
-                                      std::chrono::duration<double>(load_.max_seconds > 0 ? load_.max_seconds : 1e6));
-    const std::uint64_t accepted_before = load_.upstream_accepts != nullptr ? load_.upstream_accepts->load() : 0;
+    const auto deadline =
+        start + std::chrono::duration_cast<Clock::duration>(
+                    std::chrono::duration<double>(load_.max_seconds > 0 ? load_.max_seconds : 1e6));
+    const std::uint64_t accepted_before =
+        load_.upstream_accepts != nullptr ? load_.upstream_accepts->load() : 0;
     last_progress_ = start;
     last_answer_ = start;
     auto last_sample = start - std::chrono::milliseconds(kRssSampleMs);
+    std::optional<CpuMeter> meter;
+    if (timed) meter.emplace(load_.cpu_pid);
     for (std::size_t i = 0; i < conns_.size() && to_start_ > 0; ++i) begin(i);
     std::vector<epoll_event> events(256);
     while (in_flight_ > 0 && result_.error.empty()) {
       const auto now = Clock::now();
-      if (timed && load_.rss_pid > 0 && now - last_sample >= std::chrono::milliseconds(kRssSampleMs)) {
+      if (timed && load_.rss_pid > 0 &&
+          now - last_sample >= std::chrono::milliseconds(kRssSampleMs)) {
         result_.rss_peak_kib = std::max(result_.rss_peak_kib, vm_rss_kib(load_.rss_pid));
         last_sample = now;
       }
@@ -124,7 +132,8 @@ class Runner {
         result_.error = "no answer for " + std::to_string(kStallMs / 1000) + " s";
         break;
       }
-      const int n = epoll_wait(epfd_, events.data(), static_cast<int>(events.size()), kRssSampleMs / 4);
+      const int n =
+          epoll_wait(epfd_, events.data(), static_cast<int>(events.size()), kRssSampleMs / 4);
       if (n < 0 && errno != EINTR) {
         result_.error = std::string("epoll_wait: ") + std::strerror(errno);
         break;
@@ -136,6 +145,7 @@ class Runner {
         on_event(index, events[e].events);
       }
     }
+    if (meter) result_.cpu = meter->stop();
     // A capped or failed phase leaves requests in flight: their connections are dropped.
     for (Conn& c : conns_) {
       if (c.state != State::kIdle) drop(c);
@@ -208,7 +218,8 @@ class Runner {
     c.interest = 0;
     const int rc = connect(fd, reinterpret_cast<const sockaddr*>(&sin), sizeof sin);
     if (rc != 0 && errno != EINPROGRESS) {
-      fail(index, "connect(" + target_.ip + ":" + std::to_string(target_.port) + "): " + std::strerror(errno));
+      fail(index, "connect(" + target_.ip + ":" + std::to_string(target_.port) +
+                      "): " + std::strerror(errno));
       return;
     }
     epoll_event ev{};
@@ -234,8 +245,8 @@ class Runner {
         socklen_t length = sizeof error;
         getsockopt(c.stream.fd(), SOL_SOCKET, SO_ERROR, &error, &length);
         if (error != 0 || (events & (EPOLLERR | EPOLLHUP)) != 0) {
-          fail(index, "connect(" + target_.ip + ":" + std::to_string(target_.port) + "): " +
-                          std::strerror(error != 0 ? error : ECONNREFUSED));
+          fail(index, "connect(" + target_.ip + ":" + std::to_string(target_.port) +
+                          "): " + std::strerror(error != 0 ? error : ECONNREFUSED));
           return;
         }
         c.state = State::kHandshake;
@@ -340,7 +351,8 @@ class Runner {
   // The server closed a kept connection before answering: the request goes again on a new one.
   void retry(std::size_t index) {
     if (timed_) ++result_.retried;
-    conns_[index].retried = true;  // before connect_new: a connect failing at once starts the next request
+    conns_[index].retried =
+        true;  // before connect_new: a connect failing at once starts the next request
     connect_new(index);
   }
 
@@ -475,6 +487,11 @@ LoadResult combine_loads(const std::vector<LoadResult>& rounds) {
     out.seconds += r.seconds;
     out.capped = out.capped || r.capped;
     out.rss_peak_kib = std::max(out.rss_peak_kib, r.rss_peak_kib);
+    out.cpu.ok = (&r == &rounds.front() || out.cpu.ok) && r.cpu.ok;
+    out.cpu.on_cpu_ns += r.cpu.on_cpu_ns;
+    out.cpu.user_ticks += r.cpu.user_ticks;
+    out.cpu.system_ticks += r.cpu.system_ticks;
+    out.cpu.syscalls += r.cpu.syscalls;
     if (out.error.empty()) out.error = r.error;
     if (out.first_failure.empty()) out.first_failure = r.first_failure;
     out.samples.insert(out.samples.end(), r.samples.begin(), r.samples.end());

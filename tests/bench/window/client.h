@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/bench/window/cpu.h"
+
 namespace bench {
 
 struct Target {
@@ -21,18 +23,20 @@ struct Target {
   std::uint16_t port = 0;
   SSL_CTX* tls = nullptr;  // non-null: TLS to tls_host (SNI and name check)
   std::string tls_host;
-  std::string request;      // sent as is for every request (a GET head)
-  bool close_each = false;  // the client closes after every answer: a new TCP connection per request
+  std::string request;  // sent as is for every request (a GET head)
+  bool close_each =
+      false;  // the client closes after every answer: a new TCP connection per request
 };
 
 struct Load {
   int clients = 1;
-  int requests = 0;      // timed requests, over all clients
-  int warmup = 0;        // untimed requests first, on the same connections
+  int requests = 0;        // timed requests, over all clients
+  int warmup = 0;          // untimed requests first, on the same connections
   double max_seconds = 0;  // the timed requests stop here even when fewer were done
   pid_t rss_pid = -1;      // >0: VmRSS of this process sampled every kRssSampleMs
   // Non-null: the upstream's count of accepted connections on the port this row reaches.
   const std::atomic<std::uint64_t>* upstream_accepts = nullptr;
+  pid_t cpu_pid = -1;  // >0: this process's CPU time and system calls during the timed requests
 };
 
 struct LoadResult {
@@ -47,8 +51,9 @@ struct LoadResult {
                                   // to the last byte of its answer
   bool capped = false;            // max_seconds ended the timed requests early
   long rss_peak_kib = -1;
-  std::string error;          // the row could not be measured: stalled or too many failures
-  std::string first_failure;  // what the first failed request met
+  CpuUse cpu;                   // of Load::cpu_pid, over the timed requests (cpu.ok: measured)
+  std::string error;            // the row could not be measured: stalled or too many failures
+  std::string first_failure;    // what the first failed request met
   std::vector<double> samples;  // ms of every completed timed request, ascending
   [[nodiscard]] bool ok() const { return error.empty() && completed > 0; }
 };

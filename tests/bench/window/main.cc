@@ -32,13 +32,14 @@ constexpr const char* kUpstreamDomain = "bench.test";
 constexpr int kMaxClients = 1000;
 
 struct Options : CommonOptions {  // --only plain|tls
-  int requests = 20000;  // timed, per row
-  int clients = 32;      // the many-client rows
-  double seconds = 20;   // at most, per row
+  int requests = 20000;           // timed, per row
+  int clients = 32;               // the many-client rows
+  double seconds = 20;            // at most, per row
 };
 
 constexpr const char* kUsage =
-    "usage: bench_window [--requests N] [--clients N] [--seconds N] [--gatekeeper PATH] [--only plain|tls]...\n"
+    "usage: bench_window [--requests N] [--clients N] [--seconds N] [--gatekeeper PATH] [--only "
+    "plain|tls]...\n"
     "  defaults: 20000 timed requests per row, 32 clients in the many-client rows, at most 20 s\n"
     "  per row, gatekeeper-test next to this binary. Needs root (network namespace, veth).\n";
 
@@ -61,7 +62,9 @@ void progress(const std::string& what) { std::fprintf(stderr, "bench_window: %s\
 
 std::string random_hex(std::size_t bytes) {
   std::vector<std::uint8_t> raw(bytes);
-  if (RAND_bytes(raw.data(), raw.size()) != 1) std::abort();  // BoringSSL's RNG does not fail on Linux
+  if (RAND_bytes(raw.data(), raw.size()) != 1) {
+    std::abort();  // BoringSSL's RNG does not fail on Linux
+  }
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   for (std::uint8_t b : raw) {
@@ -73,14 +76,15 @@ std::string random_hex(std::size_t bytes) {
 
 // The request a space's SDK would send: the window's path, a placeholder key the window removes.
 std::string window_request(const std::string& key, const std::string& grant) {
-  return "GET /k/" + key + "/model/" + grant + "/models HTTP/1.1\r\nHost: gatekeeper:8080\r\n"
+  return "GET /k/" + key + "/model/" + grant +
+         "/models HTTP/1.1\r\nHost: gatekeeper:8080\r\n"
          "Authorization: Bearer placeholder\r\nAccept: */*\r\n\r\n";
 }
 
 // The same request straight to the upstream, signed as the window would sign it.
 std::string direct_request(const std::string& secret) {
-  return std::string("GET /v1/models HTTP/1.1\r\nHost: ") + kUpstreamName + "\r\nAuthorization: Bearer " + secret +
-         "\r\nAccept: */*\r\n\r\n";
+  return std::string("GET /v1/models HTTP/1.1\r\nHost: ") + kUpstreamName +
+         "\r\nAuthorization: Bearer " + secret + "\r\nAccept: */*\r\n\r\n";
 }
 
 struct Paths {
@@ -98,6 +102,7 @@ constexpr int kRounds = 3;
 struct Bench {
   const Options& o;
   pid_t gatekeeper;
+  pid_t nginx_worker;  // -1: none found (its rows then have no CPU figures)
   UpstreamCounters* counters;
 };
 
@@ -117,6 +122,16 @@ LoadResult measure_round(const Bench& b, const RowSpec& spec, int requests) {
   load.warmup = warmup_for(spec.clients, requests);
   load.max_seconds = b.o.seconds / kRounds;
   load.rss_pid = spec.via == Via::kWindow ? b.gatekeeper : -1;
+  switch (spec.via) {
+    case Via::kDirect:
+      break;
+    case Via::kWindow:
+      load.cpu_pid = b.gatekeeper;
+      break;
+    case Via::kNginx:
+      load.cpu_pid = b.nginx_worker;
+      break;
+  }
   load.upstream_accepts = spec.scheme == "TLS" ? &b.counters->tls : &b.counters->plain;
   LoadResult result = run_load(spec.target, load);
   if (!result.error.empty()) progress("  " + result.error);
@@ -155,7 +170,9 @@ std::vector<Row> measure_rows(const Bench& b, const Paths& p) {
     const int share = b.o.requests / kRounds + (round == kRounds - 1 ? b.o.requests % kRounds : 0);
     progress("round " + std::to_string(round + 1) + " of " + std::to_string(kRounds) + ": " +
              std::to_string(share) + " requests per row, every row");
-    for (std::size_t i = 0; i < specs.size(); ++i) rounds[i].push_back(measure_round(b, specs[i], share));
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      rounds[i].push_back(measure_round(b, specs[i], share));
+    }
   }
   std::vector<Row> rows;
   for (std::size_t i = 0; i < specs.size(); ++i) {
@@ -210,13 +227,18 @@ int run_benchmark(const Options& o) {
   if (!pki.ok) return fail_setup("making the test CA in " + workdir.path() + " failed");
   const bssl::UniquePtr<SSL_CTX> upstream_tls = upstream_tls_context(pki);
   const bssl::UniquePtr<SSL_CTX> client_tls = client_tls_context(pki.ca_file);
-  if (!upstream_tls || !client_tls) return fail_setup("BoringSSL refused the test certificate or CA");
+  if (!upstream_tls || !client_tls) {
+    return fail_setup("BoringSSL refused the test certificate or CA");
+  }
 
   const std::string secret = "bench-secret-" + random_hex(16);
   UpstreamCounters* counters = shared_upstream_counters();
   if (counters == nullptr) return fail_setup("mmap of the upstream's counters failed");
   started.upstream = fork_until_ready(
-      net.fd(), [&](int ready_fd) { return run_http_upstream(ip, upstream_tls.get(), secret, counters, ready_fd); },
+      net.fd(),
+      [&](int ready_fd) {
+        return run_http_upstream(ip, upstream_tls.get(), secret, counters, ready_fd);
+      },
       5000);
   if (started.upstream < 0) return fail_setup("the upstream did not start in " + net.name());
 
@@ -233,19 +255,22 @@ int run_benchmark(const Options& o) {
   const std::vector<std::pair<std::string, std::string>> control = {
       {"/window-key", R"({"key":")" + key + R"("})"},
       {"/grants", std::string(R"({"id":"plain","upstream":"http://)") + ip + "/v1/" + plain_header},
-      {"/grants", std::string(R"({"id":"tls","upstream":"https://)") + kUpstreamName + "/v1/" + header},
+      {"/grants",
+       std::string(R"({"id":"tls","upstream":"https://)") + kUpstreamName + "/v1/" + header},
   };
   for (const auto& [path, body] : control) {
     const int status = control_post(g.control, path, body);
     if (status != 200) return fail_setup("POST " + path + " answered " + std::to_string(status));
   }
-  progress("gatekeeper: window on 127.0.0.1:" + std::to_string(g.window) + ", upstream " + ip + ":" +
-           std::to_string(kPlainPort) + " and :" + std::to_string(kTlsPort));
+  progress("gatekeeper: window on 127.0.0.1:" + std::to_string(g.window) + ", upstream " + ip +
+           ":" + std::to_string(kPlainPort) + " and :" + std::to_string(kTlsPort));
 
   Paths paths;
   paths.direct_plain = Target{ip, kPlainPort, nullptr, "", direct_request(secret), false};
-  paths.direct_tls = Target{ip, kTlsPort, client_tls.get(), kUpstreamName, direct_request(secret), false};
-  paths.window_plain = Target{"127.0.0.1", g.window, nullptr, "", window_request(key, "plain"), false};
+  paths.direct_tls =
+      Target{ip, kTlsPort, client_tls.get(), kUpstreamName, direct_request(secret), false};
+  paths.window_plain =
+      Target{"127.0.0.1", g.window, nullptr, "", window_request(key, "plain"), false};
   paths.window_tls = Target{"127.0.0.1", g.window, nullptr, "", window_request(key, "tls"), false};
 
   const NginxChild nginx =
@@ -269,7 +294,9 @@ int run_benchmark(const Options& o) {
   rss.start = vm_rss_kib(g.pid);
   for (const Target* t : {&paths.window_plain, &paths.window_tls}) {
     const LoadResult one = run_load(*t, Load{1, 1, 0, o.seconds, -1, nullptr});
-    if (!one.ok()) return fail_setup("the first window request failed: " + one.error + one.first_failure);
+    if (!one.ok()) {
+      return fail_setup("the first window request failed: " + one.error + one.first_failure);
+    }
   }
   usleep(200000);
   rss.warm = vm_rss_kib(g.pid);
@@ -284,7 +311,13 @@ int run_benchmark(const Options& o) {
   for (int fd : held.fds) close(fd);
   usleep(300000);
 
-  const std::vector<Row> rows = measure_rows(Bench{o, g.pid, counters}, paths);
+  // nginx's one worker is the master's only child once it serves.
+  pid_t nginx_worker = -1;
+  for (int tries = 0; paths.nginx && nginx_worker < 0 && tries < 50; ++tries) {
+    nginx_worker = only_child(nginx.pid);
+    if (nginx_worker < 0) usleep(20000);
+  }
+  const std::vector<Row> rows = measure_rows(Bench{o, g.pid, nginx_worker, counters}, paths);
   usleep(200000);
   rss.end = vm_rss_kib(g.pid);
   print_window_report(info, rows, rss);
