@@ -24,6 +24,7 @@
 
 #include "controller/docker_place.h"
 #include "controller/process.h"
+#include "controller/testing/live_space.h"
 #include "tests/support/environment.h"
 
 extern char** environ;
@@ -143,17 +144,7 @@ class EngineRestartDockerTest : public ::testing::Test {
     r.timeout = std::chrono::minutes(5);
     return run_process(r);
   }
-  std::string labelled() {
-    std::string out;
-    const std::string filter = "label=spacectl.space.owner=" + owner_;
-    for (const std::vector<std::string>& kind :
-         {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
-      std::vector<std::string> args = kind;
-      args.insert(args.end(), {"-q", "--filter", filter});
-      out += docker(args).out;
-    }
-    return out;
-  }
+  std::string labelled() { return testing::labelled(owner_, {"docker", "-H", host_}); }
 
   std::string dir_, host_, owner_, id_;
   pid_t engine_ = -1;

@@ -8,6 +8,7 @@
 #include "controller/docker_place.h"
 #include "controller/place_contract_test.h"
 #include "controller/process.h"
+#include "controller/testing/leftovers.h"
 #include "controller/testing/ssh_engine.h"
 #include "tests/support/environment.h"
 
@@ -48,19 +49,9 @@ std::unique_ptr<Place> make(const std::string& owner) {
   return std::make_unique<DockerPlace>(o);
 }
 
+// Containers, networks and volumes labelled with the owner, on the engine at the other end.
 std::string leftovers(const std::string& owner) {
-  std::string out;
-  for (const std::vector<std::string>& kind :
-       {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
-    ProcessRequest r;
-    r.argv = {"docker", "--host", engine().host()};
-    r.argv.insert(r.argv.end(), kind.begin(), kind.end());
-    r.argv.insert(r.argv.end(), {"-q", "--filter", "label=spacectl.space.owner=" + owner});
-    const ProcessOutcome o = run_process(r);
-    if (!o.succeeded()) out += "docker " + kind[0] + " failed: " + o.describe() + "\n";
-    out += o.out;
-  }
-  return out;
+  return testing::labelled(owner, {"docker", "--host", engine().host()});
 }
 
 INSTANTIATE_TEST_SUITE_P(DockerSsh, PlaceContractTest,
