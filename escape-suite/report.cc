@@ -66,7 +66,7 @@ std::string printable(std::string_view text) {
   return out;
 }
 
-std::string xml_escape(std::string_view text) {
+std::string markup_escape(std::string_view text, std::string_view apostrophe) {
   std::string out;
   for (const char ch : printable(text)) {
     switch (ch) {
@@ -74,7 +74,9 @@ std::string xml_escape(std::string_view text) {
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '\'':
+        out += apostrophe;
+        break;
       default: out.push_back(ch); break;
     }
   }
