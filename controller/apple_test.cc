@@ -144,11 +144,14 @@ TEST(AppleArgvTest, TheSpaceIsOnTheHostOnlyNetworkOnlyWithItsLimitsAndVolumes) {
   EXPECT_EQ(space.back(), s.space_image);
   // No flag that shares the Mac: no -v, no --publish, no --ssh, no --virtualization, no --rosetta.
   for (const std::vector<std::string>& a :
-       {space_create_argv(s), gatekeeper_create_argv(s), setup_run_argv(s)})
-    for (const std::string& flag : a)
+       {space_create_argv(s), gatekeeper_create_argv(s), setup_run_argv(s)}) {
+    for (const std::string& flag : a) {
       for (const char* never : {"-v", "--volume", "-p", "--publish", "--publish-socket", "--ssh",
-                                "--virtualization", "--rosetta", "--cap-add=ALL"})
+                                "--virtualization", "--rosetta", "--cap-add=ALL"}) {
         EXPECT_NE(flag, never);
+      }
+    }
+  }
   const std::vector<std::string> gk = without_labels(gatekeeper_create_argv(s));
   EXPECT_EQ(
       std::vector<std::string>(gk.end() - 4, gk.end()),
@@ -192,8 +195,9 @@ TEST_F(ApplePlaceTest, VerifyNamesWhatChangedInTheStoredConfiguration) {
   for (const Difference& d : *v) all += d.check + ": " + d.message + "\n";
   for (const char* want :
        {"read_only", "host_share", "published", "env: environment holds OPENAI_API_KEY",
-        "gatekeeper_cap_add", "gatekeeper_ssh"})
+        "gatekeeper_cap_add", "gatekeeper_ssh"}) {
     EXPECT_NE(all.find(want), std::string::npos) << want << "\n" << all;
+  }
   Result<void> started = place.start(made->id);
   ASSERT_FALSE(started.ok());
   EXPECT_EQ(started.error().code, Code::kVerifyFailed);

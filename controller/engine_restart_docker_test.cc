@@ -53,8 +53,9 @@ pid_t spawn(std::vector<std::string> argv, const std::vector<std::string>& env_e
   for (std::string& a : argv) cargv.push_back(a.data());
   cargv.push_back(nullptr);
   std::vector<std::string> env_text;
-  for (char** e = environ; *e != nullptr; ++e)
+  for (char** e = environ; *e != nullptr; ++e) {
     if (std::string(*e).rfind("DOCKER_HOST=", 0) != 0) env_text.emplace_back(*e);
+  }
   env_text.insert(env_text.end(), env_extra.begin(), env_extra.end());
   std::vector<char*> env;
   for (std::string& e : env_text) env.push_back(e.data());
@@ -63,10 +64,11 @@ pid_t spawn(std::vector<std::string> argv, const std::vector<std::string>& env_e
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-  if (stderr_fd >= 0)
+  if (stderr_fd >= 0) {
     posix_spawn_file_actions_adddup2(&fa, stderr_fd, 2);
-  else
+  } else {
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  }
   pid_t pid = -1;
   if (posix_spawnp(&pid, argv[0].c_str(), &fa, nullptr, cargv.data(), env.data()) != 0) pid = -1;
   posix_spawn_file_actions_destroy(&fa);

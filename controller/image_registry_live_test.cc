@@ -126,8 +126,9 @@ class ImageRegistryLiveTest : public ::testing::Test {
 
   bool ready() {
     if (!gk_test::docker_engine_answers() || !program_exists("docker-registry") || !program_exists("skopeo")) return false;
-    for (const std::string& pin : kPins)
+    for (const std::string& pin : kPins) {
       if (!exists(kBin + "/" + pin + ".id") || !exists(kBin + "/" + pin + ".tar")) return false;
+    }
     return true;
   }
 
@@ -157,8 +158,11 @@ class ImageRegistryLiveTest : public ::testing::Test {
 
   // A private copy of the build's pins and archives: the records land here, not in the build.
   void copy_pins() {
-    for (const std::string& pin : kPins)
-      for (const char* ext : {".id", ".tar"}) fs::copy_file(kBin + "/" + pin + ext, pins_ + "/" + pin + ext);
+    for (const std::string& pin : kPins) {
+      for (const char* ext : {".id", ".tar"}) {
+        fs::copy_file(kBin + "/" + pin + ext, pins_ + "/" + pin + ext);
+      }
+    }
   }
 
   ProcessOutcome spacectl(const std::vector<std::string>& args) {
@@ -182,9 +186,11 @@ class ImageRegistryLiveTest : public ::testing::Test {
     const ProcessOutcome o = run({"docker", "image", "inspect", "--format", "{{json .RepoDigests}}", id});
     const json d = json::parse(o.out, nullptr, false);
     std::vector<std::string> out;
-    if (d.is_array())
-      for (const json& e : d)
+    if (d.is_array()) {
+      for (const json& e : d) {
         if (e.is_string()) out.push_back(e.get<std::string>());
+      }
+    }
     return out;
   }
 

@@ -23,10 +23,12 @@ std::string profile(const std::string& name) {
 }
 
 std::string missing() {
-  if (!testing::podman_answers())
+  if (!testing::podman_answers()) {
     return "no rootful Podman answers (podman --runtime runc info; .ci/setup installs it)";
-  if (testing::staged_pins(GK_BINARY_DIR).empty())
+  }
+  if (testing::staged_pins(GK_BINARY_DIR).empty()) {
     return "bin/*-image.id or bin/*-image.tar missing: cmake --build <dir> --target images";
+  }
   if (access(profile("space.json").c_str(), R_OK) != 0) return "seccomp profiles are missing";
   return {};
 }

@@ -23,11 +23,14 @@ testing::SshEngine& engine() {
 }
 
 std::string missing() {
-  if (!gk_test::docker_engine_answers())
+  if (!gk_test::docker_engine_answers()) {
     return "no Docker engine answers (the engine at the SSH end)";
-  for (const char* id : {"/gatekeeper-image.id", "/space-image.id"})
-    if (access((kBin + id).c_str(), R_OK) != 0)
+  }
+  for (const char* id : {"/gatekeeper-image.id", "/space-image.id"}) {
+    if (access((kBin + id).c_str(), R_OK) != 0) {
       return "bin" + std::string(id) + " is missing: cmake --build <dir> --target images";
+    }
+  }
   static const std::string started = [] {
     const std::string why = engine().start();
     if (why.empty()) engine().put_first_in_path();

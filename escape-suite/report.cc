@@ -192,8 +192,9 @@ std::string format_report(Format format, const std::vector<CaseResult>& results,
     }
     case Format::kJson: {
       std::string section = "\"host_facts\":{";
-      for (std::size_t i = 0; i < facts.size(); ++i)
+      for (std::size_t i = 0; i < facts.size(); ++i) {
         section += (i ? "," : "") + json_quoted(facts[i].key) + ":" + json_quoted(facts[i].value);
+      }
       section += "},";
       const std::size_t at = out.find("\"summary\":");
       return at == std::string::npos ? out : out.insert(at, section);
@@ -206,8 +207,9 @@ std::string format_report(Format format, const std::vector<CaseResult>& results,
     }
     case Format::kJunit: {
       std::string props = "    <properties>\n";
-      for (const Fact& f : facts)
+      for (const Fact& f : facts) {
         props += "      <property name=\"" + xml_escape(f.key) + "\" value=\"" + xml_escape(f.value) + "\"/>\n";
+      }
       props += "    </properties>\n";
       const std::size_t suite = out.find("  <testsuite ");
       const std::size_t line_end = suite == std::string::npos ? suite : out.find('\n', suite);

@@ -39,8 +39,9 @@ class ServeDockerTest : public ::testing::Test {
   void TearDown() override {
     live_.stop_serve();
     if (gk_test::docker_engine_answers()) {
-      for (const std::string& id : created_)
+      for (const std::string& id : created_) {
         (void)live_.spacectl({"space", "remove", id}, {}, false);
+      }
     }
   }
   bool ready() { return live_.ready(); }
