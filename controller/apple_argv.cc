@@ -41,6 +41,24 @@ namespace {
 
 std::string mib(std::int64_t bytes) { return std::to_string(bytes >> 20) + "M"; }
 
+// The space's two volumes where the space sees them: HOME and its work folder.
+std::vector<std::string> volume_mounts(const AppleSpec& spec, const Names& n) {
+  return {"--mount", "type=volume,source=" + n.home + ",target=" + std::string(kHomePath),
+          "--mount", "type=volume,source=" + n.work + ",target=" + work_path(spec.id)};
+}
+
+// `create` of a long-lived container, hardened alike for the gatekeeper and the space: its name
+// (and an init process when `init`), a fixed user, a read-only root, no capability, no core file,
+// bounded memory and CPUs.
+std::vector<std::string> hardened_create(const std::string& name, bool init, std::string_view user,
+                                         const std::string& memory, const std::string& cpus) {
+  std::vector<std::string> a = {"create", "--name", name};
+  if (init) a.push_back("--init");
+  a.insert(a.end(), {"--user", std::string(user), "--read-only", "--cap-drop", "ALL", "--ulimit",
+                     std::string(kCoreUlimit), "--memory", memory, "--cpus", cpus});
+  return a;
+}
+
 }  // namespace
 
 std::vector<std::string> network_create_argv(const AppleSpec& spec, Role role) {
@@ -67,28 +85,11 @@ std::vector<std::string> setup_run_argv(const AppleSpec& spec) {
   const Names n = names_for(spec.id);
   // Fresh volumes come up root-owned; one root one-shot with CHOWN only, no network, gives them to
   // the space user and removes itself.
-  std::vector<std::string> a = {
-      "run",
-      "--rm",
-      "--name",
-      n.space + "-setup",
-      "--user",
-      "0:0",
-      "--cap-drop",
-      "ALL",
-      "--cap-add",
-      "CHOWN",
-      "--read-only",
-      "--network",
-      "none",
-      "--memory",
-      "128M",
-      "--cpus",
-      "1",
-      "--mount",
-      "type=volume,source=" + n.home + ",target=" + std::string(kHomePath),
-      "--mount",
-      "type=volume,source=" + n.work + ",target=" + work_path(spec.id)};
+  std::vector<std::string> a = {"run", "--rm", "--name", n.space + "-setup", "--user", "0:0"};
+  a.insert(a.end(), {"--cap-drop", "ALL", "--cap-add", "CHOWN", "--read-only"});
+  a.insert(a.end(), {"--network", "none", "--memory", "128M", "--cpus", "1"});
+  const std::vector<std::string> mounts = volume_mounts(spec, n);
+  a.insert(a.end(), mounts.begin(), mounts.end());
   add_labels(a, spec, Role::kProbe);
   a.insert(a.end(), {spec.space_image, "/bin/busybox", "chown", std::string(kSpaceUser),
                      std::string(kHomePath), work_path(spec.id)});
@@ -97,24 +98,9 @@ std::vector<std::string> setup_run_argv(const AppleSpec& spec) {
 
 std::vector<std::string> gatekeeper_create_argv(const AppleSpec& spec) {
   const Names n = names_for(spec.id);
-  std::vector<std::string> a = {"create",
-                                "--name",
-                                n.gatekeeper,
-                                "--user",
-                                std::string(kGatekeeperUser),
-                                "--read-only",
-                                "--cap-drop",
-                                "ALL",
-                                "--ulimit",
-                                std::string(kCoreUlimit),
-                                "--memory",
-                                mib(kGatekeeperMemory),
-                                "--cpus",
-                                "1",
-                                "--network",
-                                n.inner,
-                                "--network",
-                                n.outer};
+  std::vector<std::string> a =
+      hardened_create(n.gatekeeper, false, kGatekeeperUser, mib(kGatekeeperMemory), "1");
+  a.insert(a.end(), {"--network", n.inner, "--network", n.outer});
   add_labels(a, spec, Role::kGatekeeper);
   a.push_back(spec.gatekeeper_image);
   const std::vector<std::string> command = gatekeeper_command(spec.inner_subnet);
@@ -141,31 +127,11 @@ std::vector<std::string> space_environment(const AppleSpec& spec) {
 
 std::vector<std::string> space_create_argv(const AppleSpec& spec) {
   const Names n = names_for(spec.id);
-  std::vector<std::string> a = {
-      "create",
-      "--name",
-      n.space,
-      "--init",
-      "--user",
-      std::string(kSpaceUser),
-      "--read-only",
-      "--cap-drop",
-      "ALL",
-      "--ulimit",
-      std::string(kCoreUlimit),
-      "--memory",
-      mib(spec.memory_bytes),
-      "--cpus",
-      std::to_string(spec.cpus),
-      "--no-dns",
-      "--network",
-      n.inner,
-      "--tmpfs",
-      "/tmp",
-      "--mount",
-      "type=volume,source=" + n.home + ",target=" + std::string(kHomePath),
-      "--mount",
-      "type=volume,source=" + n.work + ",target=" + work_path(spec.id)};
+  std::vector<std::string> a =
+      hardened_create(n.space, true, kSpaceUser, mib(spec.memory_bytes), std::to_string(spec.cpus));
+  a.insert(a.end(), {"--no-dns", "--network", n.inner, "--tmpfs", "/tmp"});
+  const std::vector<std::string> mounts = volume_mounts(spec, n);
+  a.insert(a.end(), mounts.begin(), mounts.end());
   for (const std::string& e : space_environment(spec)) a.insert(a.end(), {"--env", e});
   add_labels(a, spec, Role::kSpace);
   a.push_back(spec.space_image);

@@ -13,80 +13,44 @@
 #include "controller/apple_place.h"
 #include "controller/place_contract_test.h"
 #include "controller/registry.h"
+#include "controller/testing/fake_place_dir.h"
 
 namespace controller::apple {
 namespace {
 
 using nlohmann::json;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-class FakeMac {
+// A fresh fake Mac for one test (testing/fake_place_dir.h: a state folder for
+// testing/fake_container.cc, the variables that point it there, pins by digest).
+class FakeMac : public testing::FakePlaceDir {
  public:
-  FakeMac() {
-    char tmpl[] = "/tmp/spacectl-fake-apple-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    setenv("FAKE_CONTAINER_STATE", dir_.c_str(), 1);
-    setenv("FAKE_CONTAINER_LOG", (dir_ + "/log").c_str(), 1);
-    setenv("FAKE_CONTAINER_REFUSED", (dir_ + "/refused").c_str(), 1);
-    setenv("FAKE_CONTAINER_ANSWERS", APPLE_TESTDATA, 1);
+  FakeMac() : FakePlaceDir("FAKE_CONTAINER", APPLE_TESTDATA) {
     unsetenv("FAKE_CONTAINER_FORWARDING");
     unsetenv("FAKE_CONTAINER_DOWN");
-    for (const char* name : {"gatekeeper", "space"}) {
-      std::ofstream(dir_ + "/" + name + "-image.id")
-          << "sha256:" << std::string(64, name[0] == 'g' ? 'b' : 'a') << "\n";
-      std::ofstream(dir_ + "/" + name + "-image.digest")
-          << "registry.test:5000/spaces/" << name
-          << "@sha256:" << std::string(64, name[0] == 'g' ? 'd' : 'e') << "\n";
-    }
   }
-  ~FakeMac() {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
-  FakeMac(const FakeMac&) = delete;
-  FakeMac& operator=(const FakeMac&) = delete;
   [[nodiscard]] PlaceOptions options(const std::string& owner) const {
-    PlaceOptions o;
-    o.owner = owner;
-    o.gatekeeper_image_file = dir_ + "/gatekeeper-image.id";
-    o.space_image_file = dir_ + "/space-image.id";
-    o.place_program = FAKE_CONTAINER;
-    return o;
+    return FakePlaceDir::options(owner, FAKE_CONTAINER);
   }
   [[nodiscard]] json state() const {
-    const std::string t = slurp(dir_ + "/state.json");
-    return t.empty() ? json{{"containers", json::array()},
-                            {"networks", json::array()},
-                            {"volumes", json::array()}}
-                     : json::parse(t);
+    return FakePlaceDir::state(
+        {{"containers", json::array()}, {"networks", json::array()}, {"volumes", json::array()}});
   }
-  void set_state(const json& s) const { std::ofstream(dir_ + "/state.json") << s.dump(1); }
-  [[nodiscard]] std::string refused() const { return slurp(dir_ + "/refused"); }
+  // Containers, networks and volumes of `owner` still on the Mac, and every argv the fake refused.
   [[nodiscard]] std::string leftovers(const std::string& owner) const {
     std::string out = refused();
     const json s = state();
-    for (const char* kind : {"containers", "networks", "volumes"})
+    for (const char* kind : {"containers", "networks", "volumes"}) {
       for (const json& o : s[kind]) {
         const json labels =
             o.contains("configuration") ? o["configuration"]["labels"] : o["labels"];
-        if (labels.value("spacectl.space.owner", "") == owner)
+        if (labels.value("spacectl.space.owner", "") == owner) {
           out += std::string(kind) + " " + o.dump().substr(0, 80) + " is left\n";
+        }
       }
+    }
     return out;
   }
-
- private:
-  std::string dir_;
 };
-
-std::map<std::string, std::unique_ptr<FakeMac>>& macs() {
-  static std::map<std::string, std::unique_ptr<FakeMac>> m;
-  return m;
-}
 
 }  // namespace
 }  // namespace controller::apple
@@ -94,24 +58,14 @@ std::map<std::string, std::unique_ptr<FakeMac>>& macs() {
 namespace controller::contract {
 namespace {
 
-INSTANTIATE_TEST_SUITE_P(AppleContainerFake, PlaceContractTest,
-                         ::testing::Values(PlaceUnderTest{
-                             "apple_container_fake", nullptr,
-                             [](const std::string& owner) -> std::unique_ptr<Place> {
-                               auto& m = apple::macs()[owner];
-                               m = std::make_unique<apple::FakeMac>();
-                               return std::make_unique<apple::AppleContainerPlace>(
-                                   m->options(owner));
-                             },
-                             [](const std::string& owner) {
-                               auto it = apple::macs().find(owner);
-                               if (it == apple::macs().end())
-                                 return std::string("no fake Mac for ") + owner;
-                               std::string out = it->second->leftovers(owner);
-                               apple::macs().erase(it);
-                               return out;
-                             }}),
-                         place_name);
+INSTANTIATE_TEST_SUITE_P(
+    AppleContainerFake, PlaceContractTest,
+    ::testing::Values(over_fake<apple::FakeMac>(
+        "apple_container_fake",
+        [](const apple::FakeMac& mac, const std::string& owner) -> std::unique_ptr<Place> {
+          return std::make_unique<apple::AppleContainerPlace>(mac.options(owner));
+        })),
+    place_name);
 
 }  // namespace
 }  // namespace controller::contract
@@ -190,11 +144,14 @@ TEST(AppleArgvTest, TheSpaceIsOnTheHostOnlyNetworkOnlyWithItsLimitsAndVolumes) {
   EXPECT_EQ(space.back(), s.space_image);
   // No flag that shares the Mac: no -v, no --publish, no --ssh, no --virtualization, no --rosetta.
   for (const std::vector<std::string>& a :
-       {space_create_argv(s), gatekeeper_create_argv(s), setup_run_argv(s)})
-    for (const std::string& flag : a)
+       {space_create_argv(s), gatekeeper_create_argv(s), setup_run_argv(s)}) {
+    for (const std::string& flag : a) {
       for (const char* never : {"-v", "--volume", "-p", "--publish", "--publish-socket", "--ssh",
-                                "--virtualization", "--rosetta", "--cap-add=ALL"})
+                                "--virtualization", "--rosetta", "--cap-add=ALL"}) {
         EXPECT_NE(flag, never);
+      }
+    }
+  }
   const std::vector<std::string> gk = without_labels(gatekeeper_create_argv(s));
   EXPECT_EQ(
       std::vector<std::string>(gk.end() - 4, gk.end()),
@@ -238,8 +195,9 @@ TEST_F(ApplePlaceTest, VerifyNamesWhatChangedInTheStoredConfiguration) {
   for (const Difference& d : *v) all += d.check + ": " + d.message + "\n";
   for (const char* want :
        {"read_only", "host_share", "published", "env: environment holds OPENAI_API_KEY",
-        "gatekeeper_cap_add", "gatekeeper_ssh"})
+        "gatekeeper_cap_add", "gatekeeper_ssh"}) {
     EXPECT_NE(all.find(want), std::string::npos) << want << "\n" << all;
+  }
   Result<void> started = place.start(made->id);
   ASSERT_FALSE(started.ok());
   EXPECT_EQ(started.error().code, Code::kVerifyFailed);

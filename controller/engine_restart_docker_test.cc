@@ -24,6 +24,7 @@
 
 #include "controller/docker_place.h"
 #include "controller/process.h"
+#include "controller/testing/live_space.h"
 #include "tests/support/environment.h"
 
 extern char** environ;
@@ -52,8 +53,9 @@ pid_t spawn(std::vector<std::string> argv, const std::vector<std::string>& env_e
   for (std::string& a : argv) cargv.push_back(a.data());
   cargv.push_back(nullptr);
   std::vector<std::string> env_text;
-  for (char** e = environ; *e != nullptr; ++e)
+  for (char** e = environ; *e != nullptr; ++e) {
     if (std::string(*e).rfind("DOCKER_HOST=", 0) != 0) env_text.emplace_back(*e);
+  }
   env_text.insert(env_text.end(), env_extra.begin(), env_extra.end());
   std::vector<char*> env;
   for (std::string& e : env_text) env.push_back(e.data());
@@ -62,10 +64,11 @@ pid_t spawn(std::vector<std::string> argv, const std::vector<std::string>& env_e
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-  if (stderr_fd >= 0)
+  if (stderr_fd >= 0) {
     posix_spawn_file_actions_adddup2(&fa, stderr_fd, 2);
-  else
+  } else {
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  }
   pid_t pid = -1;
   if (posix_spawnp(&pid, argv[0].c_str(), &fa, nullptr, cargv.data(), env.data()) != 0) pid = -1;
   posix_spawn_file_actions_destroy(&fa);
@@ -143,17 +146,7 @@ class EngineRestartDockerTest : public ::testing::Test {
     r.timeout = std::chrono::minutes(5);
     return run_process(r);
   }
-  std::string labelled() {
-    std::string out;
-    const std::string filter = "label=spacectl.space.owner=" + owner_;
-    for (const std::vector<std::string>& kind :
-         {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
-      std::vector<std::string> args = kind;
-      args.insert(args.end(), {"-q", "--filter", filter});
-      out += docker(args).out;
-    }
-    return out;
-  }
+  std::string labelled() { return testing::labelled(owner_, {"docker", "-H", host_}); }
 
   std::string dir_, host_, owner_, id_;
   pid_t engine_ = -1;

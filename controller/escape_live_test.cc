@@ -21,6 +21,7 @@
 #include "controller/loop_disk.h"
 #include "controller/process.h"
 #include "controller/spec.h"
+#include "controller/testing/live_space.h"
 #include "controller/testing/not_applicable.h"
 #include "controller/testing/podman_pins.h"
 #include "controller/testing/ssh_engine.h"
@@ -33,15 +34,7 @@ using nlohmann::json;
 
 const std::string kBin = std::string(GK_BINARY_DIR) + "/bin";
 
-bool readable(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
-
-ProcessOutcome engine_cli(const std::string& program, const std::vector<std::string>& args) {
-  ProcessRequest r;
-  r.argv = {program};
-  r.argv.insert(r.argv.end(), args.begin(), args.end());
-  r.timeout = std::chrono::minutes(3);
-  return run_process(r);
-}
+using testing::readable;
 
 ProcessOutcome docker(const std::vector<std::string>& args) {
   ProcessRequest r;
@@ -61,13 +54,7 @@ class EscapeLiveTest : public ::testing::Test {
   void TearDown() override {
     if (!id_.empty()) (void)spacectl({"space", "remove", id_});
     if (engine_ == "podman" || gk_test::docker_engine_answers()) {
-      const std::string filter = "label=" + std::string(kLabelOwner) + "=" + owner_;
-      for (const std::vector<std::string>& kind : {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
-        std::vector<std::string> args = kind;
-        args.insert(args.end(), {"-q", "--filter", filter});
-        EXPECT_EQ(engine_cli(engine_, args).out, "")
-            << "left behind (" << kind[0] << ") for owner " << owner_;
-      }
+      testing::expect_nothing_left(owner_, {engine_});
     }
     std::error_code ignored;
     std::filesystem::remove_all(state_, ignored);

@@ -19,6 +19,8 @@
 
 #include "controller/docker_place.h"
 #include "controller/process.h"
+#include "controller/testing/live_space.h"
+#include "controller/testing/spawn.h"
 #include "policy/number.h"
 #include "tests/support/environment.h"
 
@@ -30,63 +32,23 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-const std::string kBin = std::string(GK_BINARY_DIR) + "/bin";
-
-bool exists(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
-
-ProcessOutcome docker(std::vector<std::string> args) {
-  ProcessRequest r;
-  r.argv = {"docker"};
-  r.argv.insert(r.argv.end(), args.begin(), args.end());
-  r.timeout = std::chrono::minutes(2);
-  return run_process(r);
-}
+using testing::docker;
 
 class FaultsDockerTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    owner_ = "faults" + random_hex(6);
-    char tmpl[] = "/tmp/spacectl-faults-XXXXXX";
-    state_ = mkdtemp(tmpl);
-  }
+  // The shared live fixture (testing/live_space.h): owner, state, pins, profiles, and at the
+  // end the proof that nothing of the owner is left.
+  FaultsDockerTest() : live_(testing::LiveSpaceOptions{"faults"}) {}
   void TearDown() override {
     for (pid_t p : background_) {
       kill(p, SIGKILL);
       waitpid(p, nullptr, 0);
     }
-    if (gk_test::docker_engine_answers()) {
-      if (!id_.empty()) (void)spacectl({"space", "remove", id_});
-      const std::string filter = "label=spacectl.space.owner=" + owner_;
-      for (const std::vector<std::string>& kind :
-           {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
-        std::vector<std::string> args = kind;
-        args.insert(args.end(), {"-q", "--filter", filter});
-        EXPECT_EQ(docker(args).out, "") << "left behind (" << kind[0] << ") for owner " << owner_;
-      }
-    }
-    std::error_code ignored;
-    std::filesystem::remove_all(state_, ignored);
+    if (gk_test::docker_engine_answers() && !id_.empty()) (void)spacectl({"space", "remove", id_});
   }
-  bool ready() {
-    return gk_test::docker_engine_answers() && exists(kBin + "/gatekeeper-image.id") &&
-           exists(kBin + "/space-image.id") && exists(kBin + "/seccomp/space.json") &&
-           exists(kBin + "/seccomp/gatekeeper.json");
-  }
+  bool ready() { return live_.ready(); }
   std::vector<std::string> argv(const std::vector<std::string>& args) const {
-    std::vector<std::string> a = {SPACECTL,
-                                  "--json",
-                                  "--owner",
-                                  owner_,
-                                  "--state-dir",
-                                  state_,
-                                  "--gatekeeper-image-file",
-                                  kBin + "/gatekeeper-image.id",
-                                  "--space-image-file",
-                                  kBin + "/space-image.id",
-                                  "--seccomp-space",
-                                  kBin + "/seccomp/space.json",
-                                  "--seccomp-gatekeeper",
-                                  kBin + "/seccomp/gatekeeper.json"};
+    std::vector<std::string> a = live_.base();
     a.insert(a.end(), args.begin(), args.end());
     return a;
   }
@@ -100,19 +62,9 @@ class FaultsDockerTest : public ::testing::Test {
   }
   // spacectl in the background, output discarded (ended in TearDown at the latest).
   pid_t background(const std::vector<std::string>& args) {
-    std::vector<std::string> a = argv(args);
-    std::vector<char*> cargv;
-    for (std::string& s : a) cargv.push_back(s.data());
-    cargv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    pid_t pid = -1;
-    EXPECT_EQ(posix_spawn(&pid, a[0].c_str(), &fa, nullptr, cargv.data(), environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    background_.push_back(pid);
+    const pid_t pid = testing::spawn_quiet(argv(args));
+    EXPECT_GT(pid, 0) << "spawn " << SPACECTL;
+    if (pid > 0) background_.push_back(pid);
     return pid;
   }
   static json doc(const ProcessOutcome& o) { return json::parse(o.out, nullptr, false); }
@@ -163,7 +115,8 @@ class FaultsDockerTest : public ::testing::Test {
     return false;
   }
 
-  std::string owner_, state_, id_;
+  testing::LiveSpace live_;
+  std::string id_;
   std::vector<pid_t> background_;
 };
 

@@ -34,6 +34,7 @@
 #include "controller/escape_host.h"
 #include "controller/process.h"
 #include "controller/testing/live_space.h"
+#include "controller/testing/test_bridge.h"
 #include "tests/integration/http_upstream.h"
 #include "tests/support/environment.h"
 
@@ -115,32 +116,15 @@ TEST_F(HttpsLiveTest, CurlFetchesAnAllowedNameThroughTheCorridorAndNotAnotherNam
     }
   }};
 
-  std::string gateway;  // the host's address on the bridge, where the TLS upstream listens
-  for (int attempt = 0; attempt < 5 && !bridge_made;
-       ++attempt) {  // a parallel test may take the /24 first
-    const Result<std::string> picked = pick_test_subnet();
-    ASSERT_TRUE(picked.ok()) << picked.error().message;
-    const std::string& subnet = *picked;
-    bridge_made = docker({"network", "create", "--driver", "bridge", "--internal", "--subnet",
-                          subnet, "--label", "spacectl.space.owner=" + owner_, bridge})
-                      .succeeded();
-    if (bridge_made) gateway = subnet.substr(0, subnet.rfind('.')) + ".1";
-  }
-  ASSERT_TRUE(bridge_made) << "no test bridge on a free /24 of 198.18.0.0/15";
+  // The host's address on the bridge, where the TLS upstream listens.
+  const Result<std::string> gateway = testing::make_test_bridge(bridge, owner_);
+  bridge_made = gateway.ok();
+  ASSERT_TRUE(bridge_made) << gateway.error().message;
   const gk_it::TestPki pki = gk_it::make_test_pki(state_, {"upstream.test", "blocked.test"});
   ASSERT_TRUE(pki.ok);
-  const int listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in sin{};
-  sin.sin_family = AF_INET;
-  inet_pton(AF_INET, gateway.c_str(), &sin.sin_addr);
-  socklen_t length = sizeof sin;
-  const bool listening = listen_fd >= 0 &&
-                         bind(listen_fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin) == 0 &&
-                         listen(listen_fd, 16) == 0 &&
-                         getsockname(listen_fd, reinterpret_cast<sockaddr*>(&sin), &length) == 0;
-  const int listen_errno = errno;
-  if (!listening && listen_fd >= 0) close(listen_fd);
-  ASSERT_TRUE(listening) << "listen on " << gateway << ": " << std::strerror(listen_errno);
+  std::uint16_t port = 0;
+  const int listen_fd = testing::listen_on(*gateway, port);
+  ASSERT_GE(listen_fd, 0) << "listen on " << *gateway << ": " << std::strerror(errno);
   upstream =
       std::make_unique<gk_it::HttpUpstream>(listen_fd, &pki);  // closes the socket when reset
 
@@ -177,8 +161,8 @@ TEST_F(HttpsLiveTest, CurlFetchesAnAllowedNameThroughTheCorridorAndNotAnotherNam
               "443",
               "-e",
               "nc",
-              gateway,
-              std::to_string(ntohs(sin.sin_port))});
+              *gateway,
+              std::to_string(port)});
   ASSERT_TRUE(o.succeeded()) << o.describe();
   ASSERT_TRUE(docker({"network", "connect", bridge, "gk-" + id + "-gatekeeper"}).succeeded());
   o = spacectl({"network", "set", id, "--mode", "allowlist", "--domain", "upstream.test"});

@@ -35,6 +35,7 @@
 #include "controller/process.h"
 #include "controller/testing/podman_pins.h"
 #include "tests/support/environment.h"
+#include "tests/support/loopback.h"
 
 extern char** environ;
 
@@ -64,20 +65,6 @@ std::string first_line(const std::string& path) {
 }
 
 bool program_exists(const std::string& name) { return run({"sh", "-c", "command -v " + name}).succeeded(); }
-
-std::uint16_t free_loopback_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  std::uint16_t port = 0;
-  if (fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-    port = ntohs(a.sin_port);
-  if (fd >= 0) close(fd);
-  return port;
-}
 
 // GET /v2/ on 127.0.0.1:port answers 200: the registry is up.
 bool registry_answers(std::uint16_t port) {
@@ -139,14 +126,15 @@ class ImageRegistryLiveTest : public ::testing::Test {
 
   bool ready() {
     if (!gk_test::docker_engine_answers() || !program_exists("docker-registry") || !program_exists("skopeo")) return false;
-    for (const std::string& pin : kPins)
+    for (const std::string& pin : kPins) {
       if (!exists(kBin + "/" + pin + ".id") || !exists(kBin + "/" + pin + ".tar")) return false;
+    }
     return true;
   }
 
   // docker-registry on a free loopback port with a private config and storage under dir_.
   void start_registry() {
-    port_ = free_loopback_port();
+    port_ = gk_test::free_loopback_port();
     ASSERT_NE(port_, 0);
     const std::string config = dir_ + "/registry.yml";
     std::ofstream(config) << "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: " << dir_
@@ -170,8 +158,11 @@ class ImageRegistryLiveTest : public ::testing::Test {
 
   // A private copy of the build's pins and archives: the records land here, not in the build.
   void copy_pins() {
-    for (const std::string& pin : kPins)
-      for (const char* ext : {".id", ".tar"}) fs::copy_file(kBin + "/" + pin + ext, pins_ + "/" + pin + ext);
+    for (const std::string& pin : kPins) {
+      for (const char* ext : {".id", ".tar"}) {
+        fs::copy_file(kBin + "/" + pin + ext, pins_ + "/" + pin + ext);
+      }
+    }
   }
 
   ProcessOutcome spacectl(const std::vector<std::string>& args) {
@@ -195,9 +186,11 @@ class ImageRegistryLiveTest : public ::testing::Test {
     const ProcessOutcome o = run({"docker", "image", "inspect", "--format", "{{json .RepoDigests}}", id});
     const json d = json::parse(o.out, nullptr, false);
     std::vector<std::string> out;
-    if (d.is_array())
-      for (const json& e : d)
+    if (d.is_array()) {
+      for (const json& e : d) {
         if (e.is_string()) out.push_back(e.get<std::string>());
+      }
+    }
     return out;
   }
 

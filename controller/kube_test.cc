@@ -81,7 +81,7 @@ TEST(KubeObjectsTest, EveryGeneratedObjectEqualsItsGoldenFile) {
   for (std::size_t i = 0; i < all.size(); ++i) {
     const std::string file = kGolden + "/" + golden_name(all[i], i);
     if (update) std::ofstream(file) << all[i].dump(2) << "\n";
-    const json want = json::parse(testing::slurp_file(file), nullptr, false);
+    const json want = json::parse(testing::slurp(file), nullptr, false);
     ASSERT_FALSE(want.is_discarded())
         << file << " is missing or not JSON (GK_UPDATE_GOLDEN=1 writes it)";
     EXPECT_EQ(all[i], want) << file << "\n" << json::diff(want, all[i]).dump(1);
@@ -105,9 +105,9 @@ TEST(KubeSchemaTest, EveryGeneratedObjectValidatesAgainstKubernetes1_36) {
   testing::FakeCluster scratch;
   const std::string file = scratch.dir() + "/objects.json";
   std::ofstream(file) << list_of(every_object()).dump();
-  EXPECT_EQ(validate(file), 0) << testing::slurp_file(file + ".log");
+  EXPECT_EQ(validate(file), 0) << testing::slurp(file + ".log");
   // One line per object: all of them were checked, none skipped.
-  const std::string log = testing::slurp_file(file + ".log");
+  const std::string log = testing::slurp(file + ".log");
   std::size_t lines = 0;
   for (std::size_t at = log.find("valid against Kubernetes v1.36.0"); at != std::string::npos;
        at = log.find("valid against", at + 1)) {
@@ -131,7 +131,7 @@ TEST(KubeSchemaTest, TheValidatorRefusesObjectsThatBreakTheSchema) {
     const std::string file = scratch.dir() + "/bad.json";
     std::ofstream(file) << o.dump();
     EXPECT_EQ(validate(file), 1) << o.dump().substr(0, 200) << "\n"
-                                 << testing::slurp_file(file + ".log");
+                                 << testing::slurp(file + ".log");
   }
 }
 
@@ -160,7 +160,7 @@ TEST(KubeSchemaTest, EveryObjectThePlaceSentValidates) {
   EXPECT_EQ(items.size(), 8u + 1u + 8u + 4u);
   const std::string file = cluster.dir() + "/sent.json";
   std::ofstream(file) << json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}}.dump();
-  EXPECT_EQ(validate(file), 0) << testing::slurp_file(file + ".log");
+  EXPECT_EQ(validate(file), 0) << testing::slurp(file + ".log");
   EXPECT_EQ(cluster.refused(), "");
 }
 

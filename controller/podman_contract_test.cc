@@ -11,6 +11,7 @@
 #include "controller/docker_place.h"
 #include "controller/place_contract_test.h"
 #include "controller/process.h"
+#include "controller/testing/leftovers.h"
 #include "controller/testing/podman_pins.h"
 #include "tests/support/environment.h"
 
@@ -22,10 +23,12 @@ std::string profile(const std::string& name) {
 }
 
 std::string missing() {
-  if (!testing::podman_answers())
+  if (!testing::podman_answers()) {
     return "no rootful Podman answers (podman --runtime runc info; .ci/setup installs it)";
-  if (testing::staged_pins(GK_BINARY_DIR).empty())
+  }
+  if (testing::staged_pins(GK_BINARY_DIR).empty()) {
     return "bin/*-image.id or bin/*-image.tar missing: cmake --build <dir> --target images";
+  }
   if (access(profile("space.json").c_str(), R_OK) != 0) return "seccomp profiles are missing";
   return {};
 }
@@ -44,20 +47,7 @@ std::unique_ptr<Place> make(const std::string& owner) {
 }
 
 // Containers, networks and volumes labelled with the owner, and host guards of its spaces.
-std::string leftovers(const std::string& owner) {
-  std::string out;
-  for (const std::vector<std::string>& kind :
-       {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
-    ProcessRequest r;
-    r.argv = {"podman"};
-    r.argv.insert(r.argv.end(), kind.begin(), kind.end());
-    r.argv.insert(r.argv.end(), {"-q", "--filter", "label=spacectl.space.owner=" + owner});
-    const ProcessOutcome o = run_process(r);
-    if (!o.succeeded()) out += "podman " + kind[0] + " failed: " + o.describe() + "\n";
-    out += o.out;
-  }
-  return out;
-}
+std::string leftovers(const std::string& owner) { return testing::labelled(owner, {"podman"}); }
 
 INSTANTIATE_TEST_SUITE_P(Podman, PlaceContractTest,
                          ::testing::Values(PlaceUnderTest{"podman", missing, make, leftovers}),

@@ -8,6 +8,7 @@
 #include "controller/docker_place.h"
 #include "controller/place_contract_test.h"
 #include "controller/process.h"
+#include "controller/testing/leftovers.h"
 #include "controller/testing/ssh_engine.h"
 #include "tests/support/environment.h"
 
@@ -22,11 +23,14 @@ testing::SshEngine& engine() {
 }
 
 std::string missing() {
-  if (!gk_test::docker_engine_answers())
+  if (!gk_test::docker_engine_answers()) {
     return "no Docker engine answers (the engine at the SSH end)";
-  for (const char* id : {"/gatekeeper-image.id", "/space-image.id"})
-    if (access((kBin + id).c_str(), R_OK) != 0)
+  }
+  for (const char* id : {"/gatekeeper-image.id", "/space-image.id"}) {
+    if (access((kBin + id).c_str(), R_OK) != 0) {
       return "bin" + std::string(id) + " is missing: cmake --build <dir> --target images";
+    }
+  }
   static const std::string started = [] {
     const std::string why = engine().start();
     if (why.empty()) engine().put_first_in_path();
@@ -48,19 +52,9 @@ std::unique_ptr<Place> make(const std::string& owner) {
   return std::make_unique<DockerPlace>(o);
 }
 
+// Containers, networks and volumes labelled with the owner, on the engine at the other end.
 std::string leftovers(const std::string& owner) {
-  std::string out;
-  for (const std::vector<std::string>& kind :
-       {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
-    ProcessRequest r;
-    r.argv = {"docker", "--host", engine().host()};
-    r.argv.insert(r.argv.end(), kind.begin(), kind.end());
-    r.argv.insert(r.argv.end(), {"-q", "--filter", "label=spacectl.space.owner=" + owner});
-    const ProcessOutcome o = run_process(r);
-    if (!o.succeeded()) out += "docker " + kind[0] + " failed: " + o.describe() + "\n";
-    out += o.out;
-  }
-  return out;
+  return testing::labelled(owner, {"docker", "--host", engine().host()});
 }
 
 INSTANTIATE_TEST_SUITE_P(DockerSsh, PlaceContractTest,

@@ -16,6 +16,7 @@
 #include "controller/process.h"
 #include "controller/records.h"
 #include "controller/subnets.h"
+#include "controller/testing/live_space.h"
 #include "tests/support/environment.h"
 
 namespace controller {
@@ -23,52 +24,21 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kBin = std::string(GK_BINARY_DIR) + "/bin";
-
-bool exists(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
-
-ProcessOutcome docker(std::vector<std::string> args) {
-  ProcessRequest r;
-  r.argv = {"docker"};
-  r.argv.insert(r.argv.end(), args.begin(), args.end());
-  r.timeout = std::chrono::minutes(2);
-  return run_process(r);
-}
+using testing::docker;
 
 class SubnetPoolLiveTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    owner_ = "subnettest" + random_hex(6);
-    char tmpl[] = "/tmp/spacectl-subnets-XXXXXX";
-    state_ = mkdtemp(tmpl);
-    foreign_ = "gk-subnettest-" + random_hex(4) + "-foreign";
-  }
+  // The shared live fixture (testing/live_space.h): owner, state, pins, profiles, and at the
+  // end the proof that nothing of the owner is left; the pool is the one the test finds free.
+  SubnetPoolLiveTest()
+      : live_(
+            testing::LiveSpaceOptions{"subnettest", testing::kReleasePin, std::chrono::minutes(3)}),
+        foreign_("gk-subnettest-" + random_hex(4) + "-foreign") {}
   void TearDown() override {
-    if (gk_test::docker_engine_answers()) {
-      (void)docker({"network", "rm", "--", foreign_});
-      const std::string filter = "label=spacectl.space.owner=" + owner_;
-      for (const std::vector<std::string>& kind :
-           {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
-        std::vector<std::string> args = kind;
-        args.insert(args.end(), {"-q", "--filter", filter});
-        EXPECT_EQ(docker(args).out, "") << "left behind (" << kind[0] << ") for owner " << owner_;
-      }
-    }
-    std::error_code ignored;
-    std::filesystem::remove_all(state_, ignored);
+    if (gk_test::docker_engine_answers()) (void)docker({"network", "rm", "--", foreign_});
   }
-  bool ready() {
-    return gk_test::docker_engine_answers() && exists(kBin + "/gatekeeper-image.id") &&
-           exists(kBin + "/space-image.id") && exists(kBin + "/seccomp/space.json") &&
-           exists(kBin + "/seccomp/gatekeeper.json");
-  }
-  ProcessOutcome spacectl(const std::vector<std::string>& args) {
-    ProcessRequest r;
-    r.argv = {SPACECTL, "--json", "--owner", owner_, "--state-dir", state_, "--subnet-pool", pool_};
-    r.argv.insert(r.argv.end(), args.begin(), args.end());
-    r.timeout = std::chrono::minutes(3);
-    return run_process(r);
-  }
+  bool ready() { return live_.ready(); }
+  ProcessOutcome spacectl(const std::vector<std::string>& args) { return live_.spacectl(args); }
   static json doc(const ProcessOutcome& o) { return json::parse(o.out, nullptr, false); }
   // The subnet of a network as the engine has it.
   static std::string engine_subnet(const std::string& network) {
@@ -92,7 +62,9 @@ class SubnetPoolLiveTest : public ::testing::Test {
     return to_string(Ipv4Net{pool.base + static_cast<std::uint32_t>(8 * i), 29});
   }
 
-  std::string owner_, state_, foreign_, pool_;
+  testing::LiveSpace live_;
+  const std::string& state_ = live_.state();
+  std::string foreign_, pool_;
 };
 
 TEST_F(SubnetPoolLiveTest, SpacesTakeFreeBlocksOfTheirPoolAndGiveThemBack) {
@@ -102,6 +74,7 @@ TEST_F(SubnetPoolLiveTest, SpacesTakeFreeBlocksOfTheirPoolAndGiveThemBack) {
   DockerPlace place(options);
   pool_ = free_pool(place);
   ASSERT_FALSE(pool_.empty()) << "no free /27 in 10.213.240.0/20 on this engine";
+  live_.set_subnet_pool(pool_);
   const Ipv4Net pool = *parse_ipv4_net(pool_);
 
   // Someone else's network on the pool's first block: skipped, never overlapped.

@@ -66,7 +66,7 @@ std::string printable(std::string_view text) {
   return out;
 }
 
-std::string xml_escape(std::string_view text) {
+std::string markup_escape(std::string_view text, std::string_view apostrophe) {
   std::string out;
   for (const char ch : printable(text)) {
     switch (ch) {
@@ -74,7 +74,9 @@ std::string xml_escape(std::string_view text) {
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '\'':
+        out += apostrophe;
+        break;
       default: out.push_back(ch); break;
     }
   }
@@ -190,8 +192,9 @@ std::string format_report(Format format, const std::vector<CaseResult>& results,
     }
     case Format::kJson: {
       std::string section = "\"host_facts\":{";
-      for (std::size_t i = 0; i < facts.size(); ++i)
+      for (std::size_t i = 0; i < facts.size(); ++i) {
         section += (i ? "," : "") + json_quoted(facts[i].key) + ":" + json_quoted(facts[i].value);
+      }
       section += "},";
       const std::size_t at = out.find("\"summary\":");
       return at == std::string::npos ? out : out.insert(at, section);
@@ -204,8 +207,9 @@ std::string format_report(Format format, const std::vector<CaseResult>& results,
     }
     case Format::kJunit: {
       std::string props = "    <properties>\n";
-      for (const Fact& f : facts)
+      for (const Fact& f : facts) {
         props += "      <property name=\"" + xml_escape(f.key) + "\" value=\"" + xml_escape(f.value) + "\"/>\n";
+      }
       props += "    </properties>\n";
       const std::size_t suite = out.find("  <testsuite ");
       const std::size_t line_end = suite == std::string::npos ? suite : out.find('\n', suite);

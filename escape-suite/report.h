@@ -39,7 +39,9 @@ int exit_code(const std::vector<CaseResult>& results);
 
 // Visible ASCII only: control and non-ASCII bytes become \xNN (used by text, TAP and XML).
 std::string printable(std::string_view text);
+// Markup text/attribute escaping of printable(text): & < > " and the apostrophe as `apostrophe`.
+std::string markup_escape(std::string_view text, std::string_view apostrophe);
 // XML 1.0 text/attribute escaping of printable(text).
-std::string xml_escape(std::string_view text);
+inline std::string xml_escape(std::string_view text) { return markup_escape(text, "&apos;"); }
 
 }  // namespace escape

@@ -177,20 +177,7 @@ std::string facts_table(const std::vector<std::pair<std::string, std::string>>& 
 
 }  // namespace
 
-std::string html_escape(std::string_view text) {
-  std::string out;
-  for (const char ch : printable(text)) {
-    switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out.push_back(ch); break;
-    }
-  }
-  return out;
-}
+std::string html_escape(std::string_view text) { return markup_escape(text, "&#39;"); }
 
 std::string format_html(const std::vector<CaseResult>& results, const ReportContext& context) {
   GroupCounts all;

@@ -14,31 +14,17 @@
 #include "appliance/loop/address.h"
 #include "appliance/loop/handle.h"
 #include "appliance/loop/pump.h"
+#include "appliance/loop/testing/loop_fixture.h"
 #include "appliance/loop/unique_fd.h"
 #include "appliance/loop/write.h"
 
 namespace appliance::loop {
 namespace {
 
-class LoopTest : public ::testing::Test {
+// The shared loop fixture (testing/loop_fixture.h): five seconds by default, 200 us between turns.
+class LoopTest : public testing::LoopFixture {
  protected:
-  void SetUp() override { ASSERT_EQ(uv_loop_init(&loop_), 0); }
-  void TearDown() override {
-    // Whatever the test left closing gets its close callbacks; then nothing may be open.
-    uv_run(&loop_, UV_RUN_DEFAULT);
-    EXPECT_EQ(uv_loop_close(&loop_), 0) << "a handle was left open";
-  }
-  // Turns the loop until `done` holds or `ms` pass.
-  bool run_until(const std::function<bool()>& done, int ms = 5000) {
-    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-    while (!done()) {
-      if (std::chrono::steady_clock::now() > end) return false;
-      uv_run(&loop_, UV_RUN_NOWAIT);
-      usleep(200);
-    }
-    return true;
-  }
-  uv_loop_t loop_{};
+  LoopTest() : LoopFixture(5000, 200) {}
 };
 
 // -------------------------------------------------------------------------------- HandleOwner
@@ -83,47 +69,8 @@ TEST_F(LoopTest, OwnerDeletesItselfAfterItsLastCloseCallbackOnly) {
 }
 
 // ----------------------------------------------------------------------------- sockets helpers
-// A listener on 127.0.0.1:0 whose accepted stream goes to `on_accept`.
-struct Listener {
-  uv_tcp_t tcp{};
-  std::uint16_t port = 0;
-  std::function<void(uv_stream_t*)> on_accept;
-  void open(uv_loop_t* loop) {
-    ASSERT_EQ(uv_tcp_init(loop, &tcp), 0);
-    tcp.data = this;
-    IpBytes ip;
-    ip.bytes = {127, 0, 0, 1};
-    const sockaddr_storage where = socket_address(ip, 0);
-    ASSERT_EQ(uv_tcp_bind(&tcp, as_sockaddr(where), 0), 0);
-    ASSERT_EQ(uv_listen(as_stream(&tcp), 8,
-                        [](uv_stream_t* server, int status) {
-                          ASSERT_EQ(status, 0);
-                          static_cast<Listener*>(server->data)->on_accept(server);
-                        }),
-              0);
-    ASSERT_EQ(local_port(&tcp, port), 0);
-    ASSERT_NE(port, 0);
-  }
-  // Closes and runs the loop until the close callback ran: the handle lives on the test's stack.
-  void close(uv_loop_t* loop) {
-    uv_close(as_handle(&tcp), nullptr);
-    uv_run(loop, UV_RUN_DEFAULT);
-  }
-};
-
-int connect_blocking(std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in sin{};
-  sin.sin_family = AF_INET;
-  sin.sin_port = htons(port);
-  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&sin), sizeof sin) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-  return fd;
-}
+using testing::connect_loopback;
+using testing::Listener;
 
 // Reads what is there; false once the peer ended (EOF).
 bool drain(int fd, std::string& into) {
@@ -172,7 +119,7 @@ TEST_F(LoopTest, AcceptAndCloseEndsTheSocketAndFreesItself) {
     ++accepted;
   };
   l.open(&loop_);
-  const int fd = connect_blocking(l.port);
+  const int fd = connect_loopback(l.port);
   ASSERT_GE(fd, 0);
   std::string got;
   EXPECT_TRUE(run_until([&] { return accepted == 1 && !drain(fd, got); }));
@@ -201,7 +148,7 @@ TEST_F(LoopTest, WriteOwnsItsBytesAndTellsTheOutcome) {
     have = true;
   };
   l.open(&loop_);
-  const int fd = connect_blocking(l.port);
+  const int fd = connect_loopback(l.port);
   ASSERT_GE(fd, 0);
   ASSERT_TRUE(run_until([&] { return have; }));
   Outcome queued;
@@ -314,9 +261,9 @@ TEST_F(LoopTest, PumpRelaysBothWaysWithBackpressureAndHalfClose) {
   Tunnel tunnel(&loop_);
   l.on_accept = [&](uv_stream_t* server) { tunnel.accept(server); };
   l.open(&loop_);
-  const int a = connect_blocking(l.port);
+  const int a = connect_loopback(l.port);
   ASSERT_TRUE(run_until([&] { return tunnel.accepted_ == 1; }));
-  const int b = connect_blocking(l.port);
+  const int b = connect_loopback(l.port);
   ASSERT_TRUE(run_until([&] { return tunnel.accepted_ == 2; }));
   ASSERT_GE(a, 0);
   ASSERT_GE(b, 0);

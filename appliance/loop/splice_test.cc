@@ -16,50 +16,15 @@
 #include "appliance/loop/address.h"
 #include "appliance/loop/handle.h"
 #include "appliance/loop/splice.h"
+#include "appliance/loop/testing/loop_fixture.h"
 
 namespace appliance::loop {
 namespace {
 
 using Side = SpliceRelay::Side;
 
-struct Listener {
-  uv_tcp_t tcp{};
-  std::uint16_t port = 0;
-  std::function<void(uv_stream_t*)> on_accept;
-  void open(uv_loop_t* loop) {
-    ASSERT_EQ(uv_tcp_init(loop, &tcp), 0);
-    tcp.data = this;
-    IpBytes ip;
-    ip.bytes = {127, 0, 0, 1};
-    const sockaddr_storage where = socket_address(ip, 0);
-    ASSERT_EQ(uv_tcp_bind(&tcp, as_sockaddr(where), 0), 0);
-    ASSERT_EQ(uv_listen(as_stream(&tcp), 8,
-                        [](uv_stream_t* server, int status) {
-                          ASSERT_EQ(status, 0);
-                          static_cast<Listener*>(server->data)->on_accept(server);
-                        }),
-              0);
-    ASSERT_EQ(local_port(&tcp, port), 0);
-  }
-  void close(uv_loop_t* loop) {
-    uv_close(as_handle(&tcp), nullptr);
-    uv_run(loop, UV_RUN_NOWAIT);
-  }
-};
-
-int connect_nonblocking(std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in sin{};
-  sin.sin_family = AF_INET;
-  sin.sin_port = htons(port);
-  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&sin), sizeof sin) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-  return fd;
-}
+using testing::connect_loopback;
+using testing::Listener;
 
 // A byte that depends on its position and the stream: a dropped, repeated or reordered block
 // shows as a mismatch at its offset.
@@ -192,29 +157,19 @@ struct Rig {
   Peer b;
 };
 
-class SpliceTest : public ::testing::Test {
+// The shared loop fixture (testing/loop_fixture.h): ten seconds by default, the loop turned
+// without a pause (the transfers are large).
+class SpliceTest : public testing::LoopFixture {
  protected:
-  void SetUp() override { ASSERT_EQ(uv_loop_init(&loop_), 0); }
-  void TearDown() override {
-    uv_run(&loop_, UV_RUN_DEFAULT);
-    EXPECT_EQ(uv_loop_close(&loop_), 0) << "a handle was left open";
-  }
-  bool run_until(const std::function<bool()>& done, int ms = 10000) {
-    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-    while (!done()) {
-      if (std::chrono::steady_clock::now() > end) return false;
-      uv_run(&loop_, UV_RUN_NOWAIT);
-    }
-    return true;
-  }
+  SpliceTest() : LoopFixture(10000, 0) {}
   // The tunnel between two accepted sockets, and the peers a and b connected to them.
   void connect_pair(Rig& s) {
     s.tunnel = new SplicedTunnel(&loop_, s.outcome);
     s.listener.on_accept = [&s](uv_stream_t* server) { s.tunnel->accept(server); };
     s.listener.open(&loop_);
-    s.a.fd = connect_nonblocking(s.listener.port);
+    s.a.fd = connect_loopback(s.listener.port);
     ASSERT_TRUE(run_until([&] { return s.tunnel->accepted() == 1; }));
-    s.b.fd = connect_nonblocking(s.listener.port);
+    s.b.fd = connect_loopback(s.listener.port);
     ASSERT_TRUE(run_until([&] { return s.tunnel->accepted() == 2; }));
     ASSERT_GE(s.a.fd, 0);
     ASSERT_GE(s.b.fd, 0);
@@ -223,7 +178,18 @@ class SpliceTest : public ::testing::Test {
     s.b.send_seed = 2;
     s.a.expect_seed = 2;
   }
-  uv_loop_t loop_{};
+  // Turns the loop while `from` sends and `to` reads, until `to` holds all `from` sends.
+  bool deliver(Peer& from, Peer& to) {
+    return run_until([&] {
+      from.send_some();
+      to.read_some();
+      return to.received == from.total;
+    });
+  }
+  static void close_peers(Rig& s) {
+    ::close(s.a.fd);
+    ::close(s.b.fd);
+  }
 };
 
 TEST_F(SpliceTest, RelaysSixtyFourMiBEachWayAtOnceByteExact) {
@@ -255,8 +221,7 @@ TEST_F(SpliceTest, RelaysSixtyFourMiBEachWayAtOnceByteExact) {
     return s.a.eof && s.b.eof && s.outcome.deleted;
   }));
   EXPECT_EQ(s.outcome.failures, 0);
-  ::close(s.a.fd);
-  ::close(s.b.fd);
+  close_peers(s);
   s.listener.close(&loop_);
 }
 
@@ -272,15 +237,10 @@ TEST_F(SpliceTest, BytesHeldBeforeTheRelaySetOffFirstAndInOrder) {
   ASSERT_EQ(s.tunnel->start(std::move(first)), 0);
   s.a.sent = kFirst;
   s.a.total = kFirst + (4 << 20);
-  EXPECT_TRUE(run_until([&] {
-    s.a.send_some();
-    s.b.read_some();
-    return s.b.received == s.a.total;
-  }));
+  EXPECT_TRUE(deliver(s.a, s.b));
   EXPECT_EQ(s.b.mismatches, 0u);
   EXPECT_EQ(s.outcome.moved[0], s.a.total - kFirst) << "held bytes are counted by the caller";
-  ::close(s.a.fd);
-  ::close(s.b.fd);
+  close_peers(s);
   EXPECT_TRUE(run_until([&] { return s.outcome.deleted; }));
   s.listener.close(&loop_);
 }
@@ -320,11 +280,7 @@ TEST_F(SpliceTest, HalfClosePassesThroughEachWayAndDataStillFlowsBack) {
   if (HasFatalFailure()) return;
   ASSERT_EQ(s.tunnel->start(), 0);
   s.a.total = 1 << 20;
-  EXPECT_TRUE(run_until([&] {
-    s.a.send_some();
-    s.b.read_some();
-    return s.b.received == s.a.total;
-  }));
+  EXPECT_TRUE(deliver(s.a, s.b));
   ASSERT_EQ(::shutdown(s.a.fd, SHUT_WR), 0);
   EXPECT_TRUE(run_until([&] {
     s.b.read_some();
@@ -335,11 +291,7 @@ TEST_F(SpliceTest, HalfClosePassesThroughEachWayAndDataStillFlowsBack) {
   EXPECT_FALSE(s.outcome.deleted) << "the other direction still runs";
   // b still sends after a's FIN, then ends too.
   s.b.total = 3 << 20;
-  EXPECT_TRUE(run_until([&] {
-    s.b.send_some();
-    s.a.read_some();
-    return s.a.received == s.b.total;
-  }));
+  EXPECT_TRUE(deliver(s.b, s.a));
   ASSERT_EQ(::shutdown(s.b.fd, SHUT_WR), 0);
   EXPECT_TRUE(run_until([&] {
     s.a.read_some();
@@ -348,8 +300,7 @@ TEST_F(SpliceTest, HalfClosePassesThroughEachWayAndDataStillFlowsBack) {
   EXPECT_EQ(s.outcome.finished[1], 1);
   EXPECT_EQ(s.outcome.failures, 0);
   EXPECT_EQ(s.a.mismatches + s.b.mismatches, 0u);
-  ::close(s.a.fd);
-  ::close(s.b.fd);
+  close_peers(s);
   s.listener.close(&loop_);
 }
 
@@ -387,8 +338,7 @@ TEST_F(SpliceTest, AReaderThatStopsHoldsTheSenderBackAndLosesNothing) {
       120000));
   EXPECT_EQ(s.b.mismatches, 0u);
   EXPECT_EQ(s.outcome.failures, 0);
-  ::close(s.a.fd);
-  ::close(s.b.fd);
+  close_peers(s);
   EXPECT_TRUE(run_until([&] { return s.outcome.deleted; }));
   s.listener.close(&loop_);
 }
@@ -428,11 +378,7 @@ TEST_F(SpliceTest, ASourceThatResetsFailsItsOwnSide) {
   if (HasFatalFailure()) return;
   ASSERT_EQ(s.tunnel->start(), 0);
   s.a.total = 1 << 20;
-  EXPECT_TRUE(run_until([&] {
-    s.a.send_some();
-    s.b.read_some();
-    return s.b.received == s.a.total;
-  }));
+  EXPECT_TRUE(deliver(s.a, s.b));
   const linger hard{1, 0};
   ASSERT_EQ(::setsockopt(s.a.fd, SOL_SOCKET, SO_LINGER, &hard, sizeof hard), 0);
   ::close(s.a.fd);
@@ -462,8 +408,7 @@ TEST_F(SpliceTest, RefusesToWatchADescriptorItsStreamStillReads) {
   EXPECT_EQ(s.tunnel->start(), UV_EEXIST);
   s.tunnel->close_all();
   EXPECT_TRUE(run_until([&] { return s.outcome.deleted; }));
-  ::close(s.a.fd);
-  ::close(s.b.fd);
+  close_peers(s);
   s.listener.close(&loop_);
 }
 

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/code/testing/apply_fixture.h"
+#include "controller/testing/spawn.h"
 
 extern char** environ;
 
@@ -57,24 +58,11 @@ class ApplyCliTest : public testing::ApplyTest {
   pid_t stopped_at(const std::vector<std::string>& args, const std::string& step) {
     std::vector<std::string> argv = {SPACECTL, "--json", "--state-dir", state_};
     argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char*> cargv;
-    for (std::string& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    std::vector<std::string> env_text;
-    for (char** e = environ; *e != nullptr; ++e) env_text.emplace_back(*e);
-    env_text.push_back("SPACECTL_TEST_STOP_AT_STEP=" + step);
-    std::vector<char*> env;
-    for (std::string& e : env_text) env.push_back(e.data());
-    env.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    pid_t pid = -1;
-    const int spawned = posix_spawn(&pid, argv[0].c_str(), &fa, nullptr, cargv.data(), env.data());
-    posix_spawn_file_actions_destroy(&fa);
-    if (spawned != 0) return -1;
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+    env.push_back("SPACECTL_TEST_STOP_AT_STEP=" + step);
+    const pid_t pid = controller::testing::spawn_quiet(argv, &env);
+    if (pid < 0) return -1;
     int status = 0;
     if (waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status)) return -1;
     return pid;

@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/code/testing/git_fixture.h"
+#include "controller/code/testing/live_code.h"
 #include "controller/process.h"
-#include "tests/support/docker_pools.h"
 #include "tests/support/environment.h"
 
 namespace controller::code {
@@ -21,65 +21,22 @@ using testing::git;
 using testing::read_file;
 using testing::write_file;
 
-const std::string kBin = std::string(GK_BINARY_DIR) + "/bin";
-
-bool exists(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
-
-ProcessOutcome docker(std::vector<std::string> args) {
-  ProcessRequest r;
-  r.argv = {"docker"};
-  r.argv.insert(r.argv.end(), args.begin(), args.end());
-  r.timeout = std::chrono::minutes(2);
-  return run_process(r);
-}
-
 std::string trim(std::string s) {
   while (!s.empty() && s.back() == '\n') s.pop_back();
   return s;
 }
 
-class ApplyDockerTest : public ::testing::Test {
+// The shared code fixture (controller/code/testing/live_code.h): owner, state, HOME, the leftover
+// check.
+class ApplyDockerTest : public testing::LiveCodeTest {
  protected:
-  void SetUp() override {
-    testing::isolate_git_environment(home_.path());
-    owner_ = "apply" + std::to_string(getpid());
-  }
-  void TearDown() override {
-    if (!gk_test::docker_engine_answers()) return;
-    const std::string filter = "label=spacectl.space.owner=" + owner_;
-    for (const std::vector<std::string>& kind : {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
-      std::vector<std::string> args = kind;
-      args.insert(args.end(), {"-q", "--filter", filter});
-      EXPECT_EQ(docker(args).out, "") << "left behind (" << kind[0] << ") for owner " << owner_;
-    }
-  }
-  bool ready() {
-    return gk_test::docker_engine_answers() && exists(kBin + "/gatekeeper-image.id") && exists(kBin + "/space-image.id") &&
-           exists(kBin + "/seccomp/space.json");
-  }
-  ProcessOutcome spacectl(const std::vector<std::string>& args, bool as_json = true) {
-    ProcessRequest r;
-    r.argv = {SPACECTL,
-              "--owner",
-              owner_,
-              "--state-dir",
-              state_.path(),
-              "--subnet-pool",
-              gk_test::kSecondSubnetPool};
-    if (as_json) r.argv.push_back("--json");
-    r.argv.insert(r.argv.end(), args.begin(), args.end());
-    r.timeout = std::chrono::minutes(8);
-    r.output_cap = 64u << 20;
-    return run_process(r);
-  }
+  ApplyDockerTest() : LiveCodeTest("apply") {}
   json must(const std::vector<std::string>& args) {
     const ProcessOutcome o = spacectl(args);
-    EXPECT_EQ(o.exit_code, 0) << args[0] << " " << (args.size() > 1 ? args[1] : "") << ": " << o.out << o.err;
+    EXPECT_EQ(o.exit_code, 0) << args[0] << " " << (args.size() > 1 ? args[1] : "") << ": " << o.out
+                              << o.err;
     return json::parse(o.out, nullptr, false);
   }
-
-  testing::TempTree home_, dir_, state_;
-  std::string owner_;
 };
 
 TEST_F(ApplyDockerTest, WorkMadeInsideComesBackAsABranchAndAsChanges) {

@@ -97,7 +97,10 @@ bool holds(git_repository* repo, const std::string& path, const WtEntry& e, cons
 
 // The blob's bytes as the work tree should hold them (libgit2's built-in smudge conversions).
 Result<std::string> blob_to_worktree(git_repository* repo, const std::string& path, const git_oid& oid);
-Result<std::string> worktree_to_odb(git_repository* repo, const std::string& path, const std::string& bytes);
+// `bytes` of `path` through the conversions git would make in one direction
+// (GIT_FILTER_TO_WORKTREE: smudge; GIT_FILTER_TO_ODB: clean); the bytes as they are without any.
+Result<std::string> convert_bytes(git_repository* repo, const std::string& path,
+                                  const std::string& bytes, git_filter_mode_t mode);
 
 // Every path that differs between two commits, no rename detection, sorted by path.
 Result<std::vector<Change>> changes_between(git_repository* repo, const git_oid& from, const git_oid& to);

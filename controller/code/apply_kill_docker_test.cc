@@ -20,8 +20,8 @@
 
 #include "controller/code/repo_state.h"
 #include "controller/code/testing/git_fixture.h"
+#include "controller/code/testing/live_code.h"
 #include "controller/process.h"
-#include "tests/support/docker_pools.h"
 #include "tests/support/environment.h"
 
 namespace controller::code {
@@ -30,18 +30,6 @@ namespace {
 using nlohmann::json;
 using testing::git;
 using testing::write_file;
-
-const std::string kBin = std::string(GK_BINARY_DIR) + "/bin";
-
-bool exists(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
-
-ProcessOutcome docker(std::vector<std::string> args) {
-  ProcessRequest r;
-  r.argv = {"docker"};
-  r.argv.insert(r.argv.end(), args.begin(), args.end());
-  r.timeout = std::chrono::minutes(2);
-  return run_process(r);
-}
 
 std::string trim(std::string s) {
   while (!s.empty() && s.back() == '\n') s.pop_back();
@@ -53,86 +41,28 @@ std::string slurp(const std::string& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-class ApplyKillDockerTest : public ::testing::Test {
+// The shared code fixture (controller/code/testing/live_code.h): owner, state, HOME, the leftover
+// check; five minutes for each spacectl run.
+class ApplyKillDockerTest : public testing::LiveCodeTest {
  protected:
+  ApplyKillDockerTest() : LiveCodeTest("applykill", std::chrono::minutes(5)) {}
   void SetUp() override {
-    testing::isolate_git_environment(home_.path());
-    owner_ = "applykill" + std::to_string(getpid());
+    LiveCodeTest::SetUp();
     repo_ = dir_.path() + "/project";
-  }
-  void TearDown() override {
-    if (!gk_test::docker_engine_answers()) return;
-    const std::string filter = "label=spacectl.space.owner=" + owner_;
-    for (const std::vector<std::string>& kind :
-         {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
-      std::vector<std::string> args = kind;
-      args.insert(args.end(), {"-q", "--filter", filter});
-      EXPECT_EQ(docker(args).out, "") << "left behind (" << kind[0] << ") for owner " << owner_;
-    }
-  }
-  bool ready() {
-    return gk_test::docker_engine_answers() && exists(kBin + "/gatekeeper-image.id") &&
-           exists(kBin + "/space-image.id") && exists(kBin + "/seccomp/space.json");
-  }
-  std::vector<std::string> base_argv() const {
-    return {SPACECTL,      "--json",      "--owner",       owner_,
-            "--state-dir", state_.path(), "--subnet-pool", gk_test::kSecondSubnetPool};
-  }
-  ProcessOutcome run(const std::vector<std::string>& args) {
-    ProcessRequest r;
-    r.argv = base_argv();
-    r.argv.insert(r.argv.end(), args.begin(), args.end());
-    r.timeout = std::chrono::minutes(5);
-    return run_process(r);
   }
 
   // Runs spacectl told to stop itself right after the step line starting with `step`; once that
   // line is read (the process is stopped there), SIGKILL. False when spacectl ended first.
   bool kill_at(const std::vector<std::string>& args, const std::string& step, std::string& seen) {
-    std::vector<std::string> argv = base_argv();
+    std::vector<std::string> argv = live_.base();
     argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char*> cargv;
-    for (std::string& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    int err[2];
-    EXPECT_EQ(pipe2(err, O_CLOEXEC), 0);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    std::vector<std::string> env_text = {"HOME=" + home_.path(),
-                                         "PATH=" + std::string(std::getenv("PATH")),
-                                         "SPACECTL_TEST_STOP_AT_STEP=" + step};
-    if (const char* host = std::getenv("DOCKER_HOST")) {
-      env_text.push_back(std::string("DOCKER_HOST=") + host);
-    }
-    std::vector<char*> env;
-    for (std::string& e : env_text) env.push_back(e.data());
-    env.push_back(nullptr);
-    pid_t pid = 0;
-    EXPECT_EQ(posix_spawn(&pid, argv[0].c_str(), &fa, nullptr, cargv.data(), env.data()), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    close(err[1]);
-    const std::string marker = ": " + step;
-    std::string buffer;
-    bool hit = false;
-    char chunk[4096];
-    for (;;) {
-      const ssize_t n = read(err[0], chunk, sizeof chunk);
-      if (n <= 0) break;
-      buffer.append(chunk, static_cast<std::size_t>(n));
-      if (buffer.find(marker) != std::string::npos) {
-        hit = true;
-        break;
-      }
-    }
-    kill(pid, SIGKILL);
-    close(err[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    seen = buffer;
-    return hit && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+    const testing::KilledRun killed =
+        testing::kill_at_marker(argv,
+                                {"HOME=" + home_.path(), "PATH=" + std::string(std::getenv("PATH")),
+                                 "SPACECTL_TEST_STOP_AT_STEP=" + step},
+                                ": " + step);
+    seen = killed.err;
+    return killed.marker_seen && killed.killed;
   }
 
   // The work tree as the test found it at the start: the space's refs of earlier rounds gone,
@@ -177,8 +107,7 @@ class ApplyKillDockerTest : public ::testing::Test {
     }
   }
 
-  testing::TempTree home_, dir_, state_;
-  std::string owner_, repo_, id_;
+  std::string repo_, id_;
 };
 
 TEST_F(ApplyKillDockerTest, AKillAtEachStepOfApplyLeavesTheRepositoryWholeAndTheNextApplyFinishes) {
@@ -193,29 +122,29 @@ TEST_F(ApplyKillDockerTest, AKillAtEachStepOfApplyLeavesTheRepositoryWholeAndThe
   write_file(repo_ + "/notes.txt", "the user's own notes\n");
 
   const ProcessOutcome created =
-      run({"space", "create", "--name", "applykill", "--memory", "512m", "--repo", repo_});
+      spacectl({"space", "create", "--name", "applykill", "--memory", "512m", "--repo", repo_});
   ASSERT_EQ(created.exit_code, 0) << created.out << created.err;
   const json made = json::parse(created.out);
   id_ = made["id"];
   const std::string path = made["code"]["space_path"];
   // The agent: one edit, one deletion, two new files in a new folder (four writes).
-  const ProcessOutcome worked =
-      run({"space", "exec", id_, "--", "sh", "-c",
-           "cd \"$1\" && printf '# project\\n\\nline two (agent)\\n' > README.md && rm old.txt && "
-           "mkdir src && printf 'one\\n' > src/one.c && printf 'two\\n' > src/two.c",
-           "sh", path});
+  const ProcessOutcome worked = spacectl(
+      {"space", "exec", id_, "--", "sh", "-c",
+       "cd \"$1\" && printf '# project\\n\\nline two (agent)\\n' > README.md && rm old.txt && "
+       "mkdir src && printf 'one\\n' > src/one.c && printf 'two\\n' > src/two.c",
+       "sh", path});
   ASSERT_EQ(worked.exit_code, 0) << worked.out << worked.err;
-  const ProcessOutcome out = run({"code", "out", id_});
+  const ProcessOutcome out = spacectl({"code", "out", id_});
   ASSERT_EQ(out.exit_code, 0) << out.out << out.err;
   const std::string result =
       trim(git(repo_, {"rev-parse", "refs/openchamber/spaces/" + id_ + "/result"}));
-  const std::string record_path = state_.path() + "/spaces/" + id_ + ".json";
+  const std::string record_path = live_.state() + "/spaces/" + id_ + ".json";
   const std::string record = slurp(record_path);
 
   // What a finished apply leaves, taken from one apply that nobody interrupts.
   RepoState initial_tree, finished_tree, ignored;
   split(capture_state({repo_}), initial_tree, ignored);
-  const ProcessOutcome whole = run({"apply", id_, "--as-changes"});
+  const ProcessOutcome whole = spacectl({"apply", id_, "--as-changes"});
   ASSERT_EQ(whole.exit_code, 0) << whole.out << whole.err;
   split(capture_state({repo_}), finished_tree, ignored);
   ASSERT_NE(initial_tree, finished_tree);
@@ -264,7 +193,7 @@ TEST_F(ApplyKillDockerTest, AKillAtEachStepOfApplyLeavesTheRepositoryWholeAndThe
 
     // apply-state (read-only) names what was left; it changes nothing.
     const RepoState quiet = capture_state({repo_});
-    const ProcessOutcome state = run({"apply-state", id_});
+    const ProcessOutcome state = spacectl({"apply-state", id_});
     ASSERT_EQ(state.exit_code, 0) << state.out << state.err;
     const json doc = json::parse(state.out, nullptr, false);
     ASSERT_TRUE(doc.is_object()) << state.out;
@@ -279,17 +208,19 @@ TEST_F(ApplyKillDockerTest, AKillAtEachStepOfApplyLeavesTheRepositoryWholeAndThe
       ASSERT_TRUE(kill_at({"apply", id_, "--as-changes"}, "writing the 3 paths it left", seen))
           << seen;
       expect_whole_refs("writing the paths an interrupted apply left");
-      EXPECT_EQ(json::parse(run({"apply-state", id_}).out, nullptr, false)["interrupted_apply"],
-                "cut_short");
+      EXPECT_EQ(
+          json::parse(spacectl({"apply-state", id_}).out, nullptr, false)["interrupted_apply"],
+          "cut_short");
       ASSERT_TRUE(kill_at({"apply", id_, "--as-changes"}, "recording the interrupted apply", seen))
           << seen;
       expect_whole_refs("recording an interrupted apply");
-      EXPECT_EQ(json::parse(run({"apply-state", id_}).out, nullptr, false)["interrupted_apply"],
-                "finished");
+      EXPECT_EQ(
+          json::parse(spacectl({"apply-state", id_}).out, nullptr, false)["interrupted_apply"],
+          "finished");
     }
 
     // The next apply finishes: the work tree is exactly the finished apply's, the refs say so.
-    const ProcessOutcome again = run({"apply", id_, "--as-changes"});
+    const ProcessOutcome again = spacectl({"apply", id_, "--as-changes"});
     ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
     const json applied = json::parse(again.out, nullptr, false);
     ASSERT_TRUE(applied.is_object()) << again.out;
@@ -316,11 +247,11 @@ TEST_F(ApplyKillDockerTest, AKillAtEachStepOfApplyLeavesTheRepositoryWholeAndThe
       kill_at({"apply", id_, "--as-branch", "agent-work"}, "creating refs/heads/agent-work", seen))
       << seen;
   EXPECT_EQ(capture_state({repo_}), before);
-  const ProcessOutcome branch = run({"apply", id_, "--as-branch", "agent-work"});
+  const ProcessOutcome branch = spacectl({"apply", id_, "--as-branch", "agent-work"});
   ASSERT_EQ(branch.exit_code, 0) << branch.out << branch.err;
   EXPECT_EQ(trim(git(repo_, {"rev-parse", "agent-work"})), result);
 
-  const ProcessOutcome removed = run({"space", "remove", id_});
+  const ProcessOutcome removed = spacectl({"space", "remove", id_});
   EXPECT_EQ(removed.exit_code, 0) << removed.out << removed.err;
 }
 

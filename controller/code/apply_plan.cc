@@ -32,28 +32,6 @@ Result<std::string> blob_bytes(git_repository* repo, const git_oid& oid, const s
   return bytes;
 }
 
-Result<std::string> odb_to_worktree(git_repository* repo, const std::string& path, const std::string& bytes) {
-  git_filter_list* raw = nullptr;
-  if (auto r = git2_check(git_filter_list_load(&raw, repo, nullptr, path.c_str(),
-                                               GIT_FILTER_TO_WORKTREE, GIT_FILTER_DEFAULT),
-                          "apply: load the conversions of " + path, Code::kApplyFailed);
-      !r) {
-    return r.error();
-  }
-  if (raw == nullptr) return bytes;
-  std::unique_ptr<git_filter_list, decltype(&git_filter_list_free)> filters(raw, git_filter_list_free);
-  git_buf out = GIT_BUF_INIT;
-  if (auto r = git2_check(
-          git_filter_list_apply_to_buffer(&out, filters.get(), bytes.data(), bytes.size()),
-          "apply: convert " + path, Code::kApplyFailed);
-      !r) {
-    return r.error();
-  }
-  std::string converted(out.ptr, out.size);
-  git_buf_dispose(&out);
-  return converted;
-}
-
 std::string hash_of(const std::string& bytes) {
   git_oid oid;
   if (git_odb_hash(&oid, bytes.data(), bytes.size(), GIT_OBJECT_BLOB) < 0) return "?";
@@ -255,7 +233,7 @@ Result<Plan> make_plan(git_repository* repo, const WorkTree& tree, const std::ve
       // The user edited this file too: keep both edits when they touch different lines.
       Result<std::string> base = blob_bytes(repo, c.before.oid, c.path);
       Result<std::string> theirs = blob_bytes(repo, c.after.oid, c.path);
-      Result<std::string> ours = worktree_to_odb(repo, c.path, e.bytes);
+      Result<std::string> ours = convert_bytes(repo, c.path, e.bytes, GIT_FILTER_TO_ODB);
       if (!base) return base.error();
       if (!theirs) return theirs.error();
       if (!ours) return ours.error();
@@ -279,7 +257,7 @@ Result<Plan> make_plan(git_repository* repo, const WorkTree& tree, const std::ve
         plan.conflicts.push_back(c.path + ": you changed the same lines in your work tree");
         continue;
       }
-      Result<std::string> bytes = odb_to_worktree(repo, c.path, content);
+      Result<std::string> bytes = convert_bytes(repo, c.path, content, GIT_FILTER_TO_WORKTREE);
       if (!bytes) return bytes.error();
       a.kind = Action::Kind::kWriteFile;
       a.bytes = std::move(*bytes);

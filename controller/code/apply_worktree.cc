@@ -289,11 +289,16 @@ std::string signature(const WtEntry& e) {
   return "!";
 }
 
-Result<std::string> worktree_to_odb(git_repository* repo, const std::string& path, const std::string& bytes) {
+Result<std::string> convert_bytes(git_repository* repo, const std::string& path,
+                                  const std::string& bytes, git_filter_mode_t mode) {
+  const bool clean = mode == GIT_FILTER_TO_ODB;
   git_filter_list* raw = nullptr;
-  if (auto r = git2_check(git_filter_list_load(&raw, repo, nullptr, path.c_str(), GIT_FILTER_TO_ODB,
-                                               GIT_FILTER_DEFAULT),
-                          "apply: load the clean conversions of " + path, Code::kApplyFailed);
+  if (auto r = git2_check(
+          git_filter_list_load(&raw, repo, nullptr, path.c_str(), mode, GIT_FILTER_DEFAULT),
+          std::string(clean ? "apply: load the clean conversions of "
+                            : "apply: load the conversions of ") +
+              path,
+          Code::kApplyFailed);
       !r) {
     return r.error();
   }
@@ -302,13 +307,13 @@ Result<std::string> worktree_to_odb(git_repository* repo, const std::string& pat
   git_buf out = GIT_BUF_INIT;
   if (auto r = git2_check(
           git_filter_list_apply_to_buffer(&out, filters.get(), bytes.data(), bytes.size()),
-          "apply: clean " + path, Code::kApplyFailed);
+          std::string(clean ? "apply: clean " : "apply: convert ") + path, Code::kApplyFailed);
       !r) {
     return r.error();
   }
-  std::string cleaned(out.ptr, out.size);
+  std::string converted(out.ptr, out.size);
   git_buf_dispose(&out);
-  return cleaned;
+  return converted;
 }
 
 Result<std::string> blob_to_worktree(git_repository* repo, const std::string& path, const git_oid& oid) {
@@ -342,7 +347,7 @@ bool holds(git_repository* repo, const std::string& path, const WtEntry& e, cons
     }
     default: {
       if (e.kind != WtKind::kFile) return false;
-      Result<std::string> cleaned = worktree_to_odb(repo, path, e.bytes);
+      Result<std::string> cleaned = convert_bytes(repo, path, e.bytes, GIT_FILTER_TO_ODB);
       if (!cleaned) return false;
       git_oid oid;
       return git_odb_hash(&oid, cleaned->data(), cleaned->size(), GIT_OBJECT_BLOB) == 0 && git_oid_equal(&oid, &side.oid) != 0;

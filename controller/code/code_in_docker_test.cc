@@ -14,9 +14,8 @@
 #include "controller/code/repo_state.h"
 #include "controller/code/snapshot.h"
 #include "controller/code/testing/git_fixture.h"
+#include "controller/code/testing/live_code.h"
 #include "controller/process.h"
-#include "controller/testing/live_space.h"
-#include "tests/support/docker_pools.h"
 #include "tests/support/environment.h"
 
 namespace controller::code {
@@ -27,30 +26,11 @@ using testing::git;
 using testing::git_status;
 using testing::write_file;
 
-class CodeInDockerTest : public ::testing::Test {
+// The shared code fixture (controller/code/testing/live_code.h): owner, state, HOME, the leftover
+// check.
+class CodeInDockerTest : public testing::LiveCodeTest {
  protected:
-  CodeInDockerTest()
-      : live_(controller::testing::LiveSpaceOptions{"codein", controller::testing::kReleasePin,
-                                                    std::chrono::minutes(8), 64u << 20, false}) {
-    live_.set_subnet_pool(gk_test::kSecondSubnetPool);
-  }
-  void SetUp() override { testing::isolate_git_environment(home_.path()); }
-  bool ready() { return live_.ready(); }
-  ProcessOutcome spacectl(const std::vector<std::string>& args, bool as_json = true) {
-    return live_.spacectl(args, {}, as_json);
-  }
-  std::string inside(const std::string& id, const std::vector<std::string>& argv) {
-    std::vector<std::string> args = {"space", "exec", id, "--"};
-    args.insert(args.end(), argv.begin(), argv.end());
-    const ProcessOutcome o = spacectl(args, false);
-    EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
-    return o.out;
-  }
-
-  testing::TempTree home_, dir_;
-  // The shared live fixture (controller/testing/live_space.h): owner, state, the leftover check.
-  controller::testing::LiveSpace live_;
-  const std::string& owner_ = live_.owner();
+  CodeInDockerTest() : LiveCodeTest("codein") {}
 };
 
 TEST_F(CodeInDockerTest, SpaceCreateWithRepoMakesTheSpaceEqualToTheHost) {

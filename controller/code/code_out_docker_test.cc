@@ -16,8 +16,8 @@
 #include "controller/code/repo_state.h"
 #include "controller/code/snapshot.h"
 #include "controller/code/testing/git_fixture.h"
+#include "controller/code/testing/live_code.h"
 #include "controller/process.h"
-#include "tests/support/docker_pools.h"
 #include "tests/support/environment.h"
 
 namespace controller::code {
@@ -26,10 +26,6 @@ namespace {
 using nlohmann::json;
 using testing::git;
 using testing::write_file;
-
-const std::string kBin = std::string(GK_BINARY_DIR) + "/bin";
-
-bool exists(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
 
 ProcessOutcome run(std::vector<std::string> argv, std::chrono::seconds timeout = std::chrono::seconds(120)) {
   ProcessRequest r;
@@ -50,42 +46,13 @@ std::string printf_format(const std::string& bytes) {
   return out;
 }
 
-class CodeOutDockerTest : public ::testing::Test {
+// The shared code fixture (controller/code/testing/live_code.h): owner, state, HOME, the leftover
+// check.
+class CodeOutDockerTest : public testing::LiveCodeTest {
  protected:
-  void SetUp() override {
-    testing::isolate_git_environment(home_.path());
-    owner_ = "codeout" + std::to_string(getpid());
-  }
-  void TearDown() override {
-    if (!gk_test::docker_engine_answers()) return;
-    const ProcessOutcome left = run({"docker", "ps", "-aq", "--filter", "label=spacectl.space.owner=" + owner_});
-    EXPECT_EQ(left.out, "") << "left behind for owner " << owner_;
-  }
-  bool ready() {
-    if (!gk_test::docker_engine_answers()) return false;
-    if (!(exists(kBin + "/gatekeeper-image.id") && exists(kBin + "/space-image.id"))) {
-      (void)run({"cmake", "--build", GK_BINARY_DIR, "--target", "images"}, std::chrono::seconds(900));
-    }
-    return exists(kBin + "/gatekeeper-image.id") && exists(kBin + "/space-image.id") && exists(kBin + "/seccomp/space.json");
-  }
-  ProcessOutcome spacectl(const std::vector<std::string>& args, bool as_json = true) {
-    std::vector<std::string> argv = {SPACECTL,
-                                     "--owner",
-                                     owner_,
-                                     "--state-dir",
-                                     state_.path(),
-                                     "--subnet-pool",
-                                     gk_test::kSecondSubnetPool};
-    if (as_json) argv.push_back("--json");
-    argv.insert(argv.end(), args.begin(), args.end());
-    return run(argv, std::chrono::seconds(480));
-  }
-  std::string inside(const std::vector<std::string>& argv) {
-    std::vector<std::string> args = {"space", "exec", id_, "--"};
-    args.insert(args.end(), argv.begin(), argv.end());
-    const ProcessOutcome o = spacectl(args, false);
-    EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
-    return o.out;
+  CodeOutDockerTest() : LiveCodeTest("codeout") {}
+  std::string inside(const std::vector<std::string>& argv) const {
+    return LiveCodeTest::inside(id_, argv);
   }
   std::string sh(const std::string& script) { return inside({"sh", "-c", script, "sh", path_}); }
 
@@ -108,8 +75,7 @@ class CodeOutDockerTest : public ::testing::Test {
     for (const auto& f : forbidden_changes(before, capture_state({repo_}), Allowed{})) ADD_FAILURE() << what << ": " << f;
   }
 
-  testing::TempTree home_, dir_, state_;
-  std::string owner_, repo_, id_, path_;
+  std::string repo_, id_, path_;
 };
 
 TEST_F(CodeOutDockerTest, WorkComesOutAndHostileResultsAreRefused) {

@@ -17,6 +17,7 @@
 #include "controller/code/repo_state.h"
 #include "controller/code/testing/git_fixture.h"
 #include "controller/process.h"
+#include "controller/testing/live_space.h"
 #include "tests/support/docker_pools.h"
 #include "tests/support/environment.h"
 
@@ -49,14 +50,7 @@ class DiskFullDockerTest : public ::testing::Test {
   void TearDown() override {
     if (gk_test::docker_engine_answers()) {
       if (!id_.empty()) (void)spacectl({"space", "remove", id_});
-      const std::string filter = "label=spacectl.space.owner=" + owner_;
-      for (const std::vector<std::string>& kind :
-           {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
-        std::vector<std::string> args = {"docker"};
-        args.insert(args.end(), kind.begin(), kind.end());
-        args.insert(args.end(), {"-q", "--filter", filter});
-        EXPECT_EQ(run(args).out, "") << "left behind (" << kind[0] << ") for owner " << owner_;
-      }
+      controller::testing::expect_nothing_left(owner_);
     }
     if (mounted_) umount2(mount_.c_str(), MNT_DETACH);
   }

@@ -25,9 +25,9 @@
 
 #include "controller/code/repo_state.h"
 #include "controller/code/testing/git_fixture.h"
+#include "controller/code/testing/live_code.h"
 #include "controller/process.h"
 #include "policy/number.h"
-#include "tests/support/docker_pools.h"
 #include "tests/support/environment.h"
 
 extern char** environ;
@@ -39,9 +39,9 @@ using nlohmann::json;
 using testing::git;
 using testing::write_file;
 
-const std::string kBin = std::string(GK_BINARY_DIR) + "/bin";
-
-bool exists(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
+using controller::testing::kLiveBin;
+using controller::testing::labelled;
+using controller::testing::labelled_kind;
 
 ProcessOutcome docker(std::vector<std::string> args) {
   ProcessRequest r;
@@ -56,6 +56,17 @@ std::string first_line(const std::string& path) {
   std::string line;
   std::getline(in, line);
   return line;
+}
+
+// The non-empty lines of a listing.
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  for (std::size_t s = 0, e; s < text.size(); s = e + 1) {
+    e = text.find('\n', s);
+    if (e == std::string::npos) e = text.size();
+    if (e > s) out.push_back(text.substr(s, e - s));
+  }
+  return out;
 }
 
 // Every descendant of pid (from /proc): the docker CLI processes a killed spacectl leaves running.
@@ -97,123 +108,59 @@ std::set<pid_t> descendants(pid_t root) {
   return out;
 }
 
-class SweepDockerTest : public ::testing::Test {
+// The shared code fixture (controller/code/testing/live_code.h): owner, state, HOME, the leftover
+// check; five minutes for each spacectl run. TearDown removes what the other owner holds, and
+// whatever a failed step left of this one.
+class SweepDockerTest : public testing::LiveCodeTest {
  protected:
+  SweepDockerTest() : LiveCodeTest("sweep", std::chrono::minutes(5)) {}
   void SetUp() override {
-    testing::isolate_git_environment(home_.path());
-    owner_ = "sweep" + std::to_string(getpid());
-    other_owner_ = "sweepother" + std::to_string(getpid());
-    tmp_ = scratch_.path() + "/tmp";
+    LiveCodeTest::SetUp();
+    other_owner_ = "sweepother" + random_hex(6);
+    tmp_ = dir_.path() + "/tmp";
     std::filesystem::create_directories(tmp_);
   }
   void TearDown() override {
     if (!gk_test::docker_engine_answers()) return;
     for (const std::string& o : {owner_, other_owner_}) {
-      const std::string filter = "label=spacectl.space.owner=" + o;
-      if (std::string ids = docker({"ps", "-aq", "--filter", filter}).out; !ids.empty()) {
-        std::vector<std::string> rm = {"rm", "-f"};
-        for (std::size_t s = 0, e; s < ids.size(); s = e + 1) {
-          e = ids.find('\n', s);
-          if (e == std::string::npos) e = ids.size();
-          if (e > s) rm.push_back(ids.substr(s, e - s));
-        }
-        (void)docker(rm);
-      }
+      std::vector<std::string> rm = {"rm", "-f"};
+      for (const std::string& c : lines(labelled_kind(o, {"ps", "-a"}))) rm.push_back(c);
+      if (rm.size() > 2) (void)docker(rm);
       for (const char* kind : {"volume", "network"}) {
-        std::string names = docker({kind, "ls", "-q", "--filter", filter}).out;
-        for (std::size_t s = 0, e; s < names.size(); s = e + 1) {
-          e = names.find('\n', s);
-          if (e == std::string::npos) e = names.size();
-          if (e > s) (void)docker({kind, "rm", "--", names.substr(s, e - s)});
+        for (const std::string& n : lines(labelled_kind(o, {kind, "ls"}))) {
+          (void)docker({kind, "rm", "--", n});
         }
       }
     }
   }
-  bool ready() {
-    return gk_test::docker_engine_answers() && exists(kBin + "/gatekeeper-image.id") &&
-           exists(kBin + "/space-image.id") && exists(kBin + "/seccomp/space.json");
-  }
-
-  std::vector<std::string> base_argv() const {
-    return {SPACECTL,      "--json",      "--owner",       owner_,
-            "--state-dir", state_.path(), "--subnet-pool", gk_test::kSecondSubnetPool};
-  }
-
   // Starts spacectl with stderr on a pipe; reads its progress lines until one contains `marker`,
   // then kills it with SIGKILL and waits for everything it had started to end by itself.
   // Returns false when spacectl ended before the marker came.
   bool kill_at(const std::vector<std::string>& args, const std::string& marker, std::string& seen) {
-    std::vector<std::string> argv = base_argv();
+    std::vector<std::string> argv = live_.base();
     argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char*> cargv;
-    for (std::string& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    int err[2];
-    EXPECT_EQ(pipe2(err, O_CLOEXEC), 0);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    std::vector<std::string> env_text = {"TMPDIR=" + tmp_, "HOME=" + home_.path(),
-                                         "PATH=" + std::string(std::getenv("PATH"))};
-    // The engine the rest of the test uses (DOCKER_HOST, when the run names one).
-    if (const char* host = std::getenv("DOCKER_HOST")) {
-      env_text.push_back(std::string("DOCKER_HOST=") + host);
-    }
-    std::vector<char*> env;
-    for (std::string& e : env_text) env.push_back(e.data());
-    env.push_back(nullptr);
-    pid_t pid = 0;
-    EXPECT_EQ(posix_spawn(&pid, argv[0].c_str(), &fa, nullptr, cargv.data(), env.data()), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    close(err[1]);
-    std::string buffer;
-    bool hit = false;
-    char chunk[4096];
-    for (;;) {
-      const ssize_t n = read(err[0], chunk, sizeof chunk);
-      if (n <= 0) break;
-      buffer.append(chunk, static_cast<std::size_t>(n));
-      if (buffer.find(marker) != std::string::npos) {
-        hit = true;
-        break;
-      }
-    }
-    const std::set<pid_t> started = descendants(pid);
-    kill(pid, SIGKILL);
-    close(err[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    seen = buffer;
+    std::set<pid_t> started;
+    const testing::KilledRun killed = testing::kill_at_marker(
+        argv,
+        {"TMPDIR=" + tmp_, "HOME=" + home_.path(), "PATH=" + std::string(std::getenv("PATH"))},
+        marker, [&](pid_t pid) { started = descendants(pid); });
+    seen = killed.err;
     // A docker CLI the crash left behind finishes (and may create its object) before sweep runs.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
     for (pid_t p : started) {
       while (::kill(p, 0) == 0 && std::chrono::steady_clock::now() < deadline) usleep(50000);
     }
-    return hit;
+    return killed.marker_seen;
   }
 
   ProcessOutcome run(const std::vector<std::string>& args) {
     ProcessRequest r;
     r.argv = {"env", "TMPDIR=" + tmp_};  // the same temporary folder as the killed spacectl's
-    const std::vector<std::string> base = base_argv();
+    const std::vector<std::string> base = live_.base();
     r.argv.insert(r.argv.end(), base.begin(), base.end());
     r.argv.insert(r.argv.end(), args.begin(), args.end());
     r.timeout = std::chrono::minutes(5);
     return run_process(r);
-  }
-
-  std::string labelled(const std::string& owner) {
-    std::string out;
-    const std::string filter = "label=spacectl.space.owner=" + owner;
-    for (const std::vector<std::string>& kind :
-         {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
-      std::vector<std::string> args = kind;
-      args.insert(args.end(), {"-q", "--filter", filter});
-      out += docker(args).out;
-    }
-    return out;
   }
 
   // Another installation's objects on the same engine, with a space id sweep could mistake.
@@ -234,7 +181,7 @@ class SweepDockerTest : public ::testing::Test {
     std::vector<std::string> ctr = {"create", "--network", "none"};
     ctr.insert(ctr.end(), labels.begin(), labels.end());
     ctr.insert(ctr.end(), {"--name", "gk-sweep-other-" + std::to_string(getpid()),
-                           first_line(kBin + "/space-image.id"), "true"});
+                           first_line(kLiveBin + "/space-image.id"), "true"});
     ASSERT_EQ(docker(ctr).exit_code, 0);
     other_before_ = labelled(other_owner_);
     ASSERT_FALSE(other_before_.empty());
@@ -246,8 +193,8 @@ class SweepDockerTest : public ::testing::Test {
     EXPECT_EQ(labelled(other_owner_), other_before_)
         << "another owner's objects changed after a kill at " << where;
     std::size_t records = 0;
-    if (std::filesystem::exists(state_.path() + "/spaces")) {
-      for (const auto& e : std::filesystem::directory_iterator(state_.path() + "/spaces")) {
+    if (std::filesystem::exists(live_.state() + "/spaces")) {
+      for (const auto& e : std::filesystem::directory_iterator(live_.state() + "/spaces")) {
         records += e.path().extension() == ".json";
       }
     }
@@ -259,8 +206,8 @@ class SweepDockerTest : public ::testing::Test {
     EXPECT_EQ(temps, 0u) << "temporary folders left after a kill at " << where;
   }
 
-  testing::TempTree home_, state_, scratch_;
-  std::string owner_, other_owner_, tmp_, other_before_;
+  const std::string& owner_ = live_.owner();
+  std::string other_owner_, tmp_, other_before_;
 };
 
 TEST_F(SweepDockerTest, AKillAtEachStepOfCreateLeavesNothingAfterSweep) {
@@ -290,7 +237,7 @@ TEST_F(SweepDockerTest, AKillAtEachStepOfCodeInLeavesNothingAfterSweep) {
   GK_REQUIRE(ready(),
              "needs a Docker engine and the pinned images (cmake --build <dir> --target images)");
   make_other_owners_objects();
-  const std::string repo = scratch_.path() + "/project";
+  const std::string repo = dir_.path() + "/project";
   std::filesystem::create_directories(repo);
   git(repo, {"init", "-q", "-b", "main"});
   write_file(repo + "/README.md", "hello\n");
@@ -341,7 +288,7 @@ TEST_F(SweepDockerTest, AKillAtEachStepOfCodeInLeavesNothingAfterSweep) {
 TEST_F(SweepDockerTest, AKillAtEachStepOfCodeOutLeavesTheRepositoryWholeAndTheNextCodeOutFinishes) {
   GK_REQUIRE(ready(),
              "needs a Docker engine and the pinned images (cmake --build <dir> --target images)");
-  const std::string repo = scratch_.path() + "/project";
+  const std::string repo = dir_.path() + "/project";
   std::filesystem::create_directories(repo);
   git(repo, {"init", "-q", "-b", "main"});
   write_file(repo + "/README.md", "hello\n");
@@ -358,7 +305,7 @@ TEST_F(SweepDockerTest, AKillAtEachStepOfCodeOutLeavesTheRepositoryWholeAndTheNe
        "cd \"$1\" && printf 'agent\\n' > agent.txt && git add agent.txt && git commit -qm agent",
        "sh", path});
   ASSERT_EQ(worked.exit_code, 0) << worked.out << worked.err;
-  const std::string record_path = state_.path() + "/spaces/" + id + ".json";
+  const std::string record_path = live_.state() + "/spaces/" + id + ".json";
   Allowed allowed = testing::allowed_for(repo + "/.git", id);
   allowed.space_refs = {"start", "result"};
   allowed.new_packs = true;

@@ -9,72 +9,41 @@
 
 #include <gtest/gtest.h>
 
+#include "controller/dispatch/testing/live_inner.h"
 #include "controller/dispatch/testing/pattern.h"
 #include "controller/docker_place.h"
 #include "controller/process.h"
+#include "controller/testing/live_space.h"
 #include "escape-suite/sha256.h"
 #include "tests/support/environment.h"
 
 namespace controller::dispatch {
 namespace {
 
-const std::string kBin = std::string(GK_BINARY_DIR) + "/bin";
 constexpr std::size_t k64MiB = 64u << 20;
 constexpr std::uint16_t kRawPort = 4100;
 
-bool exists(const std::string& path) { return ::access(path.c_str(), R_OK) == 0; }
-
-std::string profile(const std::string& name) {
-  for (const std::string& p :
-       {kBin + "/seccomp/" + name, std::string(GK_SOURCE_DIR) + "/seccomp-profiles/" + name}) {
-    if (exists(p)) return p;
-  }
-  return {};
-}
-
-std::string pattern(std::size_t n) {
-  std::string s(n, '\0');
-  for (std::size_t i = 0; i < n; ++i) s[i] = static_cast<char>(testing::pattern_byte(i));
-  return s;
-}
+using controller::testing::kLiveBin;
+using testing::pattern;
 
 class BridgeTest : public ::testing::Test {
  protected:
+  // The shared live fixture (controller/testing/live_space.h) gives the owner, pins and profiles
+  // and proves at the end that nothing of the owner is left; the space is the place's own.
+  BridgeTest() : live_(controller::testing::LiveSpaceOptions{"bridgetest"}) {}
   void SetUp() override {
-    GK_REQUIRE(gk_test::docker_engine_answers(), "no Docker engine answers");
-    GK_REQUIRE(exists(kBin + "/gatekeeper-image.id") && exists(kBin + "/space-image.id"),
-               "the images are not built: cmake --build <dir> --target images");
-    GK_REQUIRE(exists(kBin + "/spacectl-bridge") && exists(kBin + "/dispatch-inner-server"),
-               "spacectl-bridge or dispatch-inner-server is not built");
-    PlaceOptions o;
-    o.owner = "bridgetest" + random_hex(5);
-    o.gatekeeper_image_file = kBin + "/gatekeeper-image.id";
-    o.space_image_file = kBin + "/space-image.id";
-    o.seccomp_space = profile("space.json");
-    o.seccomp_gatekeeper = profile("gatekeeper.json");
-    o.bridge_binary = kBin + "/spacectl-bridge";
-    options_ = o;
-    place_ = std::make_unique<DockerPlace>(o);
+    GK_REQUIRE(live_.ready() && testing::inner_programs_built(),
+               "no Docker engine, images, seccomp profiles, spacectl-bridge or "
+               "dispatch-inner-server");
+    options_ = live_.place_options();
+    place_ = std::make_unique<DockerPlace>(options_);
     CreateRequest request;
     request.memory_bytes = 512ll << 20;
     Result<SpaceSummary> s = place_->create(request);
     ASSERT_TRUE(s.ok()) << s.error().message;
     id_ = s->id;
     // The stand-in inner server, written and started by the space user (a test program).
-    Result<std::string> server = read_small_file(kBin + "/dispatch-inner-server", 16u << 20);
-    ASSERT_TRUE(server.ok()) << server.error().message;
-    Result<ExecOutput> w = place_->exec(id_, ExecTarget::kSpace, {"sh", "-c", "cat > /tmp/inner"}, *server, std::chrono::seconds(60));
-    ASSERT_TRUE(w.ok() && w->exit_code == 0) << (w.ok() ? "exit " + std::to_string(w->exit_code) + ": " + w->err : w.error().message);
-    // Waits on the server's line for up to 20 s: a neighbouring test may hold the other core.
-    Result<ExecOutput> run =
-        place_->exec(id_, ExecTarget::kSpace,
-                     {"sh", "-c",
-                      "chmod 755 /tmp/inner && (/tmp/inner raw " + std::to_string(kRawPort) +
-                          " >/tmp/inner.log 2>&1 &) && "
-                          "i=0; while [ $i -lt 100 ]; do grep -q listening /tmp/inner.log && exit "
-                          "0; sleep 0.2; i=$((i+1)); done; exit 1"},
-                     {}, std::chrono::seconds(30));
-    ASSERT_TRUE(run.ok() && run->exit_code == 0) << (run.ok() ? "exit " + std::to_string(run->exit_code) + ": " + run->err : run.error().message);
+    ASSERT_TRUE(testing::start_inner_server(*place_, id_, "raw " + std::to_string(kRawPort)));
   }
   void TearDown() override {
     if (place_ && !id_.empty()) {
@@ -93,6 +62,7 @@ class BridgeTest : public ::testing::Test {
     return run_process(r);
   }
 
+  controller::testing::LiveSpace live_;
   PlaceOptions options_;
   std::unique_ptr<DockerPlace> place_;
   std::string id_;
@@ -141,7 +111,7 @@ TEST_F(BridgeTest, TheSpaceUserCannotReplaceThePlacedBridge) {
     ASSERT_TRUE(e.ok()) << e.error().message;
     EXPECT_NE(e->exit_code, 0) << attempt[0] << " succeeded as the space user";
   }
-  Result<std::string> ours = read_small_file(kBin + "/spacectl-bridge", 16u << 20);
+  Result<std::string> ours = read_small_file(kLiveBin + "/spacectl-bridge", 16u << 20);
   ASSERT_TRUE(ours.ok());
   Result<ExecOutput> sum = place_->exec(id_, ExecTarget::kSpace, {"sha256sum", path}, {}, std::chrono::seconds(30));
   ASSERT_TRUE(sum.ok() && sum->exit_code == 0);

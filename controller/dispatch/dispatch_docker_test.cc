@@ -14,11 +14,13 @@
 
 #include "controller/dispatch/rules.h"
 #include "controller/dispatch/testing/harness.h"
+#include "controller/dispatch/testing/live_inner.h"
 #include "controller/dispatch/testing/pattern.h"
 #include "controller/docker_place.h"
 #include "controller/manager.h"
 #include "controller/process.h"
 #include "controller/space_token.h"
+#include "controller/testing/live_space.h"
 #include "escape-suite/sha256.h"
 #include "tests/support/docker_pools.h"
 #include "tests/support/environment.h"
@@ -26,82 +28,34 @@
 namespace controller::dispatch {
 namespace {
 
+using controller::testing::docker;
 using testing::Acceptor;
 using testing::Answer;
 using testing::Client;
-
-const std::string kBin = std::string(GK_BINARY_DIR) + "/bin";
-
-bool exists(const std::string& path) { return ::access(path.c_str(), R_OK) == 0; }
-
-std::string profile(const std::string& name) {
-  for (const std::string& p :
-       {kBin + "/seccomp/" + name, std::string(GK_SOURCE_DIR) + "/seccomp-profiles/" + name}) {
-    if (exists(p)) return p;
-  }
-  return {};
-}
-
-std::string pattern(std::size_t n) {
-  std::string s(n, '\0');
-  for (std::size_t i = 0; i < n; ++i) s[i] = static_cast<char>(testing::pattern_byte(i));
-  return s;
-}
-
-std::string code_of(const Answer& a) {
-  const std::size_t at = a.body.find("\"code\":\"");
-  return at == std::string::npos ? std::string() : a.body.substr(at + 8, a.body.find('"', at + 8) - at - 8);
-}
-
-ProcessOutcome docker(std::vector<std::string> args) {
-  ProcessRequest r;
-  r.argv = {"docker"};
-  r.argv.insert(r.argv.end(), args.begin(), args.end());
-  r.timeout = std::chrono::minutes(2);
-  return run_process(r);
-}
+using testing::code_of;
+using testing::pattern;
 
 class DispatchLiveTest : public ::testing::Test {
  protected:
+  // The shared live fixture (controller/testing/live_space.h) gives the owner, the state
+  // directory, pins, profiles and the second test pool (gk_pool_second), and proves at the end
+  // that nothing of the owner is left.
+  DispatchLiveTest() : live_(controller::testing::LiveSpaceOptions{"dispatchtest"}) {
+    live_.set_subnet_pool(gk_test::kSecondSubnetPool);
+  }
   void SetUp() override {
-    GK_REQUIRE(gk_test::docker_engine_answers(), "no Docker engine answers");
-    GK_REQUIRE(exists(kBin + "/gatekeeper-image.id") && exists(kBin + "/space-image.id"),
-               "the images are not built: cmake --build <dir> --target images");
-    GK_REQUIRE(exists(kBin + "/spacectl-bridge") && exists(kBin + "/dispatch-inner-server"),
-               "spacectl-bridge or dispatch-inner-server is not built");
-    char tmpl[] = "/tmp/dispatch-live-XXXXXX";
-    state_ = ::mkdtemp(tmpl);
-    PlaceOptions o;
-    o.owner = "dispatchtest" + random_hex(5);
-    o.gatekeeper_image_file = kBin + "/gatekeeper-image.id";
-    o.space_image_file = kBin + "/space-image.id";
-    o.seccomp_space = profile("space.json");
-    o.seccomp_gatekeeper = profile("gatekeeper.json");
-    o.bridge_binary = kBin + "/spacectl-bridge";
-    o.subnet_pool = gk_test::kSecondSubnetPool;
-    place_ = std::make_unique<DockerPlace>(o);
-    Manager m{*place_, state_};
+    GK_REQUIRE(live_.ready() && testing::inner_programs_built(),
+               "no Docker engine, images, seccomp profiles, spacectl-bridge or "
+               "dispatch-inner-server");
+    place_ = std::make_unique<DockerPlace>(live_.place_options());
+    Manager m{*place_, live_.state()};
     CreateRequest request;
     request.memory_bytes = 512ll << 20;
     Result<SpaceCreated> created = m.create(request);
     ASSERT_TRUE(created.ok()) << created.error().message;
     id_ = created->space.summary.id;
     ASSERT_TRUE(created->token_written) << created->token_failure.value_or("");
-    Result<std::string> server = read_small_file(kBin + "/dispatch-inner-server", 16u << 20);
-    ASSERT_TRUE(server.ok());
-    Result<ExecOutput> w = place_->exec(id_, ExecTarget::kSpace, {"sh", "-c", "cat > /tmp/inner && chmod 755 /tmp/inner"}, *server,
-                                        std::chrono::seconds(60));
-    ASSERT_TRUE(w.ok() && w->exit_code == 0);
-    // Waits on the server's line for up to 20 s: a neighbouring test may hold the other core.
-    Result<ExecOutput> run =
-        place_->exec(id_, ExecTarget::kSpace,
-                     {"sh", "-c",
-                      "(/tmp/inner http 27600 " + std::string(kTokenPath) +
-                          " >/tmp/inner.log 2>&1 &) && "
-                          "i=0; while [ $i -lt 100 ]; do grep -q listening /tmp/inner.log && exit "
-                          "0; sleep 0.2; i=$((i+1)); done; exit 1"},
-                     {}, std::chrono::seconds(30));
-    ASSERT_TRUE(run.ok() && run->exit_code == 0);
+    ASSERT_TRUE(testing::start_inner_server(*place_, id_, "http 27600 " + std::string(kTokenPath)));
     DockerPlace* place = place_.get();
     acceptor_ = std::make_unique<Acceptor>([place](DispatcherConfig& c) {
       c.list_spaces = [place]() -> Result<std::vector<std::string>> {
@@ -124,8 +78,6 @@ class DispatchLiveTest : public ::testing::Test {
       Result<void> r = place_->remove(id_);
       EXPECT_TRUE(r.ok()) << r.error().message;
     }
-    std::error_code ignored;
-    std::filesystem::remove_all(state_, ignored);
   }
   Answer ask(const std::string& raw) {
     Client c(acceptor_->port());
@@ -134,9 +86,10 @@ class DispatchLiveTest : public ::testing::Test {
   }
   std::string path(const std::string& rest) { return "/api/spaces/" + id_ + "/" + rest; }
 
+  controller::testing::LiveSpace live_;
   std::unique_ptr<DockerPlace> place_;
   std::unique_ptr<Acceptor> acceptor_;
-  std::string id_, state_;
+  std::string id_;
 };
 
 TEST_F(DispatchLiveTest, EveryRuleHoldsThroughALiveSpace) {

@@ -27,16 +27,12 @@ namespace {
 using testing::Acceptor;
 using testing::Answer;
 using testing::Client;
+using testing::code_of;
+using testing::pattern;
 
 const std::string kBin = std::string(GK_BINARY_DIR) + "/bin";
 const std::string kId = "0123456789ab";
 const std::string kToken = "abcdefghijklmnopqrstuvwxyz0123456789-_ABCDE";
-
-std::string pattern(std::size_t n) {
-  std::string s(n, '\0');
-  for (std::size_t i = 0; i < n; ++i) s[i] = static_cast<char>(testing::pattern_byte(i));
-  return s;
-}
 
 class DispatcherLoopTest : public ::testing::Test {
  protected:
@@ -104,10 +100,6 @@ class DispatcherLoopTest : public ::testing::Test {
         a.body.rfind("logins ", 0) == 0 ? policy::parse_number<int>(n) : std::nullopt;
     EXPECT_TRUE(count.has_value()) << "stats: " << a.body;
     return count.value_or(-1);
-  }
-  static std::string code_of(const Answer& a) {
-    const std::size_t at = a.body.find("\"code\":\"");
-    return at == std::string::npos ? std::string() : a.body.substr(at + 8, a.body.find('"', at + 8) - at - 8);
   }
 
   std::string dir_, token_file_;

@@ -2,9 +2,6 @@
 // unix socket, a space is created through the API (the manager writes its token), our inner test
 // server runs inside on the inner port, and requests and a WebSocket go through serve's socket.
 // Nothing labelled with the test's owner is left.
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -15,10 +12,12 @@
 #include <nlohmann/json.hpp>
 
 #include "controller/dispatch/testing/harness.h"
+#include "controller/dispatch/testing/live_inner.h"
 #include "controller/dispatch/testing/pattern.h"
 #include "controller/docker_place.h"
 #include "controller/process.h"
 #include "controller/space_token.h"
+#include "controller/testing/live_space.h"
 #include "escape-suite/sha256.h"
 #include "tests/support/docker_pools.h"
 #include "tests/support/environment.h"
@@ -29,41 +28,23 @@ namespace {
 using nlohmann::json;
 using testing::Answer;
 using testing::Client;
-
-const std::string kBin = std::string(GK_BINARY_DIR) + "/bin";
-
-bool exists(const std::string& path) { return ::access(path.c_str(), R_OK) == 0; }
-
-std::string code_of(const Answer& a) {
-  const std::size_t at = a.body.find("\"code\":\"");
-  return at == std::string::npos ? std::string() : a.body.substr(at + 8, a.body.find('"', at + 8) - at - 8);
-}
+using testing::code_of;
+using testing::pattern;
 
 class ServeDispatchTest : public ::testing::Test {
  protected:
+  // The shared live fixture (controller/testing/live_space.h) gives the owner, the state
+  // directory, pins, profiles and the second test pool (gk_pool_second), and proves at the end
+  // that nothing of the owner is left.
+  ServeDispatchTest() : live_(controller::testing::LiveSpaceOptions{"dispserve"}) {
+    live_.set_subnet_pool(gk_test::kSecondSubnetPool);
+  }
   void SetUp() override {
-    GK_REQUIRE(gk_test::docker_engine_answers(), "no Docker engine answers");
-    GK_REQUIRE(exists(kBin + "/gatekeeper-image.id") && exists(kBin + "/space-image.id") &&
-                   exists(kBin + "/spacectl-bridge") && exists(kBin + "/dispatch-inner-server"),
-               "the images, spacectl-bridge or dispatch-inner-server are not built");
-    char tmpl[] = "/tmp/dispatch-serve-XXXXXX";
-    dir_ = ::mkdtemp(tmpl);
-    state_ = dir_ + "/state";
-    std::filesystem::create_directories(state_);
-    std::filesystem::permissions(state_, std::filesystem::perms::owner_all);
-    owner_ = "dispserve" + random_hex(4);
-    socket_ = state_ + "/serve.sock";
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      const int err = ::open((dir_ + "/serve.err").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-      ::dup2(err, 2);
-      ::execl(SPACECTL, SPACECTL, "--owner", owner_.c_str(), "--state-dir", state_.c_str(),
-              "--subnet-pool", gk_test::kSecondSubnetPool, "serve", "--no-sweep",
-              static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    for (int i = 0; i < 200 && !std::filesystem::exists(socket_); ++i) ::usleep(50000);
-    ASSERT_TRUE(std::filesystem::exists(socket_)) << "serve did not start";
+    GK_REQUIRE(live_.ready() && testing::inner_programs_built(),
+               "no Docker engine, images, seccomp profiles, spacectl-bridge or "
+               "dispatch-inner-server");
+    socket_ = live_.serve_socket();
+    ASSERT_TRUE(live_.start_serve()) << "serve did not start";
     // Create through the API and wait for the operation.
     const std::string body = R"({"name":"disp","memory_bytes":536870912})";
     Answer a = call("POST /v1/spaces HTTP/1.1\r\nHost: s\r\nContent-Type: application/json\r\nContent-Length: " +
@@ -81,43 +62,12 @@ class ServeDispatchTest : public ::testing::Test {
     }
     ASSERT_EQ(d.value("state", ""), "done") << d.dump();
     // The inner test server, inside, on the inner port with the token create wrote.
-    PlaceOptions o;
-    o.owner = owner_;
-    o.gatekeeper_image_file = kBin + "/gatekeeper-image.id";
-    o.space_image_file = kBin + "/space-image.id";
-    DockerPlace place(o);
-    Result<std::string> server = read_small_file(kBin + "/dispatch-inner-server", 16u << 20);
-    ASSERT_TRUE(server.ok());
-    Result<ExecOutput> w = place.exec(id_, ExecTarget::kSpace, {"sh", "-c", "cat > /tmp/inner && chmod 755 /tmp/inner"}, *server,
-                                      std::chrono::seconds(60));
-    ASSERT_TRUE(w.ok() && w->exit_code == 0);
-    // Waits on the server's line for up to 20 s: a neighbouring test may hold the other core.
-    Result<ExecOutput> run =
-        place.exec(id_, ExecTarget::kSpace,
-                   {"sh", "-c",
-                    "(/tmp/inner http 27600 " + std::string(kTokenPath) +
-                        " >/tmp/inner.log 2>&1 &) && "
-                        "i=0; while [ $i -lt 100 ]; do grep -q listening /tmp/inner.log && exit 0; "
-                        "sleep 0.2; i=$((i+1)); done; exit 1"},
-                   {}, std::chrono::seconds(30));
-    ASSERT_TRUE(run.ok() && run->exit_code == 0);
+    DockerPlace place(live_.place_options());
+    ASSERT_TRUE(testing::start_inner_server(place, id_, "http 27600 " + std::string(kTokenPath)));
   }
   void TearDown() override {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGTERM);
-      ::waitpid(pid_, nullptr, 0);
-    }
-    if (!id_.empty()) {
-      ProcessRequest r;
-      r.argv = {SPACECTL, "--owner", owner_, "--state-dir", state_, "space", "remove", id_};
-      r.timeout = std::chrono::minutes(2);
-      (void)run_process(r);
-      ProcessRequest ps;
-      ps.argv = {"docker", "ps", "-aq", "--filter", "label=spacectl.space.owner=" + owner_};
-      EXPECT_EQ(run_process(ps).out, "") << "left behind for owner " << owner_;
-    }
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
+    live_.stop_serve();
+    if (!id_.empty()) (void)live_.spacectl({"space", "remove", id_}, {}, false);
   }
   Answer call(const std::string& raw) {
     Client c(socket_);
@@ -126,8 +76,8 @@ class ServeDispatchTest : public ::testing::Test {
   }
   std::string path(const std::string& rest) { return "/api/spaces/" + id_ + "/" + rest; }
 
-  std::string dir_, state_, owner_, socket_, id_;
-  pid_t pid_ = -1;
+  controller::testing::LiveSpace live_;
+  std::string socket_, id_;
 };
 
 TEST_F(ServeDispatchTest, RequestsAndAWebSocketGoThroughServe) {
@@ -154,10 +104,7 @@ TEST_F(ServeDispatchTest, RequestsAndAWebSocketGoThroughServe) {
   Client ws(socket_);
   ASSERT_TRUE(ws.send(testing::ws_upgrade(path("terminal/ws"))));
   ASSERT_EQ(ws.read_upgrade(120000).status, 101);
-  std::string payload(1u << 20, '\0');
-  for (std::size_t i = 0; i < payload.size(); ++i) {
-    payload[i] = static_cast<char>(testing::pattern_byte(i));
-  }
+  const std::string payload = pattern(1u << 20);
   std::thread writer([&] { ws.send(testing::ws_frame(2, payload)); });
   const testing::Frame f = testing::read_frame(ws, 120000);
   writer.join();

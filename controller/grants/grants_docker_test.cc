@@ -29,6 +29,7 @@
 #include "controller/escape_host.h"
 #include "controller/process.h"
 #include "controller/testing/live_space.h"
+#include "controller/testing/test_bridge.h"
 #include "tests/integration/http_upstream.h"
 #include "tests/support/environment.h"
 
@@ -55,30 +56,8 @@ class GrantKeeperLiveTest : public ::testing::Test {
     stop_serve();
     unsetenv("SPACECTL_LIVE_KEY");
   }
-  std::vector<std::string> base() const { return live_.base(); }
   ProcessOutcome spacectl(const std::vector<std::string>& args) { return live_.spacectl(args); }
-  void start_serve() {
-    std::vector<std::string> args = base();
-    args.insert(args.end(), {"serve", "--no-sweep"});
-    pid_ = fork();
-    if (pid_ == 0) {
-      const int err =
-          open((dir_ + "/serve.err").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-      dup2(err, 1);
-      dup2(err, 2);
-      std::vector<char*> argv;
-      for (std::string& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(SPACECTL, argv.data());
-      _exit(127);
-    }
-  }
-  void stop_serve() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGTERM);
-    waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
+  void stop_serve() { live_.stop_serve(); }
   int helper_calls() const {
     std::ifstream in(dir_ + "/count");
     int n = 0;
@@ -93,7 +72,6 @@ class GrantKeeperLiveTest : public ::testing::Test {
   const std::string& dir_ = live_.dir();
   const std::string& state_ = live_.state();
   const std::string env_secret_ = "sk-live-env-" + random_hex(12);
-  pid_t pid_ = -1;
 };
 
 TEST_F(GrantKeeperLiveTest, EnvGrantSurvivesARestartAndServeRenewsAHelperTokenTheUpstreamSees) {
@@ -117,29 +95,13 @@ TEST_F(GrantKeeperLiveTest, EnvGrantSurvivesARestartAndServeRenewsAHelperTokenTh
       EXPECT_TRUE(docker({"network", "rm", bridge}).succeeded());
     }
   }};
-  std::string gateway;
-  for (int attempt = 0; attempt < 5 && !bridge_made; ++attempt) {
-    const Result<std::string> picked = pick_test_subnet();
-    ASSERT_TRUE(picked.ok()) << picked.error().message;
-    const std::string& subnet = *picked;
-    bridge_made = docker({"network", "create", "--driver", "bridge", "--internal", "--subnet",
-                          subnet, "--label", "spacectl.space.owner=" + owner_, bridge})
-                      .succeeded();
-    if (bridge_made) gateway = subnet.substr(0, subnet.rfind('.')) + ".1";
-  }
-  ASSERT_TRUE(bridge_made) << "no test bridge on a free /24 of 198.18.0.0/15";
-  const int listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in sin{};
-  sin.sin_family = AF_INET;
-  inet_pton(AF_INET, gateway.c_str(), &sin.sin_addr);
-  socklen_t length = sizeof sin;
-  const bool listening = listen_fd >= 0 &&
-                         bind(listen_fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin) == 0 &&
-                         listen(listen_fd, 16) == 0 &&
-                         getsockname(listen_fd, reinterpret_cast<sockaddr*>(&sin), &length) == 0;
-  if (!listening && listen_fd >= 0) close(listen_fd);
-  ASSERT_TRUE(listening) << "listen on " << gateway << ": " << std::strerror(errno);
-  const std::string authority = gateway + ":" + std::to_string(ntohs(sin.sin_port));
+  const Result<std::string> gateway = testing::make_test_bridge(bridge, owner_);
+  bridge_made = gateway.ok();
+  ASSERT_TRUE(bridge_made) << gateway.error().message;
+  std::uint16_t port = 0;
+  const int listen_fd = testing::listen_on(*gateway, port);
+  ASSERT_GE(listen_fd, 0) << "listen on " << *gateway << ": " << std::strerror(errno);
+  const std::string authority = *gateway + ":" + std::to_string(port);
   upstream = std::make_unique<gk_it::HttpUpstream>(listen_fd, nullptr);
 
   // A secret over plain http goes only to an address literal the host marked private.
@@ -166,7 +128,7 @@ TEST_F(GrantKeeperLiveTest, EnvGrantSurvivesARestartAndServeRenewsAHelperTokenTh
   ASSERT_TRUE(docker({"network", "connect", bridge, "gk-" + id + "-gatekeeper"}).succeeded());
 
   // serve's keeper renews the 12-second token at half its life, again and again.
-  start_serve();
+  ASSERT_TRUE(live_.start_serve()) << read_all(dir_ + "/serve.err");
   const auto deadline = std::chrono::steady_clock::now() + 40s;
   while (helper_calls() < 4 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(200ms);

@@ -2,9 +2,6 @@
 // spaces created through the API; idle stop (shortened with SPACECTL_TEST_IDLE_STOP_SECONDS)
 // stops the one whose setting is enabled, space and gatekeeper, and it lists as stopped-idle; the
 // one whose setting is disabled keeps running. Nothing labelled with the test's owner is left.
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -18,72 +15,41 @@
 
 #include "controller/process.h"
 #include "controller/serve/testing/serve_client.h"
+#include "controller/testing/live_space.h"
 #include "policy/number.h"
 #include "tests/support/environment.h"
 
 namespace controller::serve {
 namespace {
 
+using controller::testing::kLiveBin;
+using controller::testing::readable;
 using nlohmann::json;
 using testing::Answer;
 
-const std::string kBin = std::string(GK_BINARY_DIR) + "/bin";
-
-bool exists(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
-
 std::string docker_out(std::vector<std::string> args) {
-  ProcessRequest r;
-  r.argv = {"docker"};
-  r.argv.insert(r.argv.end(), args.begin(), args.end());
-  r.timeout = std::chrono::minutes(2);
-  return run_process(r).out;
+  return controller::testing::docker(std::move(args)).out;
 }
 
 class ServeDockerTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/spacectl-serve-docker-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    owner_ = "servetest" + std::to_string(getpid());
-    socket_ = dir_ + "/state/serve.sock";
-  }
+  // The shared live fixture (controller/testing/live_space.h): owner, state, pins, profiles,
+  // serve in the background, and at the end the proof that nothing of the owner is left.
+  ServeDockerTest() : live_(controller::testing::LiveSpaceOptions{"servetest"}) {}
   void TearDown() override {
-    if (pid_ > 0) {
-      kill(pid_, SIGTERM);
-      waitpid(pid_, nullptr, 0);
-    }
+    live_.stop_serve();
     if (gk_test::docker_engine_answers()) {
       for (const std::string& id : created_) {
-        ProcessRequest r;
-        r.argv = {SPACECTL, "--owner", owner_, "--state-dir", dir_ + "/state", "space", "remove", id};
-        (void)run_process(r);
-      }
-      const std::string filter = "label=spacectl.space.owner=" + owner_;
-      for (const std::vector<std::string>& kind : {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
-        std::vector<std::string> args = kind;
-        args.insert(args.end(), {"-q", "--filter", filter});
-        EXPECT_EQ(docker_out(args), "") << "left behind (" << kind[0] << ") for owner " << owner_;
+        (void)live_.spacectl({"space", "remove", id}, {}, false);
       }
     }
-    std::filesystem::remove_all(dir_);
   }
-  bool ready() {
-    return gk_test::docker_engine_answers() && exists(kBin + "/gatekeeper-image.id") && exists(kBin + "/space-image.id") &&
-           exists(kBin + "/seccomp/space.json");
-  }
+  bool ready() { return live_.ready(); }
   void start_serve(int idle_seconds) {
-    std::filesystem::create_directories(dir_ + "/state");
-    std::filesystem::permissions(dir_ + "/state", std::filesystem::perms::owner_all);
-    pid_ = fork();
-    if (pid_ == 0) {
-      const int err = open((dir_ + "/serve.err").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-      dup2(err, 2);
-      setenv("SPACECTL_TEST_IDLE_STOP_SECONDS", std::to_string(idle_seconds).c_str(), 1);
-      execl(SPACECTL, SPACECTL, "--owner", owner_.c_str(), "--state-dir", (dir_ + "/state").c_str(), "serve", "--no-sweep",
-            static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    for (int i = 0; i < 200 && !std::filesystem::exists(socket_); ++i) usleep(50000);
+    socket_ = live_.serve_socket();
+    EXPECT_TRUE(
+        live_.start_serve({"SPACECTL_TEST_IDLE_STOP_SECONDS=" + std::to_string(idle_seconds)}))
+        << "serve did not start";
   }
   Answer call(const std::string& method, const std::string& path, const std::string& body = {}) {
     return testing::http_exchange(testing::connect_unix(socket_), testing::request_text(method, path, body));
@@ -111,8 +77,8 @@ class ServeDockerTest : public ::testing::Test {
     return "absent";
   }
 
-  std::string dir_, owner_, socket_;
-  pid_t pid_ = -1;
+  controller::testing::LiveSpace live_;
+  std::string socket_;
   std::vector<std::string> created_;
 };
 
@@ -147,7 +113,7 @@ TEST_F(ServeDockerTest, IdleStopStopsASpaceWithNoActivityAndLeavesADisabledOneRu
 // escape-test through the API: its events carry one line per case as the suite inside reports it
 // (only the cases the host listed, each once), and they agree with the report's own verdicts.
 TEST_F(ServeDockerTest, EscapeTestStreamsOneProgressEventPerCase) {
-  GK_REQUIRE(ready() && exists(kBin + "/escape-suite"),
+  GK_REQUIRE(ready() && readable(kLiveBin + "/escape-suite"),
              "needs a Docker engine, the pinned images and the escape-suite binary");
   start_serve(3600);
   const std::string id = create("escape");

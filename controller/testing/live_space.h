@@ -2,12 +2,18 @@
 // made for the test (labels scope everything spacectl lists and removes, so nothing of another
 // test or of the user is touched), a private state directory, spacectl run with this build's
 // pinned images and seccomp profiles, and at the end the proof that nothing labelled with the
-// owner is left (containers, networks, volumes). Every child on the host is an argv; no shell.
-// Header-only: each test target defines SPACECTL, GK_BINARY_DIR and GK_SOURCE_DIR.
+// owner is left (containers, networks, volumes). Beside it: the same settings as PlaceOptions
+// for a place (or a manager) the test makes itself, `spacectl serve` in the background, and the
+// leftover check alone for tests whose state lives elsewhere. Every child on the host is an argv;
+// no shell. Header-only: each test target defines SPACECTL, GK_BINARY_DIR and GK_SOURCE_DIR.
 #pragma once
 
+#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -21,7 +27,9 @@
 #include <gtest/gtest.h>
 
 #include "controller/ids.h"
+#include "controller/place.h"
 #include "controller/process.h"
+#include "controller/testing/leftovers.h"
 #include "tests/support/environment.h"
 
 namespace controller::testing {
@@ -66,6 +74,22 @@ inline std::string profile(const std::string& name) {
   return {};
 }
 
+// A local Docker place of this build for `owner`: the pins in bin/ (`gatekeeper_pin` the
+// gatekeeper's), the profiles, spacectl-bridge, and `subnet_pool` when not empty.
+inline PlaceOptions live_place_options(const std::string& owner,
+                                       const std::string& gatekeeper_pin = kReleasePin,
+                                       const std::string& subnet_pool = {}) {
+  PlaceOptions o;
+  o.owner = owner;
+  o.gatekeeper_image_file = kLiveBin + "/" + gatekeeper_pin;
+  o.space_image_file = kLiveBin + "/space-image.id";
+  o.seccomp_space = profile("space.json");
+  o.seccomp_gatekeeper = profile("gatekeeper.json");
+  o.bridge_binary = kLiveBin + "/spacectl-bridge";
+  if (!subnet_pool.empty()) o.subnet_pool = subnet_pool;
+  return o;
+}
+
 struct LiveSpaceOptions {
   std::string owner_prefix;                  // the owner is this and 12 random hex digits
   std::string gatekeeper_pin = kReleasePin;  // a file in bin/
@@ -88,15 +112,8 @@ class LiveSpace {
     EXPECT_EQ(mkdir(state_.c_str(), 0700), 0) << "mkdir " << state_;
   }
   ~LiveSpace() {
-    if (gk_test::docker_engine_answers()) {
-      const std::string filter = "label=spacectl.space.owner=" + owner_;
-      for (const std::vector<std::string>& kind :
-           {std::vector<std::string>{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}}) {
-        std::vector<std::string> args = kind;
-        args.insert(args.end(), {"-q", "--filter", filter});
-        EXPECT_EQ(docker(args).out, "") << "left behind (" << kind[0] << ") for owner " << owner_;
-      }
-    }
+    stop_serve();
+    if (gk_test::docker_engine_answers()) expect_nothing_left(owner_);
     std::error_code ignored;
     if (!dir_.empty()) std::filesystem::remove_all(dir_, ignored);
   }
@@ -144,6 +161,11 @@ class LiveSpace {
     if (options_.output_cap != 0) r.output_cap = options_.output_cap;
     return run_process(r);
   }
+  // The same owner, pins, profiles and pool for a Place made in the test process (a place's own
+  // operations, or the manager's over it), with this build's spacectl-bridge for `connect`.
+  [[nodiscard]] PlaceOptions place_options() const {
+    return live_place_options(owner_, gatekeeper_pin_(), subnet_pool_);
+  }
   // A command in the space as its user, its own output (not JSON).
   [[nodiscard]] ProcessOutcome inside(const std::string& id, const std::vector<std::string>& argv,
                                       const std::string& stdin_bytes = {}) const {
@@ -151,6 +173,44 @@ class LiveSpace {
     args.insert(args.end(), argv.begin(), argv.end());
     return spacectl(args, stdin_bytes, false);
   }
+
+  // `spacectl serve --no-sweep` (this fixture's argv) in the background on serve_socket(), its
+  // output appended to <dir>/serve.err and `env` ("NAME=value") added to its environment. True
+  // once the socket is there (10 s at most). stop_serve() ends it; the destructor does at the
+  // latest, before it looks for leftovers.
+  bool start_serve(const std::vector<std::string>& env = {}) {
+    std::vector<std::string> argv = base(false);
+    argv.insert(argv.end(), {"serve", "--no-sweep"});
+    std::vector<std::string> environment = env;
+    std::vector<char*> cargv, cenv;
+    for (std::string& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    for (std::string& e : environment) cenv.push_back(e.data());
+    const std::string err_path = dir_ + "/serve.err";
+    serve_pid_ = fork();
+    if (serve_pid_ == 0) {
+      const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+      if (err >= 0) {
+        dup2(err, 1);
+        dup2(err, 2);
+      }
+      for (char* e : cenv) putenv(e);
+      execv(cargv[0], cargv.data());
+      _exit(127);
+    }
+    const std::string socket = serve_socket();
+    for (int i = 0; i < 200 && serve_pid_ > 0 && !std::filesystem::exists(socket); ++i) {
+      usleep(50000);
+    }
+    return serve_pid_ > 0 && std::filesystem::exists(socket);
+  }
+  void stop_serve() {
+    if (serve_pid_ <= 0) return;
+    kill(serve_pid_, SIGTERM);
+    waitpid(serve_pid_, nullptr, 0);
+    serve_pid_ = -1;
+  }
+  [[nodiscard]] std::string serve_socket() const { return state_ + "/serve.sock"; }
 
   [[nodiscard]] const std::string& owner() const { return owner_; }
   [[nodiscard]] const std::string& state() const { return state_; }
@@ -168,6 +228,7 @@ class LiveSpace {
 
   LiveSpaceOptions options_;
   std::string owner_, dir_, state_, pin_override_, subnet_pool_;
+  pid_t serve_pid_ = -1;
 };
 
 }  // namespace controller::testing

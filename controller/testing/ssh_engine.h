@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "controller/process.h"
+#include "tests/support/loopback.h"
 
 namespace controller::testing {
 
@@ -62,7 +63,7 @@ class SshEngine {
       if (const ProcessOutcome o = run_process(r); !o.succeeded())
         return "ssh-keygen: " + o.describe();
     }
-    port_ = free_port();
+    port_ = gk_test::free_loopback_port();
     if (port_ == 0) return "no free loopback port";
     const std::string client_pub = read(dir_ + "/client_key.pub"),
                       host_pub = read(dir_ + "/host_key.pub");
@@ -141,19 +142,6 @@ class SshEngine {
   }
 
  private:
-  static std::uint16_t free_port() {
-    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    std::uint16_t port = 0;
-    if (fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-        getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-      port = ntohs(a.sin_port);
-    if (fd >= 0) close(fd);
-    return port;
-  }
   bool answers() const {
     ProcessRequest r;
     r.argv = {"/usr/bin/ssh", "-F",  dir_ + "/ssh_config", "-p", std::to_string(port_),

@@ -13,6 +13,7 @@
 #include "appliance/loop/handle.h"
 #include "appliance/window/window.h"
 #include "policy/address.h"
+#include "tests/support/loopback.h"
 
 namespace gk_loop_test {
 
@@ -157,20 +158,8 @@ bool LoopFixture::run_until(const std::function<bool()>& done, int ms) {
   return true;
 }
 
-int LoopFixture::connect_to(std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in sin{};
-  sin.sin_family = AF_INET;
-  sin.sin_port = htons(port);
-  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  // The listen backlog takes the connection before the loop accepts it.
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&sin), sizeof sin) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-  return fd;
-}
+// The listen backlog takes the connection before the loop accepts it.
+int LoopFixture::connect_to(std::uint16_t port) { return gk_test::connect_loopback(port, true); }
 
 Reply LoopFixture::exchange(std::uint16_t port, const std::string& request, int ms) {
   Reply reply;

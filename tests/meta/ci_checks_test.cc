@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -121,57 +122,6 @@ TEST_F(CiChecksTest, JunitReportWithoutTestsFails) {
   EXPECT_EQ(run({kCheck, "junit", (dir_ / "absent.xml").string()}).exit_code, 1);
 }
 
-// Every test gk_add_gtest registers carries the skip pattern, so a GTEST_SKIP reaches the JUnit
-// report as "notrun" instead of "passed" (read from ctest's own description of the tests).
-TEST_F(CiChecksTest, EveryGoogleTestCaseReportsASkipAsSkipped) {
-  const Outcome o = run({"ctest", "--test-dir", kBuild.string(), "--show-only=json-v1"});
-  ASSERT_EQ(o.exit_code, 0) << o.output.substr(0, 2000);
-  const std::size_t start = o.output.find('{');
-  ASSERT_NE(start, std::string::npos);
-  policy::json::Limits limits;
-  limits.max_bytes = 256u << 20;
-  limits.max_elements = 50'000'000;
-  auto parsed = policy::json::parse(std::string_view(o.output).substr(start), limits);
-  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
-  const policy::json::Value* tests = parsed->find("tests");
-  ASSERT_NE(tests, nullptr);
-  std::size_t gtest_cases = 0;
-  for (const policy::json::Value& test : tests->items()) {
-    const policy::json::Value* name = test.find("name");
-    const policy::json::Value* properties = test.find("properties");
-    ASSERT_TRUE(name != nullptr && properties != nullptr);
-    bool is_gtest = false;
-    std::vector<std::string> skip_patterns;  // ctest ORs them
-    for (const policy::json::Value& property : properties->items()) {
-      const policy::json::Value* key = property.find("name");
-      const policy::json::Value* value = property.find("value");
-      if (key == nullptr || value == nullptr) continue;
-      if (key->as_string() == "SKIP_REGULAR_EXPRESSION") {
-        if (value->is_array()) {
-          for (const policy::json::Value& v : value->items()) skip_patterns.push_back(v.as_string());
-        } else {
-          skip_patterns.push_back(value->as_string());
-        }
-      }
-      if (key->as_string() == "LABELS") is_gtest = true;
-    }
-    // Plain add_test() fixtures (image_build_images) print no GoogleTest lines.
-    if (name->as_string().find('.') == std::string::npos) continue;
-    if (!is_gtest) continue;
-    ++gtest_cases;
-    bool matches_skip = false;
-    bool matches_ok = false;
-    for (const std::string& p : skip_patterns) {
-      const std::regex pattern(p);
-      matches_skip = matches_skip || std::regex_search("[  SKIPPED ] Suite.Name (0 ms)", pattern);
-      matches_ok = matches_ok || std::regex_search("[       OK ] Suite.Name (0 ms)", pattern);
-    }
-    EXPECT_TRUE(matches_skip) << name->as_string() << ": a GTEST_SKIP would count as passed";
-    EXPECT_FALSE(matches_ok) << name->as_string();
-  }
-  EXPECT_GT(gtest_cases, 100u);
-}
-
 // The values of one ctest property (a string or an array of strings; a bool as "true"/"false").
 std::vector<std::string> property_values(const policy::json::Value& test,
                                          const std::string& wanted) {
@@ -197,26 +147,68 @@ bool holds(const std::vector<std::string>& values, const std::string& one) {
   return std::find(values.begin(), values.end(), one) != values.end();
 }
 
+// ctest's own description of this build's tests (`--show-only=json-v1`, `extra` arguments before
+// it): the document, or a failure of the calling test and nothing.
+std::optional<policy::json::Value> ctest_tests(const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> argv = {"ctest", "--test-dir", kBuild.string()};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  argv.push_back("--show-only=json-v1");
+  const Outcome o = run(argv);
+  EXPECT_EQ(o.exit_code, 0) << o.output.substr(0, 2000);
+  const std::size_t start = o.output.find('{');
+  EXPECT_NE(start, std::string::npos) << o.output.substr(0, 2000);
+  if (o.exit_code != 0 || start == std::string::npos) return std::nullopt;
+  policy::json::Limits limits;
+  limits.max_bytes = 256u << 20;
+  limits.max_elements = 50'000'000;
+  auto parsed = policy::json::parse(std::string_view(o.output).substr(start), limits);
+  EXPECT_TRUE(parsed.ok()) << parsed.error().message;
+  if (!parsed.ok() || parsed->find("tests") == nullptr) {
+    ADD_FAILURE() << "no \"tests\" in ctest's description";
+    return std::nullopt;
+  }
+  return std::move(*parsed);
+}
+
+// Every test gk_add_gtest registers carries the skip pattern, so a GTEST_SKIP reaches the JUnit
+// report as "notrun" instead of "passed" (read from ctest's own description of the tests).
+TEST_F(CiChecksTest, EveryGoogleTestCaseReportsASkipAsSkipped) {
+  const std::optional<policy::json::Value> described = ctest_tests();
+  ASSERT_TRUE(described.has_value());
+  std::size_t gtest_cases = 0;
+  for (const policy::json::Value& test : described->find("tests")->items()) {
+    const policy::json::Value* name = test.find("name");
+    ASSERT_TRUE(name != nullptr && test.find("properties") != nullptr);
+    const bool is_gtest = !property_values(test, "LABELS").empty();
+    // ctest ORs them.
+    const std::vector<std::string> skip_patterns = property_values(test, "SKIP_REGULAR_EXPRESSION");
+    // Plain add_test() fixtures (image_build_images) print no GoogleTest lines.
+    if (name->as_string().find('.') == std::string::npos) continue;
+    if (!is_gtest) continue;
+    ++gtest_cases;
+    bool matches_skip = false;
+    bool matches_ok = false;
+    for (const std::string& p : skip_patterns) {
+      const std::regex pattern(p);
+      matches_skip = matches_skip || std::regex_search("[  SKIPPED ] Suite.Name (0 ms)", pattern);
+      matches_ok = matches_ok || std::regex_search("[       OK ] Suite.Name (0 ms)", pattern);
+    }
+    EXPECT_TRUE(matches_skip) << name->as_string() << ": a GTEST_SKIP would count as passed";
+    EXPECT_FALSE(matches_ok) << name->as_string();
+  }
+  EXPECT_GT(gtest_cases, 100u);
+}
+
 // CI runs the docker label two at a time (tests/README.md "Docker tests in parallel"). The locks,
 // RUN_SERIAL and the images fixture come from a file gk_add_gtest writes next to the discovered
 // tests (cmake/Testing.cmake): every docker test must carry them, whatever its name (a test left
 // out of the discovered list would run unlocked and before the images exist), and a lock given for
 // a name pattern must reach exactly the tests it names.
 TEST_F(CiChecksTest, EveryDockerTestWaitsForTheImagesAndCarriesItsLocks) {
-  const Outcome o =
-      run({"ctest", "--test-dir", kBuild.string(), "-L", "docker", "--show-only=json-v1"});
-  ASSERT_EQ(o.exit_code, 0) << o.output.substr(0, 2000);
-  const std::size_t start = o.output.find('{');
-  ASSERT_NE(start, std::string::npos);
-  policy::json::Limits limits;
-  limits.max_bytes = 256u << 20;
-  limits.max_elements = 50'000'000;
-  auto parsed = policy::json::parse(std::string_view(o.output).substr(start), limits);
-  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
-  const policy::json::Value* tests = parsed->find("tests");
-  ASSERT_NE(tests, nullptr);
+  const std::optional<policy::json::Value> described = ctest_tests({"-L", "docker"});
+  ASSERT_TRUE(described.has_value());
   std::size_t docker = 0, over_ssh = 0, on_podman = 0, serial = 0;
-  for (const policy::json::Value& test : tests->items()) {
+  for (const policy::json::Value& test : described->find("tests")->items()) {
     const policy::json::Value* name_value = test.find("name");
     ASSERT_NE(name_value, nullptr);
     const std::string name = name_value->as_string();
@@ -279,70 +271,68 @@ void fake_canary(const fs::path& bin, bool fatal) {
   fake_fuzzer(bin / "sanitizer_canary", "c.cc:12:29: runtime error: signed integer overflow", fatal ? 1 : 0);
 }
 
+// `.ci/check-tests fuzz` over a bin/ of the canary and fake fuzzers (fuzz_<name> -> what it prints
+// and its exit code), against an expected.txt of `expected`.
+struct FakeFuzzer {
+  std::string prints;
+  int exit_code = 0;
+};
+Outcome fuzz_check(const fs::path& dir, bool fatal_canary,
+                   const std::map<std::string, FakeFuzzer>& fuzzers, const std::string& expected) {
+  fs::create_directories(dir / "bin");
+  fake_canary(dir / "bin", fatal_canary);
+  for (const auto& [name, fuzzer] : fuzzers) {
+    fake_fuzzer(dir / "bin" / ("fuzz_" + name), fuzzer.prints, fuzzer.exit_code);
+  }
+  write_file(dir / "expected.txt", expected);
+  return run({kCheck, "fuzz", (dir / "bin").string(), "1", (dir / "logs").string(),
+              (dir / "expected.txt").string()});
+}
+const FakeFuzzer kDone = {"Done 10 runs in 1 second(s)", 0};
+
 TEST_F(CiChecksTest, FuzzBuildThatRecoversFromSanitizerReportsFails) {
-  fs::create_directories(dir_ / "bin");
-  fake_canary(dir_ / "bin", /*fatal=*/false);
-  fake_fuzzer(dir_ / "bin" / "fuzz_name", "Done 10 runs in 1 second(s)", 0);
-  write_file(dir_ / "expected.txt", "fuzz-target name\n");
   const Outcome o =
-      run({kCheck, "fuzz", (dir_ / "bin").string(), "1", (dir_ / "logs").string(), (dir_ / "expected.txt").string()});
+      fuzz_check(dir_, /*fatal_canary=*/false, {{"name", kDone}}, "fuzz-target name\n");
   EXPECT_EQ(o.exit_code, 1) << o.output;
   EXPECT_NE(o.output.find("sanitizer reports are not fatal"), std::string::npos) << o.output;
 }
 
 TEST_F(CiChecksTest, MissingKnownFuzzTargetFails) {
-  fs::create_directories(dir_ / "bin");
-  fake_canary(dir_ / "bin", /*fatal=*/true);
-  fake_fuzzer(dir_ / "bin" / "fuzz_name", "Done 10 runs in 1 second(s)", 0);
-  write_file(dir_ / "expected.txt", "fuzz-target name\nfuzz-target answer\n");
-  const Outcome o =
-      run({kCheck, "fuzz", (dir_ / "bin").string(), "1", (dir_ / "logs").string(), (dir_ / "expected.txt").string()});
+  const Outcome o = fuzz_check(dir_, /*fatal_canary=*/true, {{"name", kDone}},
+                               "fuzz-target name\nfuzz-target answer\n");
   EXPECT_EQ(o.exit_code, 1) << o.output;
   EXPECT_NE(o.output.find("fuzz_answer is not built"), std::string::npos) << o.output;
 }
 
 TEST_F(CiChecksTest, FuzzLogWithoutDoneLineFails) {
-  fs::create_directories(dir_ / "bin");
-  fake_canary(dir_ / "bin", /*fatal=*/true);
-  fake_fuzzer(dir_ / "bin" / "fuzz_name", "INFO: Seed: 1", 0);
-  write_file(dir_ / "expected.txt", "fuzz-target name\n");
-  const Outcome o =
-      run({kCheck, "fuzz", (dir_ / "bin").string(), "1", (dir_ / "logs").string(), (dir_ / "expected.txt").string()});
+  const Outcome o = fuzz_check(dir_, /*fatal_canary=*/true, {{"name", {"INFO: Seed: 1", 0}}},
+                               "fuzz-target name\n");
   EXPECT_EQ(o.exit_code, 1) << o.output;
   EXPECT_NE(o.output.find("no 'Done N runs' line"), std::string::npos) << o.output;
 }
 
 TEST_F(CiChecksTest, FuzzLogWithASanitizerReportFails) {
-  fs::create_directories(dir_ / "bin");
-  fake_canary(dir_ / "bin", /*fatal=*/true);
-  fake_fuzzer(dir_ / "bin" / "fuzz_name",
-              "x.cc:1:2: runtime error: signed integer overflow\nDone 10 runs in 1 second(s)", 0);
-  write_file(dir_ / "expected.txt", "fuzz-target name\n");
-  const Outcome o =
-      run({kCheck, "fuzz", (dir_ / "bin").string(), "1", (dir_ / "logs").string(), (dir_ / "expected.txt").string()});
+  const Outcome o = fuzz_check(
+      dir_, /*fatal_canary=*/true,
+      {{"name",
+        {"x.cc:1:2: runtime error: signed integer overflow\nDone 10 runs in 1 second(s)", 0}}},
+      "fuzz-target name\n");
   EXPECT_EQ(o.exit_code, 1) << o.output;
   EXPECT_NE(o.output.find("sanitizer report"), std::string::npos) << o.output;
 }
 
 TEST_F(CiChecksTest, FuzzerThatFailsFails) {
-  fs::create_directories(dir_ / "bin");
-  fake_canary(dir_ / "bin", /*fatal=*/true);
-  fake_fuzzer(dir_ / "bin" / "fuzz_name", "==1==ERROR: libFuzzer: deadly signal", 1);
-  write_file(dir_ / "expected.txt", "fuzz-target name\n");
   const Outcome o =
-      run({kCheck, "fuzz", (dir_ / "bin").string(), "1", (dir_ / "logs").string(), (dir_ / "expected.txt").string()});
+      fuzz_check(dir_, /*fatal_canary=*/true,
+                 {{"name", {"==1==ERROR: libFuzzer: deadly signal", 1}}}, "fuzz-target name\n");
   EXPECT_EQ(o.exit_code, 1) << o.output;
   EXPECT_NE(o.output.find("fuzz_name found a failure"), std::string::npos) << o.output;
 }
 
 TEST_F(CiChecksTest, EveryKnownFuzzTargetWithItsDoneLinePasses) {
-  fs::create_directories(dir_ / "bin");
-  fake_canary(dir_ / "bin", /*fatal=*/true);
-  fake_fuzzer(dir_ / "bin" / "fuzz_name", "Done 10 runs in 1 second(s)", 0);
-  fake_fuzzer(dir_ / "bin" / "fuzz_answer", "Done 7 runs in 1 second(s)", 0);
-  write_file(dir_ / "expected.txt", "fuzz-target name\nfuzz-target answer\n");
-  const Outcome o =
-      run({kCheck, "fuzz", (dir_ / "bin").string(), "1", (dir_ / "logs").string(), (dir_ / "expected.txt").string()});
+  const Outcome o = fuzz_check(dir_, /*fatal_canary=*/true,
+                               {{"name", kDone}, {"answer", {"Done 7 runs in 1 second(s)", 0}}},
+                               "fuzz-target name\nfuzz-target answer\n");
   EXPECT_EQ(o.exit_code, 0) << o.output;
 }
 

@@ -197,6 +197,12 @@ bool Answer::has(const std::string& name) const {
   return false;
 }
 
+std::string code_of(const Answer& a) {
+  const std::size_t at = a.body.find("\"code\":\"");
+  if (at == std::string::npos) return {};
+  return a.body.substr(at + 8, a.body.find('"', at + 8) - at - 8);
+}
+
 Client::Client(int port, int rcvbuf) {
   fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (rcvbuf > 0) (void)::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);

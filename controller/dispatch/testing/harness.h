@@ -44,6 +44,9 @@ struct Answer {
   [[nodiscard]] bool has(const std::string& name) const;
 };
 
+// The word of a refusal's JSON body (`"code":"<word>"`); "" when the body holds none.
+std::string code_of(const Answer& a);
+
 // One blocking TCP client to 127.0.0.1:port.
 class Client {
  public:
