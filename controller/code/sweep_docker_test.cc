@@ -69,6 +69,24 @@ std::vector<std::string> lines(const std::string& text) {
   return out;
 }
 
+// Waits (at most 5 s) until pid shows as stopped in /proc/<pid>/stat (a SIGSTOP is delivered
+// asynchronously).
+void wait_stopped(pid_t pid) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat;
+    std::getline(in, stat);
+    const std::size_t close = stat.rfind(')');
+    if (close != std::string::npos && close + 2 < stat.size() &&
+        (stat[close + 2] == 'T' || stat[close + 2] == 't')) {
+      return;
+    }
+    usleep(1000);
+  }
+  ADD_FAILURE() << "spacectl " << pid << " did not stop within 5 s of SIGSTOP";
+}
+
 // Every descendant of pid (from /proc): the docker CLI processes a killed spacectl leaves running.
 std::set<pid_t> descendants(pid_t root) {
   std::map<pid_t, std::vector<pid_t>> children;
@@ -143,7 +161,14 @@ class SweepDockerTest : public testing::LiveCodeTest {
     const testing::KilledRun killed = testing::kill_at_marker(
         argv,
         {"TMPDIR=" + tmp_, "HOME=" + home_.path(), "PATH=" + std::string(std::getenv("PATH"))},
-        marker, [&](pid_t pid) { started = descendants(pid); });
+        marker, [&](pid_t pid) {
+          // Frozen first: a spacectl still running between the look at its children and the
+          // kill could start one more engine call (the step line comes before the step's calls)
+          // that the wait below would not know of, and whose object would appear after sweep.
+          ::kill(pid, SIGSTOP);
+          wait_stopped(pid);
+          started = descendants(pid);
+        });
     seen = killed.err;
     // A docker CLI the crash left behind finishes (and may create its object) before sweep runs.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
@@ -200,10 +225,16 @@ class SweepDockerTest : public testing::LiveCodeTest {
     }
     EXPECT_EQ(records, 0u) << "records left after a kill at " << where;
     std::size_t temps = 0;
+    std::string names;
     for (const auto& e : std::filesystem::directory_iterator(tmp_)) {
-      temps += e.path().filename().string().rfind("spacectl-", 0) == 0;
+      if (e.path().filename().string().rfind("spacectl-", 0) != 0) continue;
+      ++temps;
+      names += " " + e.path().filename().string();
+      for (const auto& inner : std::filesystem::directory_iterator(e.path())) {
+        names += " [" + inner.path().filename().string() + "]";
+      }
     }
-    EXPECT_EQ(temps, 0u) << "temporary folders left after a kill at " << where;
+    EXPECT_EQ(temps, 0u) << "temporary folders left after a kill at " << where << ":" << names;
   }
 
   const std::string& owner_ = live_.owner();
