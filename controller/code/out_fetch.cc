@@ -15,6 +15,7 @@
 
 #include "controller/code/exec_stream.h"
 #include "controller/code/out_steps.h"
+#include "controller/code/receive_pack.h"
 #include "policy/number.h"
 
 namespace controller::code {
@@ -23,7 +24,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using Indexer = Git2Handle<git_indexer, git_indexer_free>;
 
-constexpr std::size_t kPktMax = 65520;        // git's LARGE_PACKET_MAX
+using receive_pack::kPktMax;
 constexpr std::size_t kAdvertisedMax = 10000;  // advertisement lines we read before refusing
 constexpr std::size_t kChunk = 1u << 16;
 constexpr std::size_t kNegotiationMax = 64;  // ACK/NAK lines before the pack
@@ -68,17 +69,12 @@ Failure as_out(Failure f) {
 Result<std::optional<std::string>> read_pkt(ExecStream& s) {
   Result<std::string> head = s.read_exact(4);
   if (!head) return as_out(head.error());
-  std::size_t n = 0;
-  for (char c : *head) {
-    int v = -1;
-    if (c >= '0' && c <= '9') {
-      v = c - '0';
-    } else if (c >= 'a' && c <= 'f') {
-      v = c - 'a' + 10;
-    }
-    if (v < 0) return refuse(s, Code::kCodeOutFailed, "the space sent a malformed pkt-line length " + shown(*head));
-    n = n * 16 + static_cast<std::size_t>(v);
+  const std::optional<std::size_t> length = receive_pack::pkt_length(*head);
+  if (!length) {
+    return refuse(s, Code::kCodeOutFailed,
+                  "the space sent a malformed pkt-line length " + shown(*head));
   }
+  const std::size_t n = *length;
   if (n == 0) return std::optional<std::string>();
   if (n < 4 || n > kPktMax) return refuse(s, Code::kCodeOutFailed, "the space sent a pkt-line of length " + std::to_string(n));
   Result<std::string> body = s.read_exact(n - 4);
@@ -262,12 +258,12 @@ Result<FetchStats> fetch_into(const Quarantine& quarantine, const std::vector<st
       magic = *head;
       break;
     }
-    std::size_t n = 0;
-    for (char c : *head) {
-      const int v = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
-      if (v < 0) return refuse(s, Code::kCodeOutFailed, "the space sent neither a pkt-line nor a pack: " + shown(*head));
-      n = n * 16 + static_cast<std::size_t>(v);
+    const std::optional<std::size_t> length = receive_pack::pkt_length(*head);
+    if (!length) {
+      return refuse(s, Code::kCodeOutFailed,
+                    "the space sent neither a pkt-line nor a pack: " + shown(*head));
     }
+    const std::size_t n = *length;
     if (n < 4 || n > kPktMax) return refuse(s, Code::kCodeOutFailed, "the space answered the negotiation with a pkt-line of length " + std::to_string(n));
     Result<std::string> body = s.read_exact(n - 4);
     if (!body) return as_out(body.error());

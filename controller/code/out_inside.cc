@@ -3,6 +3,7 @@
 #include <set>
 
 #include "controller/code/out_steps.h"
+#include "controller/code/receive_pack.h"
 
 namespace controller::code {
 namespace {
@@ -16,14 +17,7 @@ bool is_hex40(const std::string& s) {
   return s.size() == 40 && std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
-std::string shown(const std::string& text) {
-  std::string t = text.substr(0, 2000);
-  for (char& c : t) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) c = ' ';
-  }
-  return t;
-}
+using receive_pack::shown;
 
 Failure inside_failed(const std::string& step, const Result<ExecOutput>& r) {
   if (!r) {

@@ -22,20 +22,12 @@ std::string pkt(const std::string& payload) {
 Result<std::optional<std::string>> read_pkt(ExecStream& s, const std::string& what) {
   Result<std::string> head = s.read_exact(4);
   if (!head) return head.error();
-  std::size_t n = 0;
-  for (char c : *head) {
-    int v = -1;
-    if (c >= '0' && c <= '9') {
-      v = c - '0';
-    } else if (c >= 'a' && c <= 'f') {
-      v = c - 'a' + 10;
-    }
-    if (v < 0) {
-      s.kill_group();
-      return fail(Code::kCodeTransferFailed, what + ": the space sent a malformed pkt-line length");
-    }
-    n = n * 16 + static_cast<std::size_t>(v);
+  const std::optional<std::size_t> length = pkt_length(*head);
+  if (!length) {
+    s.kill_group();
+    return fail(Code::kCodeTransferFailed, what + ": the space sent a malformed pkt-line length");
   }
+  const std::size_t n = *length;
   if (n == 0) return std::optional<std::string>();
   if (n < 4 || n > kPktMax) {
     s.kill_group();
@@ -53,6 +45,22 @@ bool is_hex40(std::string_view s) {
   return s.size() == 40 && std::all_of(s.begin(), s.end(), [](char c) {
            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
          });
+}
+
+std::optional<std::size_t> pkt_length(std::string_view head) {
+  if (head.size() != 4) return std::nullopt;
+  std::size_t n = 0;
+  for (const char c : head) {
+    int v = -1;
+    if (c >= '0' && c <= '9') {
+      v = c - '0';
+    } else if (c >= 'a' && c <= 'f') {
+      v = c - 'a' + 10;
+    }
+    if (v < 0) return std::nullopt;
+    n = n * 16 + static_cast<std::size_t>(v);
+  }
+  return n;
 }
 
 std::string shown(const std::string& text) {

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,10 @@ bool is_hex40(std::string_view s);
 
 // The first 2,000 bytes of a space's text with control characters replaced: for messages only.
 std::string shown(const std::string& text);
+
+// The number a pkt-line's head announces when it is exactly four lowercase hex digits (0 is a
+// flush); nullopt for any other head. The caller refuses 1 to 3 and anything above kPktMax.
+std::optional<std::size_t> pkt_length(std::string_view head);
 
 // One command: `<old> <new> <ref>`.
 struct RefUpdate {
